@@ -1,0 +1,59 @@
+// Command printgate is the store-side printing agent: it takes print tasks from
+// the cloud and from POS terminals, keeps them in a durable spool and prints
+// them on receipt printers. Each subcommand lives in its own file; main only
+// dispatches, so the logic stays in packages that tests can reach.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+)
+
+// command is one subcommand of printgate.
+type command struct {
+	summary string
+	// run executes the subcommand with its own arguments and returns the
+	// process exit code: 0 ok, 1 runtime error, 2 usage.
+	run func(args []string, stdout, stderr io.Writer) int
+}
+
+// commands is filled by the init functions of the subcommand files.
+var commands = map[string]command{}
+
+func register(name string, c command) { commands[name] = c }
+
+func main() {
+	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func dispatch(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stdout)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "printgate: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	return c.run(args[1:], stdout, stderr)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: printgate <command> [arguments]\n\ncommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'printgate <command> --help' for a command's options.")
+}
