@@ -1,0 +1,217 @@
+package spool
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Accept validates t and stores it as a new task in state ACCEPTED, with its
+// queue entry, first timeline entry and first outbox event, in one
+// transaction. It returns only after that transaction is fsync'd.
+//
+// A task_no already known, in any state and for the whole dedupe window,
+// returns the stored task with duplicate=true and writes nothing. Validation
+// failures wrap ErrInvalid (or ErrTooLarge); a spool out of room returns
+// ErrFull.
+func (s *Spool) Accept(t NewTask) (task *Task, duplicate bool, err error) {
+	rec, err := s.newRecord(t)
+	if err != nil {
+		return nil, false, err
+	}
+	var out *Task
+	o := &op{accept: true}
+	o.prepare = func(tx *bolt.Tx) error {
+		out, duplicate = nil, false
+		if raw := tx.Bucket(bucketTasks).Get([]byte(rec.TaskNo)); raw != nil {
+			existing, err := decodeTask(raw)
+			if err != nil {
+				return fmt.Errorf("accept %s: %w", rec.TaskNo, err)
+			}
+			out, duplicate = existing, true
+			return errSkip
+		}
+		return nil
+	}
+	o.apply = func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		seq := getU64(meta, keySeq) + 1
+		if err := meta.Put(keySeq, u64(seq)); err != nil {
+			return err
+		}
+		nt := *rec
+		nt.Seq = seq
+		nt.Timeline = []TimelineEntry{{State: StateAccepted, At: nt.AcceptedAt, Printer: nt.Printer}}
+		ev := eventFor(&nt, StateAccepted, "")
+		if nt.Origin != OriginCloud {
+			ev.Job = &JobInfo{Printer: nt.Printer, Priority: nt.Priority, Origin: nt.Origin, Size: nt.Size, SHA256: nt.SHA256}
+		}
+		nt.Events = 1
+		if err := putTask(tx, &nt); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketSeq).Put(u64(seq), []byte(nt.TaskNo)); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketQueue).Put(queueKey(nt.Lane(), nt.Priority, seq), []byte(nt.TaskNo)); err != nil {
+			return err
+		}
+		if err := putEvent(tx, ev); err != nil {
+			return err
+		}
+		if err := addCount(meta, StateAccepted, 1); err != nil {
+			return err
+		}
+		out = &nt
+		return nil
+	}
+	if err := s.submit(o); err != nil {
+		return nil, false, err
+	}
+	return out, duplicate, nil
+}
+
+// newRecord validates t and builds the stored record, minus what the
+// transaction assigns (seq, timeline).
+func (s *Spool) newRecord(t NewTask) (*Task, error) {
+	if err := ValidTaskNo(t.TaskNo); err != nil {
+		return nil, err
+	}
+	if err := ValidPrinterName(t.Printer); err != nil {
+		return nil, err
+	}
+	if (len(t.Payload) == 0) == (len(t.Document) == 0) {
+		return nil, fmt.Errorf("%w: task %s needs exactly one of payload and document", ErrInvalid, t.TaskNo)
+	}
+	body := t.Payload
+	if len(t.Document) > 0 {
+		if !json.Valid(t.Document) {
+			return nil, fmt.Errorf("%w: task %s: document is not valid JSON", ErrInvalid, t.TaskNo)
+		}
+		body = t.Document
+	}
+	if len(body) > s.opts.MaxTaskBytes {
+		return nil, fmt.Errorf("task %s is %d bytes, over the %d byte limit: %w", t.TaskNo, len(body), s.opts.MaxTaskBytes, ErrTooLarge)
+	}
+	switch t.Priority {
+	case "":
+		t.Priority = PriorityNormal
+	case PriorityUrgent, PriorityNormal:
+	default:
+		return nil, fmt.Errorf("%w: task %s: priority %q is neither urgent nor normal", ErrInvalid, t.TaskNo, t.Priority)
+	}
+	switch t.Origin {
+	case "":
+		t.Origin = OriginLocal
+	case OriginCloud, OriginLocal, OriginManager:
+	default:
+		return nil, fmt.Errorf("%w: task %s: origin %q is not cloud, local or manager", ErrInvalid, t.TaskNo, t.Origin)
+	}
+	if t.Timeout < 0 {
+		return nil, fmt.Errorf("%w: task %s: negative timeout %s", ErrInvalid, t.TaskNo, t.Timeout)
+	}
+	if t.ReprintOf != "" {
+		if err := ValidTaskNo(t.ReprintOf); err != nil {
+			return nil, fmt.Errorf("reprint_of: %w", err)
+		}
+	}
+	timeout := t.Timeout
+	if timeout == 0 {
+		timeout = s.opts.DefaultTimeout
+	}
+	now := s.opts.Now()
+	sum := sha256.Sum256(body)
+	rec := &Task{
+		TaskNo:            t.TaskNo,
+		Printer:           t.Printer,
+		Priority:          t.Priority,
+		Origin:            t.Origin,
+		Size:              len(body),
+		SHA256:            hex.EncodeToString(sum[:]),
+		State:             StateAccepted,
+		Deadline:          now.Add(timeout).Round(0),
+		ReprintOf:         t.ReprintOf,
+		PossibleDuplicate: t.PossibleDuplicate,
+		AcceptedAt:        now.Round(0),
+		UpdatedAt:         now.Round(0),
+	}
+	if len(t.Payload) > 0 {
+		rec.Payload = append([]byte(nil), t.Payload...)
+	} else {
+		rec.Document = append(json.RawMessage(nil), t.Document...)
+	}
+	return rec, nil
+}
+
+// eventFor builds the outbox event for t entering state (numbered after the
+// task's current count, which the caller then bumps).
+func eventFor(t *Task, state State, reason string) *Event {
+	return &Event{
+		TaskNo:            t.TaskNo,
+		N:                 t.Events + 1,
+		State:             state,
+		Reason:            reason,
+		Printer:           t.Printer,
+		Target:            t.Target,
+		Confirmation:      t.Confirmation,
+		Attempts:          t.Attempts,
+		PossibleDuplicate: t.PossibleDuplicate,
+		Origin:            t.Origin,
+		At:                t.UpdatedAt,
+	}
+}
+
+func putTask(tx *bolt.Tx, t *Task) error {
+	raw, err := json.Marshal(t)
+	if err != nil {
+		return fmt.Errorf("encode task %s: %w", t.TaskNo, err)
+	}
+	return tx.Bucket(bucketTasks).Put([]byte(t.TaskNo), raw)
+}
+
+func decodeTask(raw []byte) (*Task, error) {
+	t := new(Task)
+	if err := json.Unmarshal(raw, t); err != nil {
+		return nil, fmt.Errorf("decode task: %w", err)
+	}
+	return t, nil
+}
+
+func putEvent(tx *bolt.Tx, ev *Event) error {
+	raw, err := json.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("encode event %s/%d: %w", ev.TaskNo, ev.N, err)
+	}
+	if err := tx.Bucket(bucketOutbox).Put(outboxKey(ev.TaskNo, ev.N), raw); err != nil {
+		return err
+	}
+	meta := tx.Bucket(bucketMeta)
+	return meta.Put(keyOutbox, u64(getU64(meta, keyOutbox)+1))
+}
+
+func getU64(b *bolt.Bucket, k []byte) uint64 {
+	if v := b.Get(k); len(v) == 8 {
+		return binary.BigEndian.Uint64(v)
+	}
+	return 0
+}
+
+func countKey(s State) []byte { return []byte("count:" + string(s)) }
+
+func addCount(meta *bolt.Bucket, s State, delta int64) error {
+	k := countKey(s)
+	v := int64(getU64(meta, k)) + delta
+	if v < 0 {
+		v = 0
+	}
+	return meta.Put(k, u64(uint64(v)))
+}
+
+// nowRounded strips the monotonic reading so stored times compare by wall
+// clock after a round trip through JSON.
+func nowRounded(now func() time.Time) time.Time { return now().Round(0) }

@@ -1,0 +1,173 @@
+package spool
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// op is one write submitted to the commit loop. prepare runs first and only
+// reads; an error from it fails this op alone and the transaction goes on.
+// apply writes; an error from it poisons the transaction, which is rolled
+// back and run again without this op. Both must be safe to run again: a
+// retried batch re-runs every op from scratch against the rolled-back state,
+// so they keep their results in fields they overwrite, never append to.
+type op struct {
+	prepare func(tx *bolt.Tx) error
+	apply   func(tx *bolt.Tx) error
+	done    chan error
+	// accept marks ops that add new work; they are refused first when space
+	// runs short so that accepted tasks can still record progress.
+	accept bool
+}
+
+// errSkip from prepare means the op is complete without writing (a
+// duplicate accept); it is reported to the caller as success.
+var errSkip = errors.New("nothing to write")
+
+func (s *Spool) startLoop() {
+	s.ops = make(chan *op, s.opts.MaxBatch)
+	s.loopDone = make(chan struct{})
+	go s.commitLoop(s.db, s.ops, s.loopDone)
+}
+
+// stopLoop ends the commit loop; callers hold s.mu exclusively, so no op is
+// being submitted and every submitted op has been answered.
+func (s *Spool) stopLoop() {
+	close(s.ops)
+	<-s.loopDone
+}
+
+// submit hands o to the commit loop and waits for its commit (fsync
+// included) to end.
+func (s *Spool) submit(o *op) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	o.done = make(chan error, 1)
+	s.ops <- o
+	return <-o.done
+}
+
+// commitLoop is the group commit: it takes whatever ops are waiting when the
+// previous commit ends (up to MaxBatch) and commits them in one transaction,
+// so one fsync serves them all. Unlike bbolt's Batch it never waits for more
+// ops to arrive: an idle spool commits a lone op at once.
+func (s *Spool) commitLoop(db *bolt.DB, ops <-chan *op, done chan<- struct{}) {
+	defer close(done)
+	batch := make([]*op, 0, s.opts.MaxBatch)
+	for first := range ops {
+		batch = append(batch[:0], first)
+	fill:
+		for len(batch) < s.opts.MaxBatch {
+			select {
+			case o, ok := <-ops:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, o)
+			default:
+				break fill
+			}
+		}
+		s.commit(db, batch)
+	}
+}
+
+// commit runs batch in one transaction and answers every op.
+func (s *Spool) commit(db *bolt.DB, batch []*op) {
+	lowSpace := s.lowSpace()
+	results := make([]error, len(batch))
+	live := make([]bool, len(batch))
+	for i := range live {
+		live[i] = true
+	}
+	for {
+		poisoned := -1
+		err := db.Update(func(tx *bolt.Tx) error {
+			full := lowSpace || s.overSoftCap(tx)
+			for i, o := range batch {
+				if !live[i] {
+					continue
+				}
+				results[i] = nil
+				if err := o.prepare(tx); err != nil {
+					// Duplicates are answered even when full: they add nothing.
+					results[i] = err
+					continue
+				}
+				if o.accept && full {
+					results[i] = fmt.Errorf("accept: %w", ErrFull)
+					continue
+				}
+				if o.apply == nil {
+					continue
+				}
+				if err := o.apply(tx); err != nil {
+					results[i] = err
+					poisoned = i
+					return err
+				}
+			}
+			return nil
+		})
+		if err == nil {
+			break
+		}
+		if poisoned >= 0 {
+			// Drop the op that failed and run the others again from scratch.
+			live[poisoned] = false
+			continue
+		}
+		// The commit itself failed (disk full, I/O error): nothing in this
+		// batch is on disk.
+		cerr := commitError(s.path, err)
+		for i := range batch {
+			if live[i] {
+				results[i] = cerr
+			}
+		}
+		break
+	}
+	for i, o := range batch {
+		if errors.Is(results[i], errSkip) {
+			results[i] = nil
+		}
+		o.done <- results[i]
+	}
+}
+
+// commitError maps a failed commit to ErrFull when space ran out.
+func commitError(path string, err error) error {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, berrors.ErrMaxSizeReached) || isDiskFull(err) {
+		return fmt.Errorf("commit spool %s: %w: %v", path, ErrFull, err)
+	}
+	return fmt.Errorf("commit spool %s: %w", path, err)
+}
+
+// overSoftCap reports whether live data has reached MaxSize minus Reserve.
+// Live data is the file's high-water mark less the pages free for reuse, so
+// a spool that pruned and freed pages takes new work again before Compact.
+func (s *Spool) overSoftCap(tx *bolt.Tx) bool {
+	if s.opts.MaxSize <= 0 || s.opts.Reserve < 0 {
+		return false
+	}
+	st := tx.DB().Stats()
+	live := tx.Size() - int64(st.FreeAlloc)
+	return live >= s.opts.MaxSize-s.opts.Reserve
+}
+
+// lowSpace reports whether the file system holding the spool has less than
+// Reserve bytes free.
+func (s *Spool) lowSpace() bool {
+	if s.opts.Reserve <= 0 || s.free == nil {
+		return false
+	}
+	avail, err := s.free()
+	return err == nil && avail < uint64(s.opts.Reserve)
+}

@@ -1,0 +1,55 @@
+package spool
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Sentinel errors callers branch on.
+var (
+	// ErrFull means the spool cannot take more work: the disk is full or the
+	// configured maximum size is reached. Nothing already accepted is affected;
+	// accepting works again once space returns (after Prune and Compact, or
+	// after the disk is cleaned up).
+	ErrFull = errors.New("spool full")
+	// ErrIllegalTransition means the requested state change is not in the state
+	// table; the task was left as it was.
+	ErrIllegalTransition = errors.New("illegal state transition")
+	// ErrNotFound means no task with that task_no is known.
+	ErrNotFound = errors.New("task not found")
+	// ErrInvalid wraps every validation failure of a submitted task; the
+	// wrapping error says which field is wrong and why.
+	ErrInvalid = errors.New("invalid task")
+	// ErrTooLarge means the task body exceeds the configured size limit.
+	ErrTooLarge = errors.New("task too large")
+	// ErrLocked means another process (usually another printgate) holds the
+	// spool file open.
+	ErrLocked = errors.New("spool in use by another process")
+	// ErrSchemaTooNew means the file was written by a newer printgate whose
+	// schema this build does not understand; it is left untouched.
+	ErrSchemaTooNew = errors.New("spool schema newer than this printgate")
+	// ErrClosed means the spool was closed.
+	ErrClosed = errors.New("spool closed")
+	// ErrPruned means the task's body was dropped by retention; only its
+	// dedupe tombstone remains.
+	ErrPruned = errors.New("task body pruned by retention")
+)
+
+// CorruptError reports that the spool file could not be used and was moved
+// aside so that printgate could start with a fresh spool. The agent shows it
+// loudly: tasks in the old file were not printed by this run.
+type CorruptError struct {
+	Path    string    // the spool path that was unusable
+	MovedTo string    // where the unusable file now is
+	At      time.Time // when it was moved
+	Err     error     // why it was unusable
+}
+
+// Error describes what happened and what the operator should know.
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("spool %s was unreadable (%v): moved it to %s and started an empty spool; tasks in the old file were not printed", e.Path, e.Err, e.MovedTo)
+}
+
+// Unwrap exposes the underlying cause.
+func (e *CorruptError) Unwrap() error { return e.Err }

@@ -1,0 +1,99 @@
+package spool
+
+import (
+	"errors"
+	"os"
+	"testing"
+	"time"
+)
+
+// TestPruneKeepsDedupeTombstone ensures retention drops a terminal task's
+// body after Retention while its task_no is still refused until DedupeWindow
+// ends, after which it may be accepted again. Live tasks are never pruned.
+func TestPruneKeepsDedupeTombstone(t *testing.T) {
+	s, clk := openTest(t, Options{Retention: 24 * time.Hour, DedupeWindow: 72 * time.Hour})
+	mustAccept(t, s, task("OLD_v1", "k"))
+	mustMove(t, s, "OLD_v1", StateCanceled, Change{})
+	mustAccept(t, s, task("LIVE_v1", "k"))
+	clk.Advance(25 * time.Hour)
+	st, err := s.Prune(clk.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Pruned != 1 || st.Expired != 0 {
+		t.Errorf("prune stats %+v, want 1 pruned", st)
+	}
+	old, err := s.Get("OLD_v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !old.Pruned || old.Payload != nil || old.Timeline != nil || old.State != StateCanceled {
+		t.Errorf("tombstone %+v", old)
+	}
+	if _, dup, err := s.Accept(task("OLD_v1", "k")); err != nil || !dup {
+		t.Errorf("within dedupe window: dup=%v err=%v, want duplicate", dup, err)
+	}
+	if live, _ := s.Get("LIVE_v1"); live.Pruned || live.Payload == nil {
+		t.Errorf("live task pruned: %+v", live)
+	}
+	if _, err := s.Transition("OLD_v1", StateQueued, Change{}); !errors.Is(err, ErrIllegalTransition) {
+		t.Errorf("transition of tombstone: %v", err)
+	}
+	if p, _ := s.List(ListOptions{}); len(p.Tasks) != 1 {
+		t.Errorf("list shows %v, want only the live task", taskNos(p.Tasks))
+	}
+	if c, _ := s.Counts(); c[StateCanceled] != 0 || c[StateAccepted] != 1 {
+		t.Errorf("counts %v", c)
+	}
+	clk.Advance(48 * time.Hour)
+	st, _ = s.Prune(clk.Now())
+	if st.Expired != 1 {
+		t.Errorf("second prune %+v, want 1 expired", st)
+	}
+	if _, err := s.Get("OLD_v1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("expired tombstone still there: %v", err)
+	}
+	if _, dup, err := s.Accept(task("OLD_v1", "k")); err != nil || dup {
+		t.Errorf("after dedupe window: dup=%v err=%v, want a new accept", dup, err)
+	}
+}
+
+// TestCompactShrinksFile ensures Compact returns freed space to the disk and
+// keeps every remaining task intact and usable.
+func TestCompactShrinksFile(t *testing.T) {
+	s, clk := openTest(t, Options{Retention: time.Hour, DedupeWindow: 24 * time.Hour})
+	body := make([]byte, 4096)
+	for i := 0; i < 1500; i++ {
+		nt := task(seqName(i), "k")
+		nt.Payload = body
+		mustAccept(t, s, nt)
+		if i >= 10 {
+			mustMove(t, s, seqName(i), StateCanceled, Change{})
+		}
+	}
+	clk.Advance(2 * time.Hour)
+	if _, err := s.Prune(clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.Compact()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.After*3 > st.Before {
+		t.Errorf("compact %d → %d bytes; want at least 3x smaller", st.Before, st.After)
+	}
+	if fi, _ := os.Stat(s.Path()); fi.Size() != st.After {
+		t.Errorf("file is %d bytes, stats say %d", fi.Size(), st.After)
+	}
+	q, _ := s.Queue("k")
+	if len(q) != 10 || len(q[9].Payload) != 4096 {
+		t.Fatalf("after compact the lane has %d tasks", len(q))
+	}
+	mustMove(t, s, seqName(0), StateQueued, Change{})
+	if _, dup, _ := s.Accept(task(seqName(500), "k")); !dup {
+		t.Error("tombstone lost in compaction")
+	}
+	if err := s.Check(); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,245 @@
+package spool
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// State is a task's place in the state machine of DESIGN.md.
+type State string
+
+// The task states. Terminal states are PRINTED, TIMED_OUT, FAILED, CANCELED.
+const (
+	StateAccepted  State = "ACCEPTED"
+	StateQueued    State = "QUEUED"
+	StateSending   State = "SENDING"
+	StatePrinted   State = "PRINTED"
+	StateRetryWait State = "RETRY_WAIT"
+	StateUnknown   State = "UNKNOWN"
+	StateHeld      State = "HELD"
+	StateParked    State = "PARKED"
+	StateTimedOut  State = "TIMED_OUT"
+	StateFailed    State = "FAILED"
+	StateCanceled  State = "CANCELED"
+)
+
+// AllStates lists every state, in the order the state machine reads.
+var AllStates = []State{
+	StateAccepted, StateQueued, StateSending, StatePrinted, StateRetryWait,
+	StateUnknown, StateHeld, StateParked, StateTimedOut, StateFailed, StateCanceled,
+}
+
+// Terminal reports whether no further transition can leave s.
+func (s State) Terminal() bool {
+	switch s {
+	case StatePrinted, StateTimedOut, StateFailed, StateCanceled:
+		return true
+	}
+	return false
+}
+
+// Valid reports whether s is one of the known states.
+func (s State) Valid() bool {
+	for _, k := range AllStates {
+		if s == k {
+			return true
+		}
+	}
+	return false
+}
+
+// Priority orders tasks inside a printer's lane.
+type Priority string
+
+// The priorities. Urgent tasks go first; the lane ages normal ones.
+const (
+	PriorityUrgent Priority = "urgent"
+	PriorityNormal Priority = "normal"
+)
+
+// rank is the priority's byte in queue keys: lower sorts first.
+func (p Priority) rank() byte {
+	if p == PriorityUrgent {
+		return 0
+	}
+	return 1
+}
+
+// Origin says where a task came from.
+type Origin string
+
+// The origins of DESIGN.md.
+const (
+	OriginCloud   Origin = "cloud"
+	OriginLocal   Origin = "local"
+	OriginManager Origin = "manager"
+)
+
+// Confirmation is how strong the proof of paper was (ESCPOS.md §2).
+type Confirmation string
+
+// The confirmation levels, strongest first.
+const (
+	ConfirmPrinted   Confirmation = "printed"
+	ConfirmConsumed  Confirmation = "consumed"
+	ConfirmDelivered Confirmation = "delivered"
+)
+
+// Reasons recorded with TIMED_OUT and FAILED (and free text elsewhere).
+const (
+	ReasonDeviceOffline = "DEVICE_OFFLINE"
+	ReasonNoAck         = "NO_ACK"
+	ReasonPaperOut      = "PAPER_OUT"
+	ReasonBusy          = "BUSY"
+	ReasonInvalid       = "INVALID"
+	ReasonRender        = "RENDER"
+	ReasonMaxAttempts   = "MAX_ATTEMPTS"
+)
+
+// NewTask is what a submitter hands to Accept.
+type NewTask struct {
+	TaskNo    string
+	Printer   string
+	Priority  Priority        // empty means normal
+	Origin    Origin          // empty means local
+	Payload   []byte          // raw ESC/POS bytes, or
+	Document  json.RawMessage // a ticket document rendered for the printer's profile
+	Timeout   time.Duration   // zero means the spool's default
+	ReprintOf string          // the task this one reprints, if any
+	// PossibleDuplicate marks a task that may repeat paper already printed.
+	PossibleDuplicate bool
+}
+
+// Task is a task as stored, with everything the agent and the page need.
+type Task struct {
+	TaskNo            string          `json:"task_no"`
+	Printer           string          `json:"printer"`
+	Target            string          `json:"target,omitempty"`
+	Priority          Priority        `json:"priority"`
+	Origin            Origin          `json:"origin"`
+	Payload           []byte          `json:"payload,omitempty"`
+	Document          json.RawMessage `json:"document,omitempty"`
+	Size              int             `json:"size"`
+	SHA256            string          `json:"sha256"`
+	Seq               uint64          `json:"seq"`
+	State             State           `json:"state"`
+	Reason            string          `json:"reason,omitempty"`
+	Message           string          `json:"message,omitempty"`
+	Attempts          int             `json:"attempts"`
+	NextDue           time.Time       `json:"next_due,omitzero"`
+	Deadline          time.Time       `json:"deadline"`
+	Confirmation      Confirmation    `json:"confirmation,omitempty"`
+	PossibleDuplicate bool            `json:"possible_duplicate,omitempty"`
+	ReprintOf         string          `json:"reprint_of,omitempty"`
+	AcceptedAt        time.Time       `json:"accepted_at"`
+	UpdatedAt         time.Time       `json:"updated_at"`
+	Timeline          []TimelineEntry `json:"timeline,omitempty"`
+	// Events counts the outbox events written for this task; the next one is
+	// numbered Events+1.
+	Events int `json:"events"`
+	// Pruned is set when retention dropped the body and timeline and only the
+	// dedupe tombstone remains.
+	Pruned bool `json:"pruned,omitempty"`
+}
+
+// Lane is the printer whose lane holds the task: the failover target when
+// one is set, else the configured printer.
+func (t *Task) Lane() string {
+	if t.Target != "" {
+		return t.Target
+	}
+	return t.Printer
+}
+
+// TimelineEntry is one transition in a task's history.
+type TimelineEntry struct {
+	State    State     `json:"state"`
+	At       time.Time `json:"at"`
+	Reason   string    `json:"reason,omitempty"`
+	Printer  string    `json:"printer,omitempty"`
+	Attempts int       `json:"attempts,omitempty"`
+}
+
+// Event is one outbox entry owed to the cloud (PROTOCOL.md §5 events).
+type Event struct {
+	TaskNo            string       `json:"task_no"`
+	N                 int          `json:"n"`
+	State             State        `json:"state"`
+	Reason            string       `json:"reason,omitempty"`
+	Printer           string       `json:"printer"`
+	Target            string       `json:"target,omitempty"`
+	Confirmation      Confirmation `json:"confirmation,omitempty"`
+	Attempts          int          `json:"attempts"`
+	PossibleDuplicate bool         `json:"possible_duplicate,omitempty"`
+	Origin            Origin       `json:"origin"`
+	At                time.Time    `json:"at"`
+	Job               *JobInfo     `json:"job,omitempty"`
+}
+
+// JobInfo describes a locally submitted task to the cloud without its body;
+// it rides on the task's first event.
+type JobInfo struct {
+	Printer  string   `json:"printer"`
+	Priority Priority `json:"priority"`
+	Origin   Origin   `json:"origin"`
+	Size     int      `json:"size"`
+	SHA256   string   `json:"sha256"`
+}
+
+// Change is what a Transition records besides the new state. Nil pointer
+// fields leave the task's value as it is.
+type Change struct {
+	Reason            string
+	Message           string
+	Attempts          *int
+	NextDue           *time.Time
+	Target            *string
+	Confirmation      Confirmation
+	PossibleDuplicate *bool
+}
+
+const (
+	maxTaskNoLen  = 128
+	maxPrinterLen = 64
+)
+
+// ValidTaskNo reports whether s is a well-formed task_no: 1–128 characters
+// of [A-Za-z0-9._:-].
+func ValidTaskNo(s string) error {
+	if len(s) == 0 || len(s) > maxTaskNoLen {
+		return fmt.Errorf("%w: task_no must be 1-%d characters, got %d", ErrInvalid, maxTaskNoLen, len(s))
+	}
+	for i := 0; i < len(s); i++ {
+		if !keyChar(s[i], true) {
+			return fmt.Errorf("%w: task_no %q has character %q at position %d; allowed are A-Z a-z 0-9 . _ : -", ErrInvalid, s, s[i], i+1)
+		}
+	}
+	return nil
+}
+
+// ValidPrinterName reports whether s can name a printer: 1–64 characters of
+// [A-Za-z0-9._-]. The config uses the same rule.
+func ValidPrinterName(s string) error {
+	if len(s) == 0 || len(s) > maxPrinterLen {
+		return fmt.Errorf("%w: printer name must be 1-%d characters, got %d", ErrInvalid, maxPrinterLen, len(s))
+	}
+	for i := 0; i < len(s); i++ {
+		if !keyChar(s[i], false) {
+			return fmt.Errorf("%w: printer name %q has character %q; allowed are A-Z a-z 0-9 . _ -", ErrInvalid, s, s[i])
+		}
+	}
+	return nil
+}
+
+func keyChar(c byte, colon bool) bool {
+	switch {
+	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		return true
+	case c == '.' || c == '_' || c == '-':
+		return true
+	case c == ':':
+		return colon
+	}
+	return false
+}

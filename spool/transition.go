@@ -1,0 +1,109 @@
+package spool
+
+import (
+	"bytes"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Transition moves a task to state to, recording c, and appends the timeline
+// entry and outbox event in the same transaction. It returns the task as
+// stored after the change, once fsync'd. A move the state table does not
+// allow returns ErrIllegalTransition and changes nothing; an unknown task_no
+// returns ErrNotFound.
+func (s *Spool) Transition(taskNo string, to State, c Change) (*Task, error) {
+	if !to.Valid() {
+		return nil, fmt.Errorf("transition %s: %w: unknown state %q", taskNo, ErrIllegalTransition, to)
+	}
+	var cur, out *Task
+	o := &op{}
+	o.prepare = func(tx *bolt.Tx) error {
+		cur, out = nil, nil
+		raw := tx.Bucket(bucketTasks).Get([]byte(taskNo))
+		if raw == nil {
+			return fmt.Errorf("transition %s: %w", taskNo, ErrNotFound)
+		}
+		t, err := decodeTask(raw)
+		if err != nil {
+			return fmt.Errorf("transition %s: %w", taskNo, err)
+		}
+		if t.Pruned || !CanTransition(t.State, to) {
+			return fmt.Errorf("transition %s: %w: %s → %s", taskNo, ErrIllegalTransition, t.State, to)
+		}
+		cur = t
+		return nil
+	}
+	o.apply = func(tx *bolt.Tx) error {
+		t := *cur
+		t.Timeline = append([]TimelineEntry(nil), cur.Timeline...)
+		from := t.State
+		oldKey := queueKey(t.Lane(), t.Priority, t.Seq)
+
+		t.State = to
+		t.UpdatedAt = nowRounded(s.opts.Now)
+		t.Reason = c.Reason
+		t.Message = c.Message
+		if c.Attempts != nil {
+			t.Attempts = *c.Attempts
+		}
+		if c.NextDue != nil {
+			t.NextDue = c.NextDue.Round(0)
+		}
+		if c.Target != nil {
+			if *c.Target == t.Printer {
+				t.Target = ""
+			} else {
+				t.Target = *c.Target
+			}
+		}
+		if c.PossibleDuplicate != nil {
+			t.PossibleDuplicate = *c.PossibleDuplicate
+		}
+		if to == StatePrinted {
+			t.Confirmation = c.Confirmation
+		}
+		t.Timeline = append(t.Timeline, TimelineEntry{State: to, At: t.UpdatedAt, Reason: c.Reason, Printer: t.Lane(), Attempts: t.Attempts})
+		ev := eventFor(&t, to, c.Reason)
+		t.Events++
+
+		q := tx.Bucket(bucketQueue)
+		switch newKey := queueKey(t.Lane(), t.Priority, t.Seq); {
+		case to.Terminal():
+			if err := q.Delete(oldKey); err != nil {
+				return err
+			}
+			if err := tx.Bucket(bucketDone).Put(timeKey(t.UpdatedAt, t.TaskNo), nil); err != nil {
+				return err
+			}
+		case !bytes.Equal(oldKey, newKey):
+			if err := q.Delete(oldKey); err != nil {
+				return err
+			}
+			if err := q.Put(newKey, []byte(t.TaskNo)); err != nil {
+				return err
+			}
+		}
+		if err := putTask(tx, &t); err != nil {
+			return err
+		}
+		if err := putEvent(tx, ev); err != nil {
+			return err
+		}
+		meta := tx.Bucket(bucketMeta)
+		if from != to {
+			if err := addCount(meta, from, -1); err != nil {
+				return err
+			}
+			if err := addCount(meta, to, 1); err != nil {
+				return err
+			}
+		}
+		out = &t
+		return nil
+	}
+	if err := s.submit(o); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
