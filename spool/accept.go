@@ -24,7 +24,19 @@ func (s *Spool) Accept(t NewTask) (task *Task, duplicate bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
+	o, result := acceptOp(rec)
+	if err := s.submit(o); err != nil {
+		return nil, false, err
+	}
+	task, duplicate = result()
+	return task, duplicate, nil
+}
+
+// acceptOp builds the commit-loop op that stores rec, and a function that
+// reads its outcome once the op has committed.
+func acceptOp(rec *Task) (*op, func() (*Task, bool)) {
 	var out *Task
+	var duplicate bool
 	o := &op{accept: true}
 	o.prepare = func(tx *bolt.Tx) error {
 		out, duplicate = nil, false
@@ -70,10 +82,7 @@ func (s *Spool) Accept(t NewTask) (task *Task, duplicate bool, err error) {
 		out = &nt
 		return nil
 	}
-	if err := s.submit(o); err != nil {
-		return nil, false, err
-	}
-	return out, duplicate, nil
+	return o, func() (*Task, bool) { return out, duplicate }
 }
 
 // newRecord validates t and builds the stored record, minus what the
