@@ -1,0 +1,9 @@
+//go:build !linux && !windows
+
+package drivers
+
+import "context"
+
+func openUSB(ctx context.Context, t Target, opts Options) (Conn, error) {
+	return nil, wrapErr("open", t.label(), t.Path, ErrUnsupported)
+}

@@ -1,0 +1,81 @@
+package drivers
+
+import (
+	"context"
+	"unsafe"
+
+	"golang.org/x/sys/windows"
+)
+
+// x/sys/windows has no spooler wrappers, so the calls go through the DLL.
+var (
+	modWinspool          = windows.NewLazySystemDLL("winspool.drv")
+	procOpenPrinterW     = modWinspool.NewProc("OpenPrinterW")
+	procClosePrinter     = modWinspool.NewProc("ClosePrinter")
+	procStartDocPrinterW = modWinspool.NewProc("StartDocPrinterW")
+	procEndDocPrinter    = modWinspool.NewProc("EndDocPrinter")
+	procStartPagePrinter = modWinspool.NewProc("StartPagePrinter")
+	procEndPagePrinter   = modWinspool.NewProc("EndPagePrinter")
+	procWritePrinter     = modWinspool.NewProc("WritePrinter")
+	procAbortPrinter     = modWinspool.NewProc("AbortPrinter")
+)
+
+// winspoolAPI implements spooler with winspool.drv.
+type winspoolAPI struct{}
+
+// lastErr returns the error of a failed BOOL call, which LazyProc.Call
+// reports from GetLastError; a zero errno still means failure.
+func lastErr(err error) error {
+	if errno, ok := err.(windows.Errno); ok && errno == 0 {
+		return windows.ERROR_GEN_FAILURE
+	}
+	return err
+}
+
+func (winspoolAPI) open(queue string) (uintptr, error) {
+	name, err := windows.UTF16PtrFromString(queue)
+	if err != nil {
+		return 0, err
+	}
+	var h uintptr
+	r, _, e := procOpenPrinterW.Call(uintptr(unsafe.Pointer(name)), uintptr(unsafe.Pointer(&h)), 0)
+	if r == 0 {
+		return 0, lastErr(e)
+	}
+	return h, nil
+}
+
+func (winspoolAPI) startDoc(h uintptr, doc *docInfo1) error {
+	r, _, e := procStartDocPrinterW.Call(h, 1, uintptr(unsafe.Pointer(doc)))
+	if r == 0 {
+		return lastErr(e)
+	}
+	return nil
+}
+
+func boolCall(p *windows.LazyProc, h uintptr) error {
+	r, _, e := p.Call(h)
+	if r == 0 {
+		return lastErr(e)
+	}
+	return nil
+}
+
+func (winspoolAPI) startPage(h uintptr) error { return boolCall(procStartPagePrinter, h) }
+func (winspoolAPI) endPage(h uintptr) error   { return boolCall(procEndPagePrinter, h) }
+func (winspoolAPI) endDoc(h uintptr) error    { return boolCall(procEndDocPrinter, h) }
+func (winspoolAPI) abort(h uintptr) error     { return boolCall(procAbortPrinter, h) }
+func (winspoolAPI) close(h uintptr) error     { return boolCall(procClosePrinter, h) }
+
+func (winspoolAPI) write(h uintptr, p []byte) (int, error) {
+	var n uint32
+	r, _, e := procWritePrinter.Call(h, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), uintptr(unsafe.Pointer(&n)))
+	if r == 0 {
+		return int(n), lastErr(e)
+	}
+	return int(n), nil
+}
+
+func openWinspool(ctx context.Context, t Target, opts Options) (Conn, error) {
+	return newWinspoolConn(winspoolAPI{}, t, opts)
+}
