@@ -1,0 +1,15 @@
+// Package printertest is an in-process ESC/POS receipt printer for tests and
+// demos: it listens on 127.0.0.1 (or a Linux pty, for serial code), decodes
+// the byte stream into paper (tickets split at cuts, text decoded from the
+// code page or GB18030, QR and barcode contents, images, drawer kicks),
+// answers status queries like a chosen model (Epson, a Chinese clone, or a
+// one-way printer), and injects the faults real printers have: offline,
+// paper out, cover open, a stalled or dropped link, slow printing and power
+// cycles, switched by method calls or a seeded random schedule.
+//
+// It follows ESCPOS.md: real-time commands (DLE EOT) are answered the moment
+// they arrive, even inside other data; in-order commands (GS r, GS ( H, GS I)
+// only when processing reaches them and only while the printer is running,
+// so a printer stopped at paper end keeps the job buffered and answers after
+// the paper returns.
+package printertest
