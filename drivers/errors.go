@@ -33,6 +33,7 @@ type Error struct {
 	retry bool
 }
 
+// Error reads "OP URL: HINT", or the underlying error when there is no hint.
 func (e *Error) Error() string {
 	msg := e.Hint
 	if msg == "" {

@@ -39,6 +39,7 @@ func (s LPStatus) Fault() bool { return s&LPNoError == 0 }
 // Ready reports whether the printer is online, has paper and no error.
 func (s LPStatus) Ready() bool { return s.Selected() && !s.PaperOut() && !s.Fault() }
 
+// String lists the bits for logs, such as "selected, paper out (0x38)".
 func (s LPStatus) String() string {
 	var parts []string
 	if s.Selected() {

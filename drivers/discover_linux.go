@@ -1,0 +1,6 @@
+package drivers
+
+func discoverUSB() ([]Found, error) {
+	list, err := ListUSBLP("/sys")
+	return foundUSBLP(list), err
+}
