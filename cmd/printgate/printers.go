@@ -1,0 +1,278 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"printgate/drivers"
+)
+
+func init() {
+	register("printers", command{summary: "list configured printers and printers found on this machine or network", run: runPrinters})
+}
+
+// configuredPrinter is one [[printers]] entry of the config, as far as this
+// command needs it.
+type configuredPrinter struct {
+	Name string
+	URL  string
+}
+
+// printersEnv is where runPrinters gets its printers from; tests replace the
+// parts that depend on the machine.
+type printersEnv struct {
+	// configured returns the printers of the config. It is the seam for the
+	// config loader: until `printers --config FILE` exists it returns none.
+	configured func() ([]configuredPrinter, error)
+	serial     func() ([]drivers.Found, error)
+	usb        func() ([]drivers.Found, error)
+	scan       func(ctx context.Context, cidr string, port int, opts drivers.ScanOptions) ([]drivers.Found, error)
+}
+
+var defaultPrintersEnv = printersEnv{
+	configured: func() ([]configuredPrinter, error) { return nil, nil },
+	serial:     drivers.DiscoverSerial,
+	usb:        drivers.DiscoverUSB,
+	scan:       drivers.ScanTCP,
+}
+
+func runPrinters(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return printersCmd(ctx, defaultPrintersEnv, args, stdout, stderr)
+}
+
+func printersCmd(ctx context.Context, env printersEnv, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("printers", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	scan := fs.String("scan", "", "also look for network printers in `CIDR` (at most a /22), e.g. 192.168.1.0/24")
+	port := fs.Int("port", drivers.DefaultTCPPort, "TCP `port` to scan for")
+	timeout := fs.Duration("timeout", 500*time.Millisecond, "connect timeout per scanned host")
+	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: printgate printers [--scan CIDR] [--port 9100] [--json]")
+		fmt.Fprintln(stderr, "\nLists the configured printers and the serial ports and USB printers of this")
+		fmt.Fprintln(stderr, "machine; with --scan also hosts answering on the raw printing port.")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "printgate printers: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return 2
+	}
+	if *port < 1 || *port > 65535 {
+		fmt.Fprintf(stderr, "printgate printers: bad --port %d: want 1 to 65535\n", *port)
+		return 2
+	}
+
+	configured, err := env.configured()
+	if err != nil {
+		fmt.Fprintf(stderr, "printgate printers: %v\n", err)
+		return 1
+	}
+	rep := printersReport{Configured: checkConfigured(configured)}
+	for _, src := range []struct {
+		name string
+		fn   func() ([]drivers.Found, error)
+	}{{"serial ports", env.serial}, {"usb printers", env.usb}} {
+		found, err := src.fn()
+		if err != nil {
+			// One source failing should not hide the others.
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("listing %s: %v", src.name, err))
+		}
+		rep.Discovered = append(rep.Discovered, found...)
+	}
+	code := 0
+	if *scan != "" {
+		p := &progress{w: stderr, cidr: *scan}
+		found, err := env.scan(ctx, *scan, *port, drivers.ScanOptions{Timeout: *timeout, Probe: true, Progress: p.report})
+		p.finish()
+		rep.Discovered = append(rep.Discovered, found...)
+		if err != nil {
+			fmt.Fprintf(stderr, "printgate printers: %v\n", err)
+			if len(found) == 0 && !errors.Is(err, context.Canceled) {
+				// Nothing was scanned: the network was refused up front.
+				return 2
+			}
+			code = 1
+		}
+	}
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(stderr, "printgate printers: warning: %s\n", w)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep.toJSON()); err != nil {
+			fmt.Fprintf(stderr, "printgate printers: %v\n", err)
+			return 1
+		}
+		return code
+	}
+	rep.writeText(stdout, *scan == "")
+	return code
+}
+
+// progress prints "scanned N/M hosts" on one terminal line, only when the
+// percentage moves, so a /22 does not produce a thousand writes.
+type progress struct {
+	w       io.Writer
+	cidr    string
+	lastPct int
+	printed bool
+}
+
+func (p *progress) report(done, total int) {
+	pct := done * 100 / total
+	if p.printed && pct == p.lastPct && done != total {
+		return
+	}
+	p.lastPct, p.printed = pct, true
+	fmt.Fprintf(p.w, "\rscanning %s: %d/%d hosts", p.cidr, done, total)
+}
+
+func (p *progress) finish() {
+	if p.printed {
+		fmt.Fprintln(p.w)
+	}
+}
+
+// printersReport is what the command shows.
+type printersReport struct {
+	Configured []configuredStatus
+	Discovered []drivers.Found
+	Warnings   []string
+}
+
+type configuredStatus struct {
+	configuredPrinter
+	Err error // the URL does not parse
+}
+
+func checkConfigured(list []configuredPrinter) []configuredStatus {
+	out := make([]configuredStatus, 0, len(list))
+	for _, p := range list {
+		_, err := drivers.ParseURL(p.URL)
+		out = append(out, configuredStatus{configuredPrinter: p, Err: err})
+	}
+	return out
+}
+
+type jsonConfigured struct {
+	Name  string `json:"name"`
+	URL   string `json:"url"`
+	Error string `json:"error,omitempty"`
+}
+
+type jsonFound struct {
+	Kind         string `json:"kind"`
+	URL          string `json:"url"`
+	Device       string `json:"device"`
+	VendorID     string `json:"vendor_id,omitempty"`
+	ProductID    string `json:"product_id,omitempty"`
+	SerialNumber string `json:"serial_number,omitempty"`
+	Product      string `json:"product,omitempty"`
+	Model        string `json:"model,omitempty"`
+	// Status is the DLE EOT 1 answer of a scanned host, in hex.
+	Status string `json:"escpos_status,omitempty"`
+}
+
+type jsonReport struct {
+	Configured []jsonConfigured `json:"configured"`
+	Discovered []jsonFound      `json:"discovered"`
+	Warnings   []string         `json:"warnings,omitempty"`
+}
+
+func (r printersReport) toJSON() jsonReport {
+	out := jsonReport{Configured: []jsonConfigured{}, Discovered: []jsonFound{}, Warnings: r.Warnings}
+	for _, c := range r.Configured {
+		j := jsonConfigured{Name: c.Name, URL: c.URL}
+		if c.Err != nil {
+			j.Error = c.Err.Error()
+		}
+		out.Configured = append(out.Configured, j)
+	}
+	for _, f := range r.Discovered {
+		j := jsonFound{Kind: string(f.Kind), URL: f.URL, Device: f.Name, SerialNumber: f.SerialNumber, Product: f.Product, Model: f.Model}
+		if f.VendorID != 0 || f.ProductID != 0 {
+			j.VendorID, j.ProductID = fmt.Sprintf("%04x", f.VendorID), fmt.Sprintf("%04x", f.ProductID)
+		}
+		if f.Answers {
+			j.Status = fmt.Sprintf("%02x", f.Status)
+		}
+		out.Discovered = append(out.Discovered, j)
+	}
+	return out
+}
+
+func (r printersReport) writeText(w io.Writer, suggestScan bool) {
+	fmt.Fprintln(w, "CONFIGURED")
+	if len(r.Configured) == 0 {
+		fmt.Fprintln(w, "  (none: add [[printers]] entries to the config)")
+	} else {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, c := range r.Configured {
+			state := "ok"
+			if c.Err != nil {
+				state = "bad url: " + c.Err.Error()
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.Name, c.URL, state)
+		}
+		tw.Flush()
+	}
+	fmt.Fprintln(w, "\nDISCOVERED")
+	if len(r.Discovered) == 0 {
+		fmt.Fprint(w, "  (none found")
+		if suggestScan {
+			fmt.Fprint(w, "; for network printers try --scan 192.168.1.0/24 with your network")
+		}
+		fmt.Fprintln(w, ")")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  KIND\tURL\tDEVICE\tDETAILS")
+	for _, f := range r.Discovered {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", f.Kind, f.URL, f.Name, details(f))
+	}
+	tw.Flush()
+}
+
+func details(f drivers.Found) string {
+	var d []string
+	if f.Model != "" {
+		d = append(d, f.Model)
+	}
+	if f.VendorID != 0 || f.ProductID != 0 {
+		d = append(d, fmt.Sprintf("%04x:%04x", f.VendorID, f.ProductID))
+	}
+	if f.Product != "" && f.Product != f.Model {
+		d = append(d, f.Product)
+	}
+	if f.SerialNumber != "" {
+		d = append(d, "serial "+f.SerialNumber)
+	}
+	if f.Kind == drivers.SchemeTCP {
+		if f.Answers {
+			d = append(d, fmt.Sprintf("answers ESC/POS status (%02x)", f.Status))
+		} else {
+			d = append(d, "port open, no ESC/POS status answer (busy, or not a receipt printer)")
+		}
+	}
+	return strings.Join(d, ", ")
+}
