@@ -149,7 +149,7 @@ func TestTCPWriteDeadline(t *testing.T) {
 // could make it drop the end of a job. The control case shows the test can
 // tell the difference: a plain close with unread data resets.
 func TestTCPCloseDrainsPendingAnswers(t *testing.T) {
-	run := func(t *testing.T, closeFn func(Conn) error) error {
+	run := func(t *testing.T, closeFn func(Conn) error) ([]byte, error) {
 		ln := listen(t, "127.0.0.1:0")
 		srvc := accept(t, ln)
 		c, err := Open(context.Background(), "tcp://"+ln.Addr().String(), Options{DrainTimeout: 200 * time.Millisecond})
@@ -170,19 +170,16 @@ func TestTCPCloseDrainsPendingAnswers(t *testing.T) {
 			t.Fatalf("close: %v", err)
 		}
 		srv.SetReadDeadline(time.Now().Add(5 * time.Second))
-		got, err := io.ReadAll(srv)
-		if string(got) != "job" {
-			t.Errorf("printer got %q", got)
-		}
-		return err
+		return io.ReadAll(srv)
 	}
 	t.Run("drain", func(t *testing.T) {
-		if err := run(t, Conn.Close); err != nil {
-			t.Errorf("printer saw %v, want a clean EOF", err)
+		got, err := run(t, Conn.Close)
+		if err != nil || string(got) != "job" {
+			t.Errorf("printer got %q and %v, want the job and a clean EOF", got, err)
 		}
 	})
 	t.Run("control", func(t *testing.T) {
-		err := run(t, func(c Conn) error { return c.(*tcpConn).c.Close() })
+		_, err := run(t, func(c Conn) error { return c.(*tcpConn).c.Close() })
 		if !errors.Is(err, syscall.ECONNRESET) {
 			t.Errorf("plain close: printer saw %v, want connection reset (test cannot tell drain from no drain)", err)
 		}
