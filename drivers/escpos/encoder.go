@@ -111,6 +111,10 @@ func (e *Encoder) Bold(on bool) *Encoder { return e.put(cESC, 'E', boolByte(on))
 // Underline appends ESC - 1 (one-dot underline) or ESC - 0.
 func (e *Encoder) Underline(on bool) *Encoder { return e.put(cESC, '-', boolByte(on)) }
 
+// CJKUnderline appends FS - 1 or FS - 0, the underline of double-byte
+// characters: ESC - only underlines single-byte ones on Chinese printers.
+func (e *Encoder) CJKUnderline(on bool) *Encoder { return e.put(cFS, '-', boolByte(on)) }
+
 // Reverse appends GS B 1 or GS B 0: white text on black, used for banners
 // that must stand out from a ticket's own bold headings.
 func (e *Encoder) Reverse(on bool) *Encoder { return e.put(cGS, 'B', boolByte(on)) }
@@ -341,8 +345,21 @@ func (e *Encoder) qrStore(data []byte, l QRLevel) *Encoder {
 		return e.fail(fmt.Errorf("qr data is %d bytes, more than the %d a QR code holds", len(data), max))
 	}
 	n := len(data) + 3
+	if err := qrLengthSafe(n); err != nil {
+		return e.fail(err)
+	}
 	e.put(cGS, '(', 'k', byte(n), byte(n>>8), 0x31, 0x50, 0x30)
 	return e.put(data...)
+}
+
+// qrLengthSafe rejects the store lengths whose header bytes pL pH would read
+// as DLE EOT or DLE ENQ, real-time commands a printer obeys even inside
+// command data.
+func qrLengthSafe(n int) error {
+	if byte(n) == cDLE && (n>>8 == 0x04 || n>>8 == 0x05 || n>>8 == 0x14) {
+		return fmt.Errorf("qr data of exactly %d bytes cannot be sent safely (its length header reads as a real-time command); add or remove a character", n-3)
+	}
+	return nil
 }
 
 // QRPrint appends GS ( k fn81: print the stored symbol.

@@ -50,6 +50,7 @@ func TestEncoderCommands(t *testing.T) {
 		{"bold on", new(Encoder).Bold(true).Bytes(), "1B 45 01"},
 		{"bold off", new(Encoder).Bold(false).Bytes(), "1B 45 00"},
 		{"underline", new(Encoder).Underline(true).Underline(false).Bytes(), "1B 2D 01 1B 2D 00"},
+		{"cjk underline", new(Encoder).CJKUnderline(true).CJKUnderline(false).Bytes(), "1C 2D 01 1C 2D 00"},
 		{"reverse", new(Encoder).Reverse(true).Reverse(false).Bytes(), "1D 42 01 1D 42 00"},
 		{"align", new(Encoder).Align(AlignLeft).Align(AlignCenter).Align(AlignRight).Bytes(), "1B 61 00 1B 61 01 1B 61 02"},
 		{"feed", new(Encoder).Feed(3).Bytes(), "1B 64 03"},
