@@ -1,0 +1,5 @@
+//go:build !race
+
+package wheel
+
+const raceEnabled = false
