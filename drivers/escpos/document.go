@@ -427,6 +427,15 @@ func (d *Document) Validate() error {
 	if d == nil || len(d.Lines) == 0 {
 		return errors.New("document has no lines")
 	}
+	return d.validateLines()
+}
+
+// validateLines is Validate without the emptiness check: Render accepts an
+// empty document (banners only), intake does not.
+func (d *Document) validateLines() error {
+	if d == nil {
+		return nil
+	}
 	if len(d.Lines) > MaxLines {
 		return fmt.Errorf("document: %d lines, more than %d", len(d.Lines), MaxLines)
 	}

@@ -14,7 +14,7 @@ import (
 // [BARCODE CODE128: …], [IMAGE 384x120], [BEEP 2], [DRAWER]) and a cut is
 // "- - - ✂ - - -". Bold, underline and double height are not shown.
 func Preview(doc *Document, p Profile, opts RenderOptions) (string, error) {
-	lay, err := buildLayout(doc, p, opts)
+	lay, err := buildLayout(doc, p, opts, true)
 	if err != nil {
 		return "", err
 	}

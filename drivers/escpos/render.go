@@ -84,11 +84,16 @@ type layout struct {
 	blocks []block
 }
 
-func buildLayout(doc *Document, p Profile, opts RenderOptions) (*layout, error) {
+// buildLayout lays doc out for p. finalCut adds the closing cut when the
+// document does not end with one.
+func buildLayout(doc *Document, p Profile, opts RenderOptions, finalCut bool) (*layout, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if err := doc.Validate(); err != nil {
+	if doc == nil {
+		doc = &Document{}
+	}
+	if err := doc.validateLines(); err != nil {
 		return nil, err
 	}
 	l := &layout{p: p, c: newCodec(p)}
@@ -137,10 +142,15 @@ func buildLayout(doc *Document, p Profile, opts RenderOptions) (*layout, error) 
 	// A kitchen ticket left hanging in the printer gets torn crooked or
 	// printed over by the next one: finish with a partial cut unless the
 	// document's last line is its own cut.
-	if _, ok := doc.Lines[len(doc.Lines)-1].(CutLine); !ok {
+	if n := len(doc.Lines); finalCut && (n == 0 || !isCut(doc.Lines[n-1])) {
 		l.blocks = append(l.blocks, l.cutBlock(0, CutPartial, true))
 	}
 	return l, nil
+}
+
+func isCut(l Line) bool {
+	_, ok := l.(CutLine)
+	return ok
 }
 
 func bannerTexts(p Profile, o RenderOptions) []string {
@@ -293,11 +303,37 @@ func (l *layout) cutBlock(n int, k CutKind, auto bool) block {
 // document ends with a cut. A document that cannot be printed on this profile
 // returns an error naming the line, e.g. "line 4: CODE128 barcode ... is too
 // long for 384-dot paper"; the agent then fails the task with reason RENDER.
+// An empty document renders the banners alone, then the cut.
 func Render(doc *Document, p Profile, opts RenderOptions) ([]byte, error) {
-	lay, err := buildLayout(doc, p, opts)
+	lay, err := buildLayout(doc, p, opts, true)
 	if err != nil {
 		return nil, err
 	}
+	return lay.encode()
+}
+
+// RenderBanner returns the banners of opts alone, for a task whose payload is
+// raw ESC/POS: ESC @, the character mode, the banner rows, and a closing ESC @
+// so that the payload after it starts from the printer's power-on state (a
+// Chinese clone back in GB18030 mode). There is no cut. It returns nil when
+// opts asks for no banner.
+func RenderBanner(p Profile, opts RenderOptions) ([]byte, error) {
+	if len(bannerTexts(p, opts)) == 0 {
+		return nil, p.Validate()
+	}
+	lay, err := buildLayout(nil, p, opts, false)
+	if err != nil {
+		return nil, err
+	}
+	b, err := lay.encode()
+	if err != nil {
+		return nil, err
+	}
+	return new(Encoder).Raw(b).Init().Bytes(), nil
+}
+
+func (lay *layout) encode() ([]byte, error) {
+	p := lay.p
 	w := &writer{c: lay.c, cjk: p.CJK()}
 	e := &w.e
 	e.Init()

@@ -550,3 +550,28 @@ func TestRenderDoesNotMutate(t *testing.T) {
 		t.Error("Render changed the document")
 	}
 }
+
+// TestRenderBanner ensures the banner for a raw-payload task has the banner
+// rows, no cut, and ends with ESC @ so the payload starts from power-on
+// state; and that an empty document renders the banners and a cut.
+func TestRenderBanner(t *testing.T) {
+	p := mustProfile(t, "xprinter-80")
+	if b, err := RenderBanner(p, RenderOptions{}); err != nil || b != nil {
+		t.Errorf("no banner asked: %q, %v", b, err)
+	}
+	b, err := RenderBanner(p, RenderOptions{PossibleDuplicate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := scanStream(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.commands["1D 56"] != 0 || !bytes.HasSuffix(b, []byte{'\n', 0x1B, 0x40}) || !bytes.Contains(s.text, []byte("POSSIBLE DUPLICATE")) {
+		t.Errorf("banner % X", b)
+	}
+	out := mustRender(t, &Document{}, p, RenderOptions{Reprint: true})
+	if !bytes.Contains(out, []byte("REPRINT")) || !bytes.HasSuffix(out, []byte{0x1D, 0x56, 0x42, cutFeed}) {
+		t.Errorf("empty document render % X", out)
+	}
+}
