@@ -76,7 +76,7 @@ type Wheel[K comparable, V any] struct {
 type node[K comparable, V any] struct {
 	next, prev uint32
 	seq        uint64
-	deadline   int64 // nanoseconds after origin
+	deadline   int64 // nanoseconds after origin; negative if before it
 	key        K
 	val        V
 }
@@ -128,10 +128,7 @@ func (w *Wheel[K, V]) Len() int { return w.count }
 // deadlines the one added first fires first; a replaced entry counts as added
 // now.
 func (w *Wheel[K, V]) Add(key K, deadline time.Time, value V) {
-	d := int64(deadline.Sub(w.origin))
-	if d < 0 {
-		d = 0
-	}
+	d := int64(deadline.Sub(w.origin)) // kept even if negative: it still orders delivery
 	pos, i := w.find(key)
 	if i != 0 {
 		w.unlink(i)
@@ -405,6 +402,9 @@ func (w *Wheel[K, V]) overflowEvent() uint64 {
 // expiry is the first tick whose start is at or after deadline d, the
 // earliest tick on which the entry may fire without firing early.
 func (w *Wheel[K, V]) expiry(d int64) uint64 {
+	if d <= 0 {
+		return 0
+	}
 	e := d / w.tick
 	if d%w.tick != 0 {
 		e++

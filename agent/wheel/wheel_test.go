@@ -27,7 +27,7 @@ func (w *Wheel[K, V]) levelOf(key K) int {
 // checkInvariants verifies the bookkeeping that unlink and nextEvent rely on:
 // every list is well linked, bitmap bits match occupied slots, every entry in
 // a slot is in the slot its deadline selects, and the index finds each entry.
-func (w *Wheel[K, V]) checkInvariants(t *testing.T) {
+func (w *Wheel[K, V]) checkInvariants(t fataler) {
 	t.Helper()
 	seen := 0
 	for head := uint32(0); head <= w.firing; head++ {
@@ -62,6 +62,12 @@ func (w *Wheel[K, V]) checkInvariants(t *testing.T) {
 	if seen != w.count {
 		t.Fatalf("lists hold %d entries, index %d", seen, w.count)
 	}
+}
+
+// fataler is the part of testing.T and rapid.T that checkInvariants uses.
+type fataler interface {
+	Helper()
+	Fatalf(format string, args ...any)
 }
 
 type fired struct {
