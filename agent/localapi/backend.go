@@ -1,0 +1,70 @@
+package localapi
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"printgate/spool"
+)
+
+// Backend is what the HTTP API needs from the agent. Errors are classified
+// with errors.Is against the spool sentinels (ErrInvalid, ErrTooLarge,
+// ErrFull, ErrNotFound, ErrPruned, ErrIllegalTransition, ErrClosed) and the
+// ones below; the backend wraps them with context.
+type Backend interface {
+	// Submit accepts t (already decoded and checked for shape) and returns
+	// only once it is durable. A task_no already known returns the stored
+	// task with duplicate=true. A printer not in the config is
+	// ErrUnknownPrinter.
+	Submit(ctx context.Context, t spool.NewTask) (task *spool.Task, duplicate bool, err error)
+	// Task returns one task, or an error wrapping spool.ErrNotFound.
+	Task(taskNo string) (*spool.Task, error)
+	// Tasks returns one page of tasks, filtered as o says.
+	Tasks(o spool.ListOptions) (spool.Page, error)
+	// Reprint accepts a new version of taskNo (origin manager or local, as
+	// the agent decides) and returns it.
+	Reprint(ctx context.Context, taskNo string) (*spool.Task, error)
+	// Cancel cancels taskNo and returns it as stored after the change; a task
+	// already SENDING or finished is ErrConflict.
+	Cancel(ctx context.Context, taskNo string) (*spool.Task, error)
+	// Printers describes every configured printer.
+	Printers() []PrinterInfo
+	// Health summarises the agent for /healthz.
+	Health() Health
+}
+
+// PrinterInfo is one configured printer as GET /api/v1/printers shows it.
+type PrinterInfo struct {
+	Name string `json:"name"`
+	URL  string `json:"url"`
+	// State is one of READY, BUSY, PAPER_OUT, COVER_OPEN, OFFLINE, ERROR.
+	State string `json:"state"`
+	// Queue counts the tasks waiting in this printer's lane.
+	Queue int `json:"queue"`
+	// FailoverTo names the backup currently printing this printer's work,
+	// empty when the printer prints its own.
+	FailoverTo string `json:"failover_to"`
+	// Since is when the printer entered State.
+	Since time.Time `json:"since,omitzero"`
+}
+
+// Health is the agent's summary for GET /healthz.
+type Health struct {
+	// Status is "ok" while the agent serves; empty means "ok".
+	Status string `json:"status"`
+	// Link is the cloud link: online, offline, unpaired or disabled.
+	Link string `json:"link"`
+	// Outbox counts events not yet acknowledged by the cloud.
+	Outbox int `json:"outbox"`
+}
+
+// Errors a Backend wraps so the API can answer with the right status.
+var (
+	// ErrUnknownPrinter means the task names a printer that is not in the
+	// config (404 unknown_printer).
+	ErrUnknownPrinter = errors.New("unknown printer")
+	// ErrConflict means the action does not fit the task's state, e.g.
+	// cancelling a task that is already SENDING or finished (409).
+	ErrConflict = errors.New("conflict with task state")
+)

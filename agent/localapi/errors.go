@@ -1,0 +1,105 @@
+package localapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"printgate/spool"
+)
+
+// Error codes: stable strings a POS integration can branch on. Messages
+// change; codes do not.
+const (
+	CodeBadJSON          = "bad_json"           // 400: body is not one JSON object of the right shape
+	CodeUnknownField     = "unknown_field"      // 400: body has a field the API does not know (a typo?)
+	CodeInvalidTask      = "invalid_task"       // 400: task_no, printer, priority or payload/document choice is wrong
+	CodeBadPayload       = "bad_payload"        // 400: payload is not base64
+	CodeBadDocument      = "bad_document"       // 400: document is not a ticket document
+	CodeBadTimeout       = "bad_timeout"        // 400: timeout is not a positive Go duration
+	CodeBadQuery         = "bad_query"          // 400: a list query parameter is wrong
+	CodeUnauthorized     = "unauthorized"       // 401: bearer token missing or wrong
+	CodeNotFound         = "not_found"          // 404: no such task (or route)
+	CodeUnknownPrinter   = "unknown_printer"    // 404: printer not configured
+	CodeMethodNotAllowed = "method_not_allowed" // 405
+	CodeConflict         = "conflict"           // 409: action does not fit the task's state
+	CodePruned           = "pruned"             // 410: task body deleted by retention
+	CodePayloadTooLarge  = "payload_too_large"  // 413
+	CodeUnavailable      = "unavailable"        // 503: shutting down or request cut short
+	CodeStorageFull      = "storage_full"       // 507
+	CodeInternal         = "internal"           // 500
+)
+
+// apiError is an answer that is not a success: the HTTP status, the code,
+// a message the integrator can act on, and the underlying cause, which is
+// logged and never sent.
+type apiError struct {
+	status  int
+	code    string
+	message string
+	cause   error
+}
+
+func (e *apiError) Error() string { return e.code + ": " + e.message }
+
+func newError(status int, code, format string, args ...any) *apiError {
+	return &apiError{status: status, code: code, message: fmt.Sprintf(format, args...)}
+}
+
+// errorBody is the JSON shape of every error answer.
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// writeError answers with e. Statuses that invite a retry say when.
+func writeError(w http.ResponseWriter, e *apiError) {
+	switch e.status {
+	case http.StatusInsufficientStorage, http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", "30")
+	}
+	writeJSON(w, e.status, errorBody{Error: errorDetail{Code: e.code, Message: e.message}})
+}
+
+// fromBackend classifies an error from the Backend. taskNo and printer,
+// when known, make the message specific. Validation errors (ErrInvalid,
+// ErrTooLarge) are shown as they are: the spool writes them for the
+// submitter, naming the field and the rule. Everything unclassified is a 500
+// whose message reveals nothing of the cause.
+func fromBackend(err error, taskNo, printer string) *apiError {
+	e := classify(err, taskNo, printer)
+	e.cause = err
+	return e
+}
+
+func classify(err error, taskNo, printer string) *apiError {
+	switch {
+	case errors.Is(err, ErrUnknownPrinter):
+		if printer != "" {
+			return newError(http.StatusNotFound, CodeUnknownPrinter, "printer %q is not configured on this agent; use a name from GET /api/v1/printers", printer)
+		}
+		return newError(http.StatusNotFound, CodeUnknownPrinter, "the task's printer is not configured on this agent any more; use a name from GET /api/v1/printers")
+	case errors.Is(err, spool.ErrTooLarge):
+		return newError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "%s; send a smaller payload or document", err)
+	case errors.Is(err, spool.ErrInvalid):
+		return newError(http.StatusBadRequest, CodeInvalidTask, "%s", err)
+	case errors.Is(err, spool.ErrFull):
+		return newError(http.StatusInsufficientStorage, CodeStorageFull, "the agent's spool is full and takes no new tasks; tasks already accepted are safe and will print. Retry later; the store should free disk space on the agent's PC")
+	case errors.Is(err, spool.ErrPruned):
+		return newError(http.StatusGone, CodePruned, "task %q finished longer ago than the retention window and its ticket was deleted; submit the ticket again under a new task_no", taskNo)
+	case errors.Is(err, spool.ErrNotFound):
+		return newError(http.StatusNotFound, CodeNotFound, "no task %q is known to this agent", taskNo)
+	case errors.Is(err, ErrConflict), errors.Is(err, spool.ErrIllegalTransition):
+		return newError(http.StatusConflict, CodeConflict, "task %q is in a state that does not allow this", taskNo)
+	case errors.Is(err, spool.ErrClosed):
+		return newError(http.StatusServiceUnavailable, CodeUnavailable, "the agent is shutting down; retry in a few seconds")
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return newError(http.StatusServiceUnavailable, CodeUnavailable, "the request was cut short before the agent finished; retry it (resubmitting the same task_no never prints twice)")
+	}
+	return newError(http.StatusInternalServerError, CodeInternal, "the agent failed to handle the request and logged why; retry (resubmitting the same task_no never prints twice) and check the agent's log if it persists")
+}

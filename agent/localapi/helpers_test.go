@@ -1,0 +1,168 @@
+package localapi_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"printgate/agent/localapi"
+)
+
+const testToken = "s3cret-api-token-for-tests"
+
+// secretPayload is a payload whose bytes (and base64) must never come back
+// in any answer.
+var secretPayload = []byte("\x1b@CUSTOMER CARD 4111-1111 SECRET-MARKER\n\x1dV\x01")
+
+// client sends requests to a handler in-process and checks what every
+// answer must satisfy: JSON content type on JSON answers, and neither the
+// token nor the secret payload anywhere in the body or headers.
+type client struct {
+	t    *testing.T
+	h    http.Handler
+	auth string // Authorization header value; "" sends none
+}
+
+func newClient(t *testing.T, h http.Handler) *client {
+	return &client{t: t, h: h, auth: "Bearer " + testToken}
+}
+
+// answer is a response with its body read.
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// code returns the error code of an error answer, "" for a success.
+func (a answer) code() string {
+	var e struct {
+		Error struct{ Code, Message string }
+	}
+	json.Unmarshal(a.body, &e)
+	return e.Error.Code
+}
+
+func (a answer) message() string {
+	var e struct {
+		Error struct{ Code, Message string }
+	}
+	json.Unmarshal(a.body, &e)
+	return e.Error.Message
+}
+
+func (a answer) decode(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(a.body, v); err != nil {
+		t.Fatalf("answer %d %s is not JSON: %v", a.status, a.body, err)
+	}
+}
+
+func (c *client) do(method, target, body string) answer {
+	c.t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, target, r)
+	return c.send(req)
+}
+
+func (c *client) send(req *http.Request) answer {
+	c.t.Helper()
+	if c.auth != "" {
+		req.Header.Set("Authorization", c.auth)
+	}
+	rec := httptest.NewRecorder()
+	c.h.ServeHTTP(rec, req)
+	a := answer{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+	checkAnswer(c.t, req, a)
+	return a
+}
+
+var codeShape = regexp.MustCompile(`^[a-z_]+$`)
+
+// checkAnswer asserts the invariants of every answer.
+func checkAnswer(t *testing.T, req *http.Request, a answer) {
+	t.Helper()
+	what := req.Method + " " + req.URL.Path
+	for _, secret := range []string{testToken, string(secretPayload), base64.StdEncoding.EncodeToString(secretPayload), "SECRET-MARKER"} {
+		if bytes.Contains(a.body, []byte(secret)) {
+			t.Errorf("%s: answer body contains a secret (%.12q...): %s", what, secret, a.body)
+		}
+		for k, vs := range a.header {
+			for _, v := range vs {
+				if strings.Contains(v, secret) {
+					t.Errorf("%s: header %s contains a secret", what, k)
+				}
+			}
+		}
+	}
+	if req.URL.Path == "/metrics" && a.status == http.StatusOK {
+		return
+	}
+	mt, _, err := mime.ParseMediaType(a.header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		t.Errorf("%s: Content-Type %q, want application/json", what, a.header.Get("Content-Type"))
+	}
+	if !json.Valid(a.body) {
+		t.Errorf("%s: body is not JSON: %s", what, a.body)
+	}
+	if a.status >= 400 {
+		// Exactly {"error":{"code","message"}}, with a message long enough
+		// to say something.
+		var e map[string]map[string]string
+		err := json.Unmarshal(a.body, &e)
+		if err != nil || len(e) != 1 || len(e["error"]) != 2 || !codeShape.MatchString(e["error"]["code"]) || len(e["error"]["message"]) < 20 {
+			t.Errorf("%s: %d body %s is not {\"error\":{\"code\",\"message\"}} with a real message", what, a.status, a.body)
+		}
+	}
+}
+
+// submitBody builds a POST /api/v1/tasks body from fields; a nil value
+// leaves the field out.
+func submitBody(fields map[string]any) string {
+	b, err := json.Marshal(fields)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+func payloadTask(no, printer string, payload []byte) string {
+	return submitBody(map[string]any{"task_no": no, "printer": printer, "payload": base64.StdEncoding.EncodeToString(payload)})
+}
+
+// nextVersion is the reprint naming rule of PROTOCOL.md §3: "_vN" becomes
+// "_vN+1", anything else gets "_v2" appended.
+func nextVersion(taskNo string) string {
+	if i := strings.LastIndex(taskNo, "_v"); i >= 0 {
+		if n, err := strconv.Atoi(taskNo[i+2:]); err == nil && n > 0 {
+			return taskNo[:i] + "_v" + strconv.Itoa(n+1)
+		}
+	}
+	return taskNo + "_v2"
+}
+
+func newAPI(t *testing.T, b localapi.Backend, opts localapi.Options) *client {
+	t.Helper()
+	if opts.Token == "" {
+		opts.Token = testToken
+	}
+	return newClient(t, localapi.New(b, opts))
+}
+
+func wantStatus(t *testing.T, a answer, status int, code string) {
+	t.Helper()
+	if a.status != status || a.code() != code {
+		t.Fatalf("got %d %q (%s), want %d %q", a.status, a.code(), a.body, status, code)
+	}
+}

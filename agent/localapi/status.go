@@ -1,0 +1,44 @@
+package localapi
+
+import "net/http"
+
+// serveMetrics serves the Prometheus text to a local scraper without a
+// token (the usual node-local Prometheus or a support tool on the PC) and to
+// anyone else with it.
+func (s *server) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	if !fromLoopback(r) {
+		if e := s.checkToken(r); e != nil {
+			e.message += " (or scrape /metrics from the agent's own machine)"
+			s.unauthorized(w, e)
+			return
+		}
+	}
+	if s.metrics == nil {
+		writeError(w, newError(http.StatusNotFound, CodeNotFound, "metrics are not enabled on this agent"))
+		return
+	}
+	s.metrics.ServeHTTP(w, r)
+}
+
+// healthz answers without a token: it tells a supervisor the agent is up and
+// whether the cloud link works, nothing about tasks.
+func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
+	h := s.b.Health()
+	if h.Status == "" {
+		h.Status = "ok"
+	}
+	writeJSON(w, http.StatusOK, h)
+}
+
+// printersBody is the answer of GET /api/v1/printers.
+type printersBody struct {
+	Printers []PrinterInfo `json:"printers"`
+}
+
+func (s *server) printers(w http.ResponseWriter, r *http.Request) {
+	ps := s.b.Printers()
+	if ps == nil {
+		ps = []PrinterInfo{}
+	}
+	writeJSON(w, http.StatusOK, printersBody{Printers: ps})
+}
