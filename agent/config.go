@@ -1,0 +1,860 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"printgate/drivers"
+	"printgate/drivers/escpos"
+	"printgate/spool"
+)
+
+// Config is the agent's configuration (docs/PROTOCOL.md §2) as loaded from
+// printgate.toml: every value checked, every default filled in, every
+// printer's URL parsed and profile resolved, so the rest of the agent never
+// meets a half-valid setting.
+type Config struct {
+	// Path is the file the config came from; messages about it name it.
+	Path string
+	// DataDir holds the spool, the log and the agent's state. Default
+	// DefaultDataDir(); a relative path is relative to the config file.
+	DataDir string
+	// Listen is the address of the local HTTP server (intake API, manager
+	// page, /metrics, /healthz). Default ":8631".
+	Listen string
+	// APIToken is the bearer token the POS presents to the intake API, from
+	// api_token or read from api_token_file. It prints as "[redacted]".
+	APIToken Secret
+	// APITokenFile is the resolved api_token_file the token was read from,
+	// or "" when it was written inline.
+	APITokenFile string
+	// Cloud is the cloud link, or nil when the [cloud] table is absent and
+	// the agent runs store-only.
+	Cloud *CloudConfig
+	// Defaults are the [defaults] table: dispatch timing every printer
+	// inherits unless it sets its own.
+	Defaults Defaults
+	// Spool sizes and ages the task store.
+	Spool SpoolConfig
+	// Log says how much to log and where.
+	Log LogConfig
+	// Printers are the [[printers]] entries in file order; there is at
+	// least one.
+	Printers []PrinterConfig
+}
+
+// CloudConfig is the [cloud] table: where the agent's outbound link goes.
+type CloudConfig struct {
+	// URL is the agent WebSocket endpoint, ws:// or wss://.
+	URL string
+	// AuthURL is the http(s) base of the OAuth device-flow endpoints
+	// (RFC 8628) used to pair the agent.
+	AuthURL string
+}
+
+// Defaults is the [defaults] table: the dispatch policy of DESIGN.md
+// ("Dispatch"). Timeout, FailoverAfter, FailbackAfter, FailoverFailures,
+// OnUnknown and Profile are per-printer defaults; the others apply to all.
+type Defaults struct {
+	// Timeout is a task's one absolute deadline after accept. Default 90s.
+	Timeout time.Duration
+	// RetryBase, RetryFactor and RetryCap shape the exponential backoff
+	// between attempts: 1s, ×2, at most 15s by default.
+	RetryBase, RetryCap time.Duration
+	// RetryFactor multiplies the wait after each failed attempt; at least 1.
+	RetryFactor float64
+	// RetryJitter spreads each wait by ±this fraction (default 0.2) so a
+	// store's printers do not retry in lockstep; within [0, 1].
+	RetryJitter float64
+	// FailoverAfter is how long a printer may be not ready, with work
+	// waiting, before its tasks move to its backup. Default 15s.
+	FailoverAfter time.Duration
+	// FailbackAfter is how long a primary must be ready again before new
+	// work returns to it. Default 60s.
+	FailbackAfter time.Duration
+	// FailoverFailures is how many failed attempts in a row also trigger
+	// failover. Default 3.
+	FailoverFailures int
+	// MaxAttempts bounds the attempts of one task; 0 (the default) means
+	// unlimited, bounded only by the task's deadline.
+	MaxAttempts int
+	// OnUnknown is what happens when nobody knows whether a ticket printed:
+	// "reprint-marked" (default) or "hold".
+	OnUnknown string
+	// Profile is the printer profile of printers that name none. Default
+	// "epson-80".
+	Profile string
+}
+
+// SpoolConfig is the [spool] table.
+type SpoolConfig struct {
+	// MaxSize caps the spool file in bytes; 0 (the default) means no cap.
+	MaxSize int64
+	// Retention is how long finished tasks keep their body and timeline.
+	// Default 7 days.
+	Retention time.Duration
+	// DedupeWindow is how long a finished task_no is still refused as a
+	// duplicate; never shorter than Retention, which is its default.
+	DedupeWindow time.Duration
+}
+
+// LogConfig is the [log] table.
+type LogConfig struct {
+	// Level is the least severe level written: debug, info (default), warn
+	// or error.
+	Level slog.Level
+	// File is the log file. Default printgate.log in DataDir; a relative
+	// path is relative to the config file.
+	File string
+	// MaxSizeMB is the size at which the log file is rotated. Default 10.
+	MaxSizeMB int
+	// MaxBackups is how many rotated files are kept. Default 5.
+	MaxBackups int
+}
+
+// PrinterConfig is one [[printers]] entry, with the [defaults] it inherits
+// already applied.
+type PrinterConfig struct {
+	// Name is what tasks name the printer by; unique, 1–64 characters of
+	// [A-Za-z0-9._-].
+	Name string
+	// URL is the printer URL as written.
+	URL string
+	// Target is URL parsed.
+	Target drivers.Target
+	// ProfileName is the built-in profile the printer is based on.
+	ProfileName string
+	// Profile is that built-in profile with the entry's inline overrides
+	// (dots, columns, columns_b, encoding, code_page, beep, cutter, ack)
+	// applied.
+	Profile escpos.Profile
+	// Backup names the printer that takes over this one's tasks on
+	// failover, or is "". It is another configured printer and backup chains
+	// never loop.
+	Backup string
+	// OnUnknown is "reprint-marked" or "hold" (see Defaults.OnUnknown).
+	OnUnknown string
+	// Timeout, FailoverAfter, FailbackAfter and FailoverFailures are the
+	// printer's own values or the [defaults].
+	Timeout, FailoverAfter, FailbackAfter time.Duration
+	// FailoverFailures: see Defaults.FailoverFailures.
+	FailoverFailures int
+	// Line is the line of the entry's [[printers]] header, so later
+	// messages about the printer can point into the file.
+	Line int
+}
+
+// Printer returns the configured printer called name.
+func (c *Config) Printer(name string) (*PrinterConfig, bool) {
+	for i := range c.Printers {
+		if c.Printers[i].Name == name {
+			return &c.Printers[i], true
+		}
+	}
+	return nil, false
+}
+
+// LoadConfig reads and checks the config file at path. A file that cannot
+// be used yields ConfigErrors listing every problem with its line.
+func LoadConfig(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return ParseConfig(path, data)
+}
+
+// ParseConfig checks config text that came from path. path names the file
+// in messages, and relative paths inside the config (api_token_file,
+// data_dir, the log file) are taken relative to its directory, because a
+// service's working directory is not something an installer controls.
+// Problems are returned together as ConfigErrors, in line order.
+func ParseConfig(path string, data []byte) (*Config, error) {
+	p := &configParser{file: path, dir: filepath.Dir(path)}
+	var raw map[string]any
+	if _, err := toml.Decode(string(data), &raw); err != nil {
+		return nil, p.syntaxError(err)
+	}
+	p.lines = scanConfigLines(string(data))
+	p.lastLine = max(1, strings.Count(strings.TrimRight(string(data), "\r\n"), "\n")+1)
+	cfg := p.config(raw)
+	if len(p.errs) > 0 {
+		p.errs.sortByLine()
+		return nil, p.errs
+	}
+	return cfg, nil
+}
+
+// Built-in values of the config; docs/PROTOCOL.md §2 documents them.
+const (
+	configDefaultListen     = ":8631"
+	configOnUnknownReprint  = "reprint-marked"
+	configOnUnknownHold     = "hold"
+	configMinSpoolSize      = 8 << 20 // the spool keeps 4 MiB in reserve
+	configDefaultLogName    = "printgate.log"
+	configDefaultRetention  = 7 * 24 * time.Hour
+	configDefaultLogSizeMB  = 10
+	configDefaultLogBackups = 5
+)
+
+// configTopKeys are the keys allowed at the top of the file.
+var configTopKeys = []string{"data_dir", "listen", "api_token", "api_token_file", "cloud", "defaults", "spool", "log", "printers"}
+
+// configParser collects the problems of one file while reading it.
+type configParser struct {
+	file     string
+	dir      string
+	lines    configLines
+	lastLine int
+	errs     ConfigErrors
+}
+
+func (p *configParser) add(line int, msg string) {
+	p.errs = append(p.errs, ConfigError{File: p.file, Line: line, Msg: msg})
+}
+
+// syntaxError turns a TOML parse failure into a ConfigErrors with its line;
+// nothing else can be checked in a file that does not parse.
+func (p *configParser) syntaxError(err error) error {
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		msg := "this is not valid TOML: " + pe.Message
+		if strings.Contains(pe.Message, "cannot contain newlines") {
+			msg += " (is a closing quote missing?)"
+		}
+		return ConfigErrors{{File: p.file, Line: pe.Position.Line, Msg: msg}}
+	}
+	return ConfigErrors{{File: p.file, Line: 1, Msg: "this is not valid TOML: " + err.Error()}}
+}
+
+// abs resolves a path written in the config against the config's directory.
+func (p *configParser) abs(path string) string {
+	if filepath.IsAbs(path) {
+		return filepath.Clean(path)
+	}
+	return filepath.Join(p.dir, path)
+}
+
+func (p *configParser) config(raw map[string]any) *Config {
+	top := &configTable{p: p, m: raw}
+	cfg := &Config{
+		Path:    p.file,
+		DataDir: DefaultDataDir(),
+		Listen:  configDefaultListen,
+		Defaults: Defaults{
+			Timeout:          90 * time.Second,
+			RetryBase:        time.Second,
+			RetryCap:         15 * time.Second,
+			RetryFactor:      2,
+			RetryJitter:      0.2,
+			FailoverAfter:    15 * time.Second,
+			FailbackAfter:    60 * time.Second,
+			FailoverFailures: 3,
+			OnUnknown:        configOnUnknownReprint,
+			Profile:          "epson-80",
+		},
+		Spool: SpoolConfig{Retention: configDefaultRetention},
+		Log:   LogConfig{Level: slog.LevelInfo, MaxSizeMB: configDefaultLogSizeMB, MaxBackups: configDefaultLogBackups},
+	}
+	if s, ok := top.str("data_dir"); ok {
+		if strings.TrimSpace(s) == "" {
+			top.errf("data_dir", "is empty: leave it out for the default %s, or name a folder", DefaultDataDir())
+		} else {
+			cfg.DataDir = p.abs(s)
+		}
+	}
+	if s, ok := top.str("listen"); ok {
+		if err := configCheckListen(s); err != nil {
+			top.errf("listen", "%v", err)
+		} else {
+			cfg.Listen = s
+		}
+	}
+	p.apiToken(top, cfg)
+	if t := top.table("cloud", "[cloud]"); t != nil {
+		cfg.Cloud = p.cloud(t)
+	}
+	defaultProfileOK := true
+	if t := top.table("defaults", "[defaults]"); t != nil {
+		defaultProfileOK = p.defaults(t, &cfg.Defaults)
+	}
+	if t := top.table("spool", "[spool]"); t != nil {
+		p.spool(t, &cfg.Spool)
+	}
+	if cfg.Spool.DedupeWindow == 0 {
+		cfg.Spool.DedupeWindow = cfg.Spool.Retention
+	}
+	if t := top.table("log", "[log]"); t != nil {
+		p.log(t, &cfg.Log)
+	}
+	if cfg.Log.File == "" {
+		cfg.Log.File = filepath.Join(cfg.DataDir, configDefaultLogName)
+	}
+	cfg.Printers = p.printers(top, &cfg.Defaults, defaultProfileOK)
+	top.finish()
+	return cfg
+}
+
+// configCheckListen accepts what net.Listen will: host:port with a port
+// number, the host optional.
+func configCheckListen(s string) error {
+	_, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return fmt.Errorf("%q is not an address to listen on: write \":8631\" for every network interface or \"127.0.0.1:8631\" for this computer only", s)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("%q has port %q: the port must be a number from 1 to 65535, such as 8631", s, port)
+	}
+	return nil
+}
+
+// apiToken reads exactly one of api_token and api_token_file.
+func (p *configParser) apiToken(top *configTable, cfg *Config) {
+	tok, hasTok := top.str("api_token")
+	file, hasFile := top.str("api_token_file")
+	_, wroteTok := top.m["api_token"]
+	_, wroteFile := top.m["api_token_file"]
+	switch {
+	case wroteTok && wroteFile:
+		top.errf("api_token_file", "api_token is also set; use one or the other, not both, so it is clear which token the POS must send")
+		return
+	case !wroteTok && !wroteFile:
+		p.add(1, `no api_token: the POS needs a token to send tickets; add api_token = "..." or api_token_file = "..." at the top of the file`)
+		return
+	case hasTok:
+		if strings.TrimSpace(tok) == "" {
+			top.errf("api_token", "is empty: set the token the POS sends, or use api_token_file")
+			return
+		}
+		cfg.APIToken = Secret(tok)
+	case hasFile:
+		if strings.TrimSpace(file) == "" {
+			top.errf("api_token_file", "is empty: name the file that holds the token")
+			return
+		}
+		path := p.abs(file)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			top.errf("api_token_file", "cannot read %s: %v", path, err)
+			return
+		}
+		tok := strings.TrimSpace(string(data))
+		if tok == "" {
+			top.errf("api_token_file", "%s is empty: put the token the POS sends in it", path)
+			return
+		}
+		cfg.APIToken, cfg.APITokenFile = Secret(tok), path
+	}
+}
+
+func (p *configParser) cloud(t *configTable) *CloudConfig {
+	c := &CloudConfig{}
+	if s, ok := t.str("url"); ok {
+		if err := configCheckURL(s, "ws", "wss"); err != nil {
+			t.errf("url", "%v; it is the agent link the cloud gave you, such as \"wss://print.example.com/agent/v1\"", err)
+		}
+		c.URL = s
+	} else if _, wrote := t.m["url"]; !wrote {
+		p.add(t.line(""), `[cloud] has no url: add url = "wss://..." as given by the cloud, or remove the [cloud] table to run store-only`)
+	}
+	if s, ok := t.str("auth_url"); ok {
+		if err := configCheckURL(s, "http", "https"); err != nil {
+			t.errf("auth_url", "%v; it is the pairing address the cloud gave you, such as \"https://print.example.com/oauth\"", err)
+		}
+		c.AuthURL = s
+	} else if _, wrote := t.m["auth_url"]; !wrote {
+		p.add(t.line(""), `[cloud] has no auth_url: add auth_url = "https://..." as given by the cloud, so the agent can be paired`)
+	}
+	t.finish()
+	return c
+}
+
+// configCheckURL requires an absolute URL with one of schemes and a host.
+func configCheckURL(s string, schemes ...string) error {
+	want := strings.Join(schemes, ":// or ") + "://"
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a web address", s)
+	}
+	if !slices.Contains(schemes, strings.ToLower(u.Scheme)) {
+		return fmt.Errorf("%q must start with %s", s, want)
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return fmt.Errorf("%q has no server name after %s://", s, u.Scheme)
+	}
+	return nil
+}
+
+// defaults reads [defaults] into d and reports whether its profile exists,
+// so printers inheriting a bad one are not each blamed for it.
+func (p *configParser) defaults(t *configTable, d *Defaults) (profileOK bool) {
+	t.positive("timeout", &d.Timeout)
+	t.positive("retry_base", &d.RetryBase)
+	t.positive("retry_cap", &d.RetryCap)
+	t.positive("failover_after", &d.FailoverAfter)
+	t.positive("failback_after", &d.FailbackAfter)
+	if f, ok := t.float("retry_factor"); ok {
+		if f < 1 {
+			t.errf("retry_factor", "%v is below 1: waits between retries must not shrink (2 doubles each wait)", f)
+		} else {
+			d.RetryFactor = f
+		}
+	}
+	if f, ok := t.float("retry_jitter"); ok {
+		if f < 0 || f > 1 {
+			t.errf("retry_jitter", "%v must be between 0 and 1 (0.2 spreads each wait by ±20%%)", f)
+		} else {
+			d.RetryJitter = f
+		}
+	}
+	if n, ok := t.int("failover_failures"); ok {
+		if n < 1 {
+			t.errf("failover_failures", "%d must be at least 1 (failed attempts in a row before tickets move to the backup)", n)
+		} else {
+			d.FailoverFailures = n
+		}
+	}
+	if n, ok := t.int("max_attempts"); ok {
+		if n < 0 {
+			t.errf("max_attempts", "%d must not be negative (0 means retry until the ticket's timeout)", n)
+		} else {
+			d.MaxAttempts = n
+		}
+	}
+	if s, ok := t.str("on_unknown"); ok {
+		if configCheckOnUnknown(t, s) {
+			d.OnUnknown = s
+		}
+	}
+	profileOK = true
+	if s, ok := t.str("profile"); ok {
+		if _, err := escpos.LookupProfile(s); err != nil {
+			configProfileError(t, s, err)
+			profileOK = false
+		} else {
+			d.Profile = s
+		}
+	}
+	if d.RetryCap < d.RetryBase {
+		key := "retry_cap"
+		if _, wrote := t.m[key]; !wrote {
+			key = "retry_base"
+		}
+		t.errf(key, "retry_cap (%s) is shorter than retry_base (%s): the longest wait between retries must be at least the first", configFormatDuration(d.RetryCap), configFormatDuration(d.RetryBase))
+	}
+	t.finish()
+	return profileOK
+}
+
+func configCheckOnUnknown(t *configTable, s string) bool {
+	if s == configOnUnknownReprint || s == configOnUnknownHold {
+		return true
+	}
+	t.errf("on_unknown", `%q is not a choice: use "reprint-marked" (print again with a POSSIBLE DUPLICATE banner) or "hold" (wait for a manager to decide)`, s)
+	return false
+}
+
+func configProfileError(t *configTable, name string, err error) {
+	if s := configSuggest(name, escpos.ProfileNames()); s != "" {
+		t.errf("profile", "%v; did you mean %q?", err, s)
+		return
+	}
+	t.errf("profile", "%v", err)
+}
+
+func (p *configParser) spool(t *configTable, s *SpoolConfig) {
+	if v, ok := t.get("max_size"); ok {
+		var n int64
+		good := true
+		switch x := v.(type) {
+		case int64:
+			n = x
+		case string:
+			var err error
+			if n, err = configParseSize(x); err != nil {
+				t.errf("max_size", "%v", err)
+				good = false
+			}
+		default:
+			t.wrongType("max_size", `a size such as "512MiB" or a number of bytes`, v)
+			good = false
+		}
+		switch {
+		case !good:
+		case n < 0:
+			t.errf("max_size", "%v must not be negative (0 means no limit)", v)
+		case n > 0 && n < configMinSpoolSize:
+			t.errf("max_size", "%v is too small: the spool keeps 4MiB in reserve for tickets already accepted; use at least \"8MiB\", or 0 for no limit", v)
+		default:
+			s.MaxSize = n
+		}
+	}
+	t.positive("retention", &s.Retention)
+	t.positive("dedupe_window", &s.DedupeWindow)
+	if s.DedupeWindow != 0 && s.DedupeWindow < s.Retention {
+		t.errf("dedupe_window", "%s is shorter than retention (%s): a ticket number must stay known at least as long as the ticket is kept, or a resent ticket could print twice", configFormatDuration(s.DedupeWindow), configFormatDuration(s.Retention))
+	}
+	t.finish()
+}
+
+func (p *configParser) log(t *configTable, l *LogConfig) {
+	if s, ok := t.str("level"); ok {
+		levels := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
+		if lv, ok := levels[strings.ToLower(s)]; ok {
+			l.Level = lv
+		} else {
+			t.errf("level", `%q is not a log level: use "debug", "info", "warn" or "error"`, s)
+		}
+	}
+	if s, ok := t.str("file"); ok {
+		if strings.TrimSpace(s) == "" {
+			t.errf("file", "is empty: leave it out to log to %s in data_dir, or name a file", configDefaultLogName)
+		} else {
+			l.File = p.abs(s)
+		}
+	}
+	if n, ok := t.int("max_size_mb"); ok {
+		if n < 1 {
+			t.errf("max_size_mb", "%d must be at least 1 (megabytes before the log file is rotated)", n)
+		} else {
+			l.MaxSizeMB = n
+		}
+	}
+	if n, ok := t.int("max_backups"); ok {
+		if n < 0 {
+			t.errf("max_backups", "%d must not be negative (rotated log files to keep)", n)
+		} else {
+			l.MaxBackups = n
+		}
+	}
+	t.finish()
+}
+
+// printers reads every [[printers]] entry, then checks what involves more
+// than one: unique names, one entry per physical printer, backups.
+func (p *configParser) printers(top *configTable, d *Defaults, defaultProfileOK bool) []PrinterConfig {
+	v, ok := top.get("printers")
+	if !ok {
+		p.add(p.lastLine, `no printers: a config must name at least one printer; add a [[printers]] table with a name and a url (see the sample config)`)
+		return nil
+	}
+	var entries []map[string]any
+	switch x := v.(type) {
+	case []map[string]any:
+		entries = x
+	case []any:
+		for _, e := range x {
+			m, ok := e.(map[string]any)
+			if !ok {
+				top.wrongType("printers", "a list of [[printers]] tables", e)
+				return nil
+			}
+			entries = append(entries, m)
+		}
+	case map[string]any:
+		top.errf("printers", "write [[printers]] with double brackets, once before each printer's keys")
+		return nil
+	default:
+		top.wrongType("printers", "one or more [[printers]] tables", v)
+		return nil
+	}
+	if len(entries) == 0 {
+		top.errf("printers", "is empty: a config must name at least one printer; add a [[printers]] table with a name and a url")
+		return nil
+	}
+
+	out := make([]PrinterConfig, 0, len(entries))
+	tables := make([]*configTable, 0, len(entries))
+	for i, m := range entries {
+		pc, t := p.printer(i, m, d, defaultProfileOK)
+		out = append(out, pc)
+		tables = append(tables, t)
+	}
+
+	byName := map[string]int{}
+	byTarget := map[string]int{}
+	for i := range out {
+		pc, t := &out[i], tables[i]
+		if pc.Name != "" {
+			if j, dup := byName[pc.Name]; dup {
+				t.errf("name", "%q is already the name of the printer at line %d; each printer needs its own name", pc.Name, out[j].Line)
+			} else {
+				byName[pc.Name] = i
+			}
+		}
+		if pc.Target.Scheme != "" {
+			key := configTargetKey(pc.Target)
+			if j, dup := byTarget[key]; dup {
+				t.errf("url", "%q is the same printer as %s at line %d: list each physical printer once (to send one printer's tickets to another, use backup)", pc.URL, configPrinterLabel(&out[j], j), out[j].Line)
+			} else {
+				byTarget[key] = i
+			}
+		}
+	}
+	p.checkBackups(out, tables, byName)
+	return out
+}
+
+// printer reads one [[printers]] entry (i is its 0-based position).
+func (p *configParser) printer(i int, m map[string]any, d *Defaults, defaultProfileOK bool) (PrinterConfig, *configTable) {
+	path := "printers." + strconv.Itoa(i)
+	t := &configTable{p: p, path: path, label: fmt.Sprintf("[[printers]] #%d", i+1), m: m}
+	pc := PrinterConfig{
+		Line:             p.lines.find(path),
+		ProfileName:      d.Profile,
+		OnUnknown:        d.OnUnknown,
+		Timeout:          d.Timeout,
+		FailoverAfter:    d.FailoverAfter,
+		FailbackAfter:    d.FailbackAfter,
+		FailoverFailures: d.FailoverFailures,
+	}
+	if name, ok := t.str("name"); ok {
+		if spool.ValidPrinterName(name) != nil {
+			t.errf("name", "%q cannot be a printer name: use 1 to 64 letters, digits, dots, dashes or underscores, without spaces (for example \"kitchen\" or \"bar-2\")", name)
+		} else {
+			pc.Name = name
+			t.label = fmt.Sprintf("[[printers]] %q", name)
+		}
+	} else if _, wrote := m["name"]; !wrote {
+		p.add(pc.Line, t.label+` has no name: add name = "..." (the name tickets are sent to, such as "kitchen")`)
+	}
+	if u, ok := t.str("url"); ok {
+		pc.URL = u
+		if tgt, err := drivers.ParseURL(u); err != nil {
+			t.errf("url", "%v", err)
+		} else {
+			pc.Target = tgt
+		}
+	} else if _, wrote := m["url"]; !wrote {
+		p.add(pc.Line, t.label+` has no url: add url = "..." saying how to reach the printer, such as "tcp://192.168.1.50:9100" or "usb:///dev/usb/lp0"`)
+	}
+
+	profileOK := defaultProfileOK
+	if s, ok := t.str("profile"); ok {
+		pc.ProfileName = s
+		profileOK = true
+	} else if _, wrote := m["profile"]; wrote {
+		profileOK = false
+	}
+	var prof escpos.Profile
+	if profileOK {
+		var err error
+		if prof, err = escpos.LookupProfile(pc.ProfileName); err != nil {
+			configProfileError(t, pc.ProfileName, err)
+			profileOK = false
+		}
+	}
+	// The usable overrides are checked even when another one is bad, so
+	// every problem of the entry is reported in one go.
+	if o, ok := configOverrides(t); profileOK {
+		if resolved, err := prof.With(o); err != nil {
+			configOverrideErrors(t, pc.Line, pc.ProfileName, err)
+		} else if ok {
+			pc.Profile = resolved
+		}
+	}
+
+	if s, ok := t.str("backup"); ok {
+		pc.Backup = s
+	}
+	if s, ok := t.str("on_unknown"); ok && configCheckOnUnknown(t, s) {
+		pc.OnUnknown = s
+	}
+	t.positive("timeout", &pc.Timeout)
+	t.positive("failover_after", &pc.FailoverAfter)
+	t.positive("failback_after", &pc.FailbackAfter)
+	if n, ok := t.int("failover_failures"); ok {
+		if n < 1 {
+			t.errf("failover_failures", "%d must be at least 1 (failed attempts in a row before tickets move to the backup)", n)
+		} else {
+			pc.FailoverFailures = n
+		}
+	}
+	t.finish()
+	return pc, t
+}
+
+// configOverrides reads the inline profile overrides of a printer entry; ok
+// is false when one of them is unusable (already reported, and left out of
+// o).
+func configOverrides(t *configTable) (o escpos.ProfileOverrides, ok bool) {
+	ok = true
+	ints := []struct {
+		key string
+		dst **int
+	}{{"dots", &o.Dots}, {"columns", &o.Columns}, {"columns_b", &o.ColumnsB}, {"code_page", &o.CodePage}}
+	for _, f := range ints {
+		if n, good := t.int(f.key); good {
+			*f.dst = &n
+		} else if _, wrote := t.m[f.key]; wrote {
+			ok = false
+		}
+	}
+	if s, good := t.str("encoding"); good {
+		o.Encoding = &s
+	} else if _, wrote := t.m["encoding"]; wrote {
+		ok = false
+	}
+	enums := []struct {
+		key string
+		dst interface{ UnmarshalText([]byte) error }
+	}{
+		{"beep", new(escpos.BeepDialect)},
+		{"cutter", new(escpos.Cutter)},
+		{"ack", new(escpos.AckMode)},
+	}
+	for _, f := range enums {
+		s, good := t.str(f.key)
+		if !good {
+			if _, wrote := t.m[f.key]; wrote {
+				ok = false
+			}
+			continue
+		}
+		if err := f.dst.UnmarshalText([]byte(s)); err != nil {
+			t.errf(f.key, "%v", err)
+			ok = false
+			continue
+		}
+		switch v := f.dst.(type) {
+		case *escpos.BeepDialect:
+			o.Beep = v
+		case *escpos.Cutter:
+			o.Cutter = v
+		case *escpos.AckMode:
+			o.Ack = v
+		}
+	}
+	return o, ok
+}
+
+// configOverrideMsgKeys maps the start of a Profile.Validate message to the
+// override key it is about; columns_b comes before columns for that reason.
+var configOverrideMsgKeys = []struct{ prefix, key string }{
+	{"dots", "dots"}, {"columns_b", "columns_b"}, {"columns", "columns"},
+	{"code page", "code_page"}, {"unknown encoding", "encoding"},
+}
+
+// configOverrideErrors reports each problem Profile.With found, at the line
+// of the override it concerns when that can be told from the message.
+func configOverrideErrors(t *configTable, header int, profile string, err error) {
+	parts := []error{err}
+	if j, ok := errors.Unwrap(err).(interface{ Unwrap() []error }); ok {
+		parts = j.Unwrap()
+	}
+	for _, e := range parts {
+		msg := e.Error()
+		key := ""
+		for _, k := range configOverrideMsgKeys {
+			if strings.HasPrefix(msg, k.prefix) {
+				key = k.key
+				break
+			}
+		}
+		if _, wrote := t.m[key]; key != "" && wrote {
+			t.errf(key, "%s (overriding profile %q)", msg, profile)
+			continue
+		}
+		t.p.add(header, fmt.Sprintf("%s: profile %q with this printer's overrides is not usable: %s", t.label, profile, msg))
+	}
+}
+
+// configTargetKey identifies the physical printer behind a target: host
+// names and Windows queue names ignore case, device paths do not.
+func configTargetKey(t drivers.Target) string {
+	switch t.Scheme {
+	case drivers.SchemeTCP, drivers.SchemeWinspool:
+		return strings.ToLower(t.String())
+	case drivers.SchemeSerial:
+		return "serial://" + t.Path // one device, whatever the line settings
+	}
+	return t.String()
+}
+
+func configPrinterLabel(pc *PrinterConfig, i int) string {
+	if pc.Name != "" {
+		return fmt.Sprintf("%q", pc.Name)
+	}
+	return fmt.Sprintf("[[printers]] #%d", i+1)
+}
+
+// checkBackups requires every backup to be another configured printer and
+// the backup chains to end: a loop would move tickets round it forever.
+func (p *configParser) checkBackups(out []PrinterConfig, tables []*configTable, byName map[string]int) {
+	next := make([]int, len(out)) // index of the backup, or -1
+	names := make([]string, 0, len(byName))
+	for n := range byName {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for i := range out {
+		next[i] = -1
+		b, t := out[i].Backup, tables[i]
+		if b == "" {
+			if _, wrote := t.m["backup"]; wrote {
+				t.errf("backup", `is empty: name another printer, or leave backup out`)
+			}
+			continue
+		}
+		j, ok := byName[b]
+		switch {
+		case b == out[i].Name:
+			t.errf("backup", "a printer cannot be its own backup; name another printer, or leave backup out")
+		case !ok:
+			msg := fmt.Sprintf("there is no printer called %q", b)
+			if s := configSuggest(b, names); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			t.errf("backup", "%s; backup must be the name of another [[printers]] entry", msg)
+		default:
+			next[i] = j
+		}
+	}
+	// Each printer has at most one backup, so following next from any
+	// printer either ends or enters exactly one loop.
+	const (
+		unseen = iota
+		onPath
+		done
+	)
+	state := make([]int, len(out))
+	for start := range out {
+		var path []int
+		i := start
+		for i >= 0 && state[i] == unseen {
+			state[i] = onPath
+			path = append(path, i)
+			i = next[i]
+		}
+		if i >= 0 && state[i] == onPath {
+			loop := path[slices.Index(path, i):]
+			first := slices.Min(loop) // report where the loop starts in the file
+			k := slices.Index(loop, first)
+			loop = slices.Concat(loop[k:], loop[:k])
+			chain := make([]string, 0, len(loop)+1)
+			for _, n := range loop {
+				chain = append(chain, out[n].Name)
+			}
+			chain = append(chain, out[first].Name)
+			tables[first].errf("backup", "the backups go round in a loop (%s), so tickets could be passed round forever; remove one of these backup settings", strings.Join(chain, " → "))
+		}
+		for _, n := range path {
+			state[n] = done
+		}
+	}
+}
