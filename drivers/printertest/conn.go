@@ -85,7 +85,7 @@ func (c *pconn) readLoop() {
 		}
 		n, err := c.rwc.Read(buf[:limit])
 		if n > 0 {
-			c.p.receive(c, buf[:n])
+			c.p.receiveOrHold(c, buf[:n])
 		}
 		if err != nil {
 			return
@@ -105,6 +105,19 @@ func (c *pconn) writeLoop() {
 	}
 }
 
+// receiveOrHold receives data, unless the printer turned slow while the
+// read was waiting: then the bytes queue behind the token bucket.
+func (p *Printer) receiveOrHold(c *pconn, data []byte) {
+	p.mu.Lock()
+	if p.f.SlowBPS > 0 && len(data) > int(max(p.tokens, 0)) {
+		c.held = append(c.held, data...)
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
+	p.receive(c, data)
+}
+
 // gate decides when the reader may read and how much: not while stalled or
 // while the buffer is full, and no faster than SlowBPS. Bytes held back by a
 // stall come first.
@@ -119,12 +132,12 @@ func (p *Printer) gate(c *pconn, room int) (limit int, held []byte, ok bool) {
 			p.cond.Wait()
 			continue
 		}
-		if len(c.held) > 0 {
+		bps := p.f.SlowBPS
+		if len(c.held) > 0 && bps <= 0 {
 			h := c.held
 			c.held = nil
 			return 0, h, true
 		}
-		bps := p.f.SlowBPS
 		if bps <= 0 {
 			return room, nil, true
 		}
@@ -139,7 +152,15 @@ func (p *Printer) gate(c *pconn, room int) (limit int, held []byte, ok bool) {
 		}
 		p.tokensAt = now
 		if p.tokens >= 1 {
-			return min(room, int(p.tokens)), nil, true
+			n := min(room, int(p.tokens))
+			if len(c.held) > 0 {
+				// Bytes read before the limit was set still go through it.
+				n = min(n, len(c.held))
+				h := append([]byte(nil), c.held[:n]...)
+				c.held = c.held[n:]
+				return 0, h, true
+			}
+			return n, nil, true
 		}
 		wait := time.Duration((1 - p.tokens) / rate * float64(time.Second))
 		p.mu.Unlock()

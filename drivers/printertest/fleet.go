@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -151,4 +152,17 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// ListenLoopback listens on addr, refusing anything but a loopback address:
+// the emulator and its control API are test tools, never network services.
+func ListenLoopback(addr string) (net.Listener, error) {
+	if err := checkLoopback(addr); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("printertest: listen %s: %w", addr, err)
+	}
+	return ln, nil
 }

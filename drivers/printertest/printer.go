@@ -236,16 +236,22 @@ func (p *Printer) process() {
 		}
 		steps := 0
 		p.ps.run(func() bool { steps++; return steps <= slice && p.runningLocked() })
-		if len(p.cutNow) > 0 && p.opts.OnTicket != nil {
+		if len(p.cutNow) > 0 {
 			cut := p.cutNow
 			p.cutNow = nil
-			p.mu.Unlock()
-			for _, t := range cut {
-				p.opts.OnTicket(t)
+			if p.opts.OnTicket != nil {
+				p.mu.Unlock()
+				for _, t := range cut {
+					p.opts.OnTicket(t)
+				}
+				p.mu.Lock()
 			}
-			p.mu.Lock()
+			// Published after OnTicket, so whoever waits for a ticket also
+			// sees what OnTicket did with it.
+			p.tickets = append(p.tickets, cut...)
+			close(p.ticketCh)
+			p.ticketCh = make(chan struct{})
 		}
-		p.cutNow = nil
 		if steps > slice {
 			// Let fault switches and readers in between slices.
 			p.mu.Unlock()
@@ -255,10 +261,7 @@ func (p *Printer) process() {
 }
 
 func (p *Printer) ticketLocked(t Ticket) {
-	p.tickets = append(p.tickets, t)
 	p.cutNow = append(p.cutNow, t)
-	close(p.ticketCh)
-	p.ticketCh = make(chan struct{})
 }
 
 // inOrderLocked answers an in-order query reached by processing.
