@@ -100,6 +100,9 @@ const (
 	MaxImagePixels = 2048 * 2048
 	// MaxImageHeight is the most dot rows an image may print (30 cm).
 	MaxImageHeight = 2400
+	// MaxFeedLines is the most blank lines feed lines may add up to in one
+	// document (about 2 m of paper).
+	MaxFeedLines = 500
 )
 
 // kindKeys are the keys that name a line's kind, in PROTOCOL.md order; extra
@@ -439,9 +442,15 @@ func (d *Document) validateLines() error {
 	if len(d.Lines) > MaxLines {
 		return fmt.Errorf("document: %d lines, more than %d", len(d.Lines), MaxLines)
 	}
+	feeds := 0
 	for i, l := range d.Lines {
 		if err := validateLine(l); err != nil {
 			return fmt.Errorf("line %d: %w", i+1, err)
+		}
+		if f, ok := l.(FeedLine); ok {
+			if feeds += f.Lines; feeds > MaxFeedLines {
+				return fmt.Errorf("line %d: feeds add up to %d lines, more than %d", i+1, feeds, MaxFeedLines)
+			}
 		}
 	}
 	return nil

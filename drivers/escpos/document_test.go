@@ -37,6 +37,7 @@ func TestParseDocumentErrors(t *testing.T) {
 		{`{"lines":[{"feed":0}]}`, "line 1: feed 0 out of range 1..255"},
 		{`{"lines":[{"feed":2.5}]}`, "line 1: feed must be a whole number"},
 		{`{"lines":[{"beep":10}]}`, "line 1: beep 10 out of range 1..9"},
+		{`{"lines":[{"feed":255},{"feed":255}]}`, "line 2: feeds add up to 510 lines, more than 500"},
 		{`{"lines":[{"rule":"--"}]}`, `line 1: rule "--": want exactly one printable character`},
 		{`{"lines":[{"rule":"\u001b"}]}`, "line 1: rule"},
 		{`{"lines":[{"qr":"\u0000"}]}`, "line 1: qr has no data"},

@@ -103,3 +103,26 @@ func FuzzRender(f *testing.F) {
 		}
 	})
 }
+
+// FuzzWrap ensures wrapping loses no character (only spaces at breaks),
+// keeps every row within the width unless a single glyph is wider, and
+// never starts a row with closing punctuation it could have avoided.
+func FuzzWrap(f *testing.F) {
+	f.Add("鱼香肉丝（少辣，不要葱，多放醋） Coca-Cola x2", uint8(7))
+	f.Add("a very long wordthatdoesnotfit and more", uint8(5))
+	c := newCodec(Profile{Encoding: EncodingGB18030})
+	f.Fuzz(func(t *testing.T, s string, w uint8) {
+		width := int(w%64) + 1
+		text := c.printable(cleanText(s))
+		rows := wrap(text, width, c.runeWidth)
+		strip := func(s string) string { return strings.NewReplacer(" ", "", "\n", "").Replace(s) }
+		if got, want := strip(strings.Join(rows, "")), strip(text); got != want {
+			t.Fatalf("wrap(%q, %d) lost text: %q", text, width, rows)
+		}
+		for _, r := range rows {
+			if c.strWidth(r) > width && len([]rune(r)) > 1 {
+				t.Fatalf("wrap(%q, %d): row %q too wide", text, width, r)
+			}
+		}
+	})
+}

@@ -146,6 +146,10 @@ func TestWrap(t *testing.T) {
 		{"", 10, []string{""}},
 		{"a\n\nb", 10, []string{"a", "", "b"}},
 		{"trailing   ", 20, []string{"trailing"}},
+		// Kinsoku: "，" may not start a row, "（" may not end one.
+		{"少辣不要葱，多放醋", 10, []string{"少辣不要", "葱，多放醋"}},
+		{"米饭分（开装）", 8, []string{"米饭分", "（开装）"}},
+		{"ab，", 2, []string{"ab", "，"}},
 	}
 	for _, c := range cases {
 		got := wrap(c.s, c.width, gb.runeWidth)

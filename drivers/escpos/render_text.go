@@ -75,11 +75,14 @@ var fallbacks = map[rune]string{
 type codec struct {
 	cm *charmap.Charmap  // single-byte profiles
 	gb *encoding.Encoder // GB18030 profiles
+	// gbCache remembers GB18030 results (nil: unprintable); a ticket uses
+	// few distinct characters and the encoder allocates on every call.
+	gbCache map[rune][]byte
 }
 
 func newCodec(p Profile) *codec {
 	if p.CJK() {
-		return &codec{gb: simplifiedchinese.GB18030.NewEncoder()}
+		return &codec{gb: simplifiedchinese.GB18030.NewEncoder(), gbCache: map[rune][]byte{}}
 	}
 	return &codec{cm: singleByte[p.Encoding]}
 }
@@ -96,14 +99,15 @@ func (c *codec) encodeRune(r rune) []byte {
 		return []byte{byte(r)}
 	}
 	if c.gb != nil {
-		if r == utf8.RuneError {
-			return nil
+		if b, ok := c.gbCache[r]; ok {
+			return b
 		}
 		c.gb.Reset()
 		b, err := c.gb.Bytes([]byte(string(r)))
-		if err != nil || len(b) != 2 {
-			return nil
+		if err != nil || len(b) != 2 || r == utf8.RuneError {
+			b = nil
 		}
+		c.gbCache[r] = b
 		return b
 	}
 	if c.cm == nil {
@@ -243,50 +247,79 @@ func tokenize(s string, wf func(rune) int) []token {
 	return toks
 }
 
+// Kinsoku: Chinese typesetting never starts a row with closing punctuation
+// or ends one with an opening bracket; the layout moves a character down
+// instead.
+const (
+	noRowStart = "，。、；：！？）」』】》〉〕”’…"
+	noRowEnd   = "（「『【《〈〔“‘"
+)
+
 func wrapPara(p string, width int, wf func(rune) int) []string {
 	var rows []string
-	var cur strings.Builder
-	curW := 0
+	var row []token
+	rowW := 0
 	var pend token
 	emit := func() {
-		rows = append(rows, strings.TrimRight(cur.String(), " "))
-		cur.Reset()
-		curW = 0
+		var sb strings.Builder
+		for _, t := range row {
+			sb.WriteString(t.text)
+		}
+		rows = append(rows, strings.TrimRight(sb.String(), " "))
+		row, rowW = nil, 0
 	}
 	for _, t := range tokenize(p, wf) {
 		if t.space {
-			if curW == 0 && len(rows) > 0 {
+			if rowW == 0 && len(rows) > 0 {
 				continue // no leading spaces on a continuation row
 			}
 			pend = t
 			continue
 		}
-		if curW+pend.w+t.w <= width {
-			cur.WriteString(pend.text)
-			cur.WriteString(t.text)
-			curW += pend.w + t.w
+		if rowW+pend.w+t.w <= width {
+			if pend.w > 0 {
+				row = append(row, pend)
+			}
+			row = append(row, t)
+			rowW += pend.w + t.w
 			pend = token{}
 			continue
 		}
+		attached := pend.w == 0
 		pend = token{}
-		if curW > 0 {
+		var carry []token
+		if n := len(row); n > 1 && attached && !row[n-1].space && row[n-1].w+t.w <= width &&
+			strings.Contains(noRowStart, t.text) {
+			carry = append(carry, row[n-1])
+		} else if n > 1 && !row[n-1].space && strings.Contains(noRowEnd, row[n-1].text) {
+			carry = append(carry, row[n-1])
+		}
+		if len(carry) > 0 {
+			row = row[:len(row)-1]
+			rowW -= carry[0].w
+		}
+		if rowW > 0 {
 			emit()
 		}
-		if t.w <= width {
-			cur.WriteString(t.text)
-			curW = t.w
+		for _, c := range carry {
+			row = append(row, c)
+			rowW += c.w
+		}
+		if rowW+t.w <= width {
+			row = append(row, t)
+			rowW += t.w
 			continue
 		}
 		for _, r := range t.text {
 			rw := wf(r)
-			if curW > 0 && curW+rw > width {
+			if rowW > 0 && rowW+rw > width {
 				emit()
 			}
-			cur.WriteRune(r)
-			curW += rw
+			row = append(row, token{text: string(r), w: rw})
+			rowW += rw
 		}
 	}
-	if curW > 0 || len(rows) == 0 {
+	if rowW > 0 || len(rows) == 0 {
 		emit()
 	}
 	return rows
