@@ -64,30 +64,32 @@ func (c *FakeClock) Advance(d time.Duration) {
 	c.cond.Broadcast()
 }
 
-// Armed returns how many timers are armed. Tests use it with WaitArmed to know
-// that a driver loop has gone to sleep before they move time.
+// Armed returns how many timers are armed.
 func (c *FakeClock) Armed() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.timers)
 }
 
-// WaitArmed blocks until at least n timers are armed and returns the earliest
-// armed deadline. It waits on a condition variable, not on time, so a test can
-// advance the clock exactly to the moment a sleeping loop asked to wake.
-func (c *FakeClock) WaitArmed(n int) time.Time {
+// WaitTimer blocks until some armed timer is due at or before by, and returns
+// the earliest armed deadline. It waits on a condition variable, not on time,
+// so a test can learn when a driver loop has gone to sleep, and for how long,
+// before it moves the clock.
+func (c *FakeClock) WaitTimer(by time.Time) time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for len(c.timers) < n {
+	for {
+		var first time.Time
+		for t := range c.timers {
+			if first.IsZero() || t.when.Before(first) {
+				first = t.when
+			}
+		}
+		if !first.IsZero() && !first.After(by) {
+			return first
+		}
 		c.cond.Wait()
 	}
-	var first time.Time
-	for t := range c.timers {
-		if first.IsZero() || t.when.Before(first) {
-			first = t.when
-		}
-	}
-	return first
 }
 
 type fakeTimer struct {
