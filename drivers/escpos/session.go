@@ -94,6 +94,12 @@ type SessionOptions struct {
 	// XonXoff drops XON/XOFF bytes from what the printer sends, for serial
 	// lines with software flow control.
 	XonXoff bool
+	// ExpectAnswers says the printer is known (from its profile) to answer
+	// real-time status. Silence to the first DLE EOT is then a fault
+	// (ErrNoAnswer: stalled, jammed, wrong port) instead of the mark of a
+	// one-way printer; otherwise a stalled printer would be probed as
+	// one-way and its jobs called "delivered" while nothing printed.
+	ExpectAnswers bool
 }
 
 func (o SessionOptions) probeTimeout() time.Duration {
@@ -410,7 +416,7 @@ func (s *Session) probe(ctx context.Context) (Capabilities, error) {
 	switch {
 	case err == nil:
 		c.RealTime = true
-	case errors.Is(err, errTimeout) && st.Answered == 0:
+	case errors.Is(err, errTimeout) && st.Answered == 0 && !s.opts.ExpectAnswers:
 		// Silent on DLE EOT: a one-way link or a printer without it.
 	default:
 		return c, s.fail("probe", err, st, false)
