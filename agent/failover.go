@@ -1,0 +1,73 @@
+package agent
+
+import (
+	"fmt"
+
+	"printgate/drivers/escpos"
+	"printgate/spool"
+)
+
+// maybeFailover moves this printer's work to its backup once it has been not
+// ready for failover_after with work waiting (DESIGN.md "Failover").
+func (l *lane) maybeFailover() {
+	if l.pc.Backup == "" || l.failedOver != "" || l.state == escpos.StateReady || l.state == "" {
+		return
+	}
+	if len(l.queue)+len(l.parked) == 0 {
+		return
+	}
+	down := l.now().Sub(l.stateSince)
+	if down < l.pc.FailoverAfter {
+		return
+	}
+	l.failover(fmt.Sprintf("not ready (%s) for %s with work waiting", l.state, down.Round(1e9)))
+}
+
+// failover routes this printer's work to its backup: queued and parked tasks
+// move there in order, marked with the FAILOVER banner, and so does every
+// task that arrives until failback.
+func (l *lane) failover(why string) {
+	if l.pc.Backup == "" || l.failedOver != "" {
+		return
+	}
+	l.failedOver = l.pc.Backup
+	l.a.m.IncFailover(l.name, l.failedOver)
+	l.log.Warn("failover", "to", l.failedOver, "why", why)
+	moving := append(l.parked, l.queue...)
+	l.parked, l.queue = nil, nil
+	sortBySeq(moving)
+	for _, e := range moving {
+		l.forward(e)
+	}
+	l.a.push.Cancel("failover:" + l.name)
+	if l.state == escpos.StateReady {
+		l.a.after("failback:"+l.name, l.pc.FailbackAfter, l.name, msgFailback{})
+	}
+}
+
+// maybeFailback routes work back to this printer once it has been ready for
+// failback_after. Tasks already moved stay with the backup, which prints
+// them; only new work comes back.
+func (l *lane) maybeFailback() {
+	if l.failedOver == "" || l.state != escpos.StateReady {
+		return
+	}
+	if up := l.now().Sub(l.stateSince); up < l.pc.FailbackAfter {
+		l.a.after("failback:"+l.name, l.pc.FailbackAfter-up, l.name, msgFailback{})
+		return
+	}
+	l.log.Warn("failback", "from", l.failedOver)
+	l.a.m.IncFailover(l.failedOver, l.name)
+	l.failedOver = ""
+	l.failures = 0
+}
+
+func sortBySeq(list []*entry) {
+	for i := 1; i < len(list); i++ {
+		for j := i; j > 0 && list[j].task.Seq < list[j-1].task.Seq; j-- {
+			list[j], list[j-1] = list[j-1], list[j]
+		}
+	}
+}
+
+var _ = spool.StateQueued

@@ -1,0 +1,271 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"printgate/agent/wheel"
+	"printgate/drivers/escpos"
+	"printgate/drivers/printertest"
+	"printgate/spool"
+)
+
+// testSession keeps silent printers from costing seconds: answers expected
+// to be missing get a short wait, answers expected get a generous one.
+var testSession = escpos.SessionOptions{
+	ProbeTimeout:   300 * time.Millisecond,
+	AnswerTimeout:  3 * time.Second,
+	BarrierTimeout: 5 * time.Second,
+	WriteTimeout:   3 * time.Second,
+}
+
+// waitLimit bounds every wait on real I/O; it is generous because the test
+// machine is shared, and no test sleeps: they wait on events.
+const waitLimit = 20 * time.Second
+
+// printerSpec describes one emulated printer of a harness.
+type printerSpec struct {
+	name  string
+	model printertest.Model
+	extra  string                  // more TOML keys for its [[printers]] table
+	faults []printertest.FaultKind // switched on before the agent starts
+}
+
+// harness runs a real agent over a real spool and emulated printers on
+// loopback, with every agent timer on a fake clock.
+type harness struct {
+	t      *testing.T
+	clock  *wheel.FakeClock
+	sp     *spool.Spool
+	a      *Agent
+	cfg    *Config
+	p      map[string]*printertest.Printer
+	cancel context.CancelFunc
+	done   chan error
+
+	mu      sync.Mutex
+	events  []Event
+	changed chan struct{}
+}
+
+func newHarness(t *testing.T, specs []printerSpec, defaults string, tweak ...func(*Options)) *harness {
+	t.Helper()
+	h := &harness{t: t, clock: wheel.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)), p: map[string]*printertest.Printer{}, changed: make(chan struct{})}
+	dir := t.TempDir()
+	var b strings.Builder
+	fmt.Fprintf(&b, "data_dir = %q\nlisten = \"127.0.0.1:8631\"\napi_token = \"test-token\"\n[defaults]\n%s\n", dir, defaults)
+	for _, s := range specs {
+		p := printertest.New(printertest.Options{Name: s.name, Model: s.model})
+		if err := p.ListenTCP(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Close() })
+		h.p[s.name] = p
+		fmt.Fprintf(&b, "[[printers]]\nname = %q\nurl = \"tcp://%s\"\n%s\n", s.name, p.Addr(), s.extra)
+	}
+	cfg, err := ParseConfig(filepath.Join(dir, "printgate.toml"), []byte(b.String()))
+	if err != nil {
+		t.Fatalf("config: %v\n%s", err, b.String())
+	}
+	h.cfg = cfg
+	for _, s := range specs {
+		for _, f := range s.faults {
+			if err := h.p[s.name].SetFault(f, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	sp, err := spool.Open(filepath.Join(dir, "spool.db"), spool.Options{Now: h.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.sp = sp
+	h.start(tweak...)
+	t.Cleanup(func() {
+		h.stop()
+		sp.Close()
+	})
+	return h
+}
+
+func testLogger() *slog.Logger {
+	if os.Getenv("PRINTGATE_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// start runs a fresh agent over the harness's spool and printers.
+func (h *harness) start(tweak ...func(*Options)) {
+	h.t.Helper()
+	opts := Options{Clock: h.clock, Logger: testLogger(), Observe: h.observe, StopGrace: 5 * time.Second, JobTimeout: 10 * time.Second,
+		OpenPrinter: func(pc *PrinterConfig) Printer { return openDevice(pc, testSession) }}
+	for _, f := range tweak {
+		f(&opts)
+	}
+	a, err := New(h.cfg, h.sp, opts)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.a, h.cancel, h.done = a, cancel, make(chan error, 1)
+	go func() { h.done <- a.Run(ctx) }()
+	select {
+	case <-a.started:
+	case err := <-h.done:
+		h.t.Fatalf("agent did not start: %v", err)
+	}
+}
+
+// stop ends the agent and waits for Run to return.
+func (h *harness) stop() {
+	if h.cancel == nil {
+		return
+	}
+	h.cancel()
+	h.cancel = nil
+	select {
+	case err := <-h.done:
+		if err != nil {
+			h.t.Errorf("agent run: %v", err)
+		}
+	case <-time.After(waitLimit):
+		h.t.Fatal("agent did not stop")
+	}
+}
+
+func (h *harness) observe(e Event) {
+	h.mu.Lock()
+	h.events = append(h.events, e)
+	close(h.changed)
+	h.changed = make(chan struct{})
+	h.mu.Unlock()
+}
+
+// waitFor waits until some observed event satisfies ok, and returns it.
+func (h *harness) waitFor(what string, ok func(Event) bool) Event {
+	h.t.Helper()
+	limit := time.NewTimer(waitLimit)
+	defer limit.Stop()
+	seen := 0
+	for {
+		h.mu.Lock()
+		evs, ch := h.events[seen:], h.changed
+		seen = len(h.events)
+		h.mu.Unlock()
+		for _, e := range evs {
+			if ok(e) {
+				return e
+			}
+		}
+		select {
+		case <-ch:
+		case <-limit.C:
+			h.t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// waitUntil waits until cond holds, checking it again after every event.
+func (h *harness) waitUntil(what string, cond func() bool) {
+	h.t.Helper()
+	limit := time.NewTimer(waitLimit)
+	defer limit.Stop()
+	for {
+		h.mu.Lock()
+		ch := h.changed
+		h.mu.Unlock()
+		if cond() {
+			return
+		}
+		select {
+		case <-ch:
+		case <-limit.C:
+			h.t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// inState reports whether every task is in state in the spool.
+func (h *harness) inState(state spool.State, taskNos ...string) bool {
+	for _, no := range taskNos {
+		if t, err := h.sp.Get(no); err != nil || t.State != state {
+			return false
+		}
+	}
+	return true
+}
+
+// waitTask waits until taskNo has entered state (now or earlier in the run).
+func (h *harness) waitTask(taskNo string, state spool.State) *spool.Task {
+	h.t.Helper()
+	return h.waitFor(taskNo+" "+string(state), func(e Event) bool {
+		return e.Task != nil && e.Task.TaskNo == taskNo && e.Task.State == state
+	}).Task
+}
+
+// waitPrinter waits until printer's lane has reported state.
+func (h *harness) waitPrinter(printer, state string) {
+	h.t.Helper()
+	h.waitFor(printer+" "+state, func(e Event) bool { return e.Task == nil && e.Printer == printer && e.State == state })
+}
+
+// count returns how many observed events satisfy ok.
+func (h *harness) count(ok func(Event) bool) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, e := range h.events {
+		if ok(e) {
+			n++
+		}
+	}
+	return n
+}
+
+// submit accepts a document task whose ticket says its task_no.
+func (h *harness) submit(taskNo, printer string, mod ...func(*spool.NewTask)) *spool.Task {
+	h.t.Helper()
+	nt := spool.NewTask{TaskNo: taskNo, Printer: printer, Document: []byte(fmt.Sprintf(`{"lines":[{"text":"TICKET %s"},{"cut":"partial"}]}`, taskNo))}
+	for _, f := range mod {
+		f(&nt)
+	}
+	t, dup, err := h.a.Submit(context.Background(), nt)
+	if err != nil || dup {
+		h.t.Fatalf("submit %s: dup=%v err=%v", taskNo, dup, err)
+	}
+	return t
+}
+
+// tickets waits for n tickets at printer and returns them.
+func (h *harness) tickets(printer string, n int) []printertest.Ticket {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	ts, err := h.p[printer].WaitTickets(ctx, n)
+	if err != nil {
+		h.t.Fatalf("printer %s: %v (have %d tickets)", printer, err, len(h.p[printer].Tickets()))
+	}
+	return ts
+}
+
+// printedOrder lists the task_nos printed at printer, in paper order.
+func printedOrder(ts []printertest.Ticket) []string {
+	var out []string
+	for _, t := range ts {
+		for _, l := range t.Lines {
+			if f := strings.Fields(l); len(f) == 2 && f[0] == "TICKET" {
+				out = append(out, f[1])
+			}
+		}
+	}
+	return out
+}

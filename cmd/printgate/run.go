@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"printgate/agent"
+)
+
+func init() {
+	register("run", command{summary: "run the agent in the foreground (what the service runs)", run: runRun})
+}
+
+func runRun(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", agent.DefaultConfigPath(), "the config `file`")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: printgate run [--config FILE]\n\nRuns the agent in the foreground until SIGINT or SIGTERM.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "printgate run: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := agent.RunService(ctx, *configPath, stderr); err != nil {
+		fmt.Fprintf(stderr, "printgate run: %v\n", err)
+		return 1
+	}
+	return 0
+}
