@@ -33,8 +33,8 @@ const waitLimit = 20 * time.Second
 
 // printerSpec describes one emulated printer of a harness.
 type printerSpec struct {
-	name  string
-	model printertest.Model
+	name   string
+	model  printertest.Model
 	extra  string                  // more TOML keys for its [[printers]] table
 	faults []printertest.FaultKind // switched on before the agent starts
 }

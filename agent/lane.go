@@ -31,12 +31,12 @@ type (
 		state escpos.PrinterState
 		err   error
 	}
-	msgRetryDue   struct{ taskNo string }
-	msgDeadline   struct{ taskNo string }
-	msgFailover   struct{}
-	msgFailback   struct{}
-	msgStop       struct{}
-	msgCancel     struct {
+	msgRetryDue struct{ taskNo string }
+	msgDeadline struct{ taskNo string }
+	msgFailover struct{}
+	msgFailback struct{}
+	msgStop     struct{}
+	msgCancel   struct {
 		taskNo string
 		reply  chan cancelResult
 	}

@@ -3,51 +3,61 @@ package wheel
 import "hash/maphash"
 
 // The key index maps a key to its node's slab index. It is open addressing
-// with linear probing over uint32 slots rather than a Go map because a map
-// entry costs 16 bytes plus control bytes and slack for a uint64 key, while
-// here a slot is 4 bytes and the key lives once, in the node; that is what
-// keeps a pending entry within its memory budget.
+// with linear probing rather than a Go map because a map entry for a uint64
+// key costs 16 bytes plus control bytes and slack, and repeats the key that
+// the node already holds. Each slot packs 32 bits of the key's hash above the
+// node index: probes compare hashes without touching nodes, and deletion can
+// shift entries back without rehashing their keys.
 
-func (w *Wheel[K, V]) hash(key K) uint64 { return maphash.Comparable(w.seed, key) }
+const (
+	emptySlot = 0 // node 0 is a sentinel, never an entry
+	idxMask   = 1<<32 - 1
+)
 
-// find returns key's position in the index and its node, or the empty
-// position where it would go and 0.
-func (w *Wheel[K, V]) find(key K) (pos uint64, node uint32) {
+func (w *Wheel[K, V]) hash(key K) uint32 { return uint32(maphash.Comparable(w.seed, key)) }
+
+// find returns key's hash, its position in the index and its node, or the
+// empty position where it would go and 0.
+func (w *Wheel[K, V]) find(key K) (h uint32, pos uint64, node uint32) {
+	h = w.hash(key)
 	mask := uint64(len(w.index) - 1)
-	pos = w.hash(key) & mask
-	for {
-		i := w.index[pos]
-		if i == 0 || w.nodes[i].key == key {
-			return pos, i
+	for pos = uint64(h) & mask; ; pos = (pos + 1) & mask {
+		s := w.index[pos]
+		if s == emptySlot {
+			return h, pos, 0
 		}
-		pos = (pos + 1) & mask
+		if uint32(s>>32) == h && w.nodes[uint32(s)].key == key {
+			return h, pos, uint32(s)
+		}
 	}
 }
 
-// insertAt stores node i at the empty position pos found for its key,
+// insertAt stores node i, whose key hashes to h, at the empty position pos,
 // growing the index first if that would fill it past three quarters.
-func (w *Wheel[K, V]) insertAt(pos uint64, i uint32) {
+func (w *Wheel[K, V]) insertAt(h uint32, pos uint64, i uint32) {
 	if (w.count+1)*4 > len(w.index)*3 {
 		w.grow()
-		pos, _ = w.find(w.nodes[i].key)
+		mask := uint64(len(w.index) - 1)
+		for pos = uint64(h) & mask; w.index[pos] != emptySlot; pos = (pos + 1) & mask {
+		}
 	}
-	w.index[pos] = i
+	w.index[pos] = uint64(h)<<32 | uint64(i)
 	w.count++
 }
 
 func (w *Wheel[K, V]) grow() {
 	old := w.index
-	w.index = make([]uint32, len(old)*2)
+	w.index = make([]uint64, len(old)*2)
 	mask := uint64(len(w.index) - 1)
-	for _, i := range old {
-		if i == 0 {
+	for _, s := range old {
+		if s == emptySlot {
 			continue
 		}
-		pos := w.hash(w.nodes[i].key) & mask
-		for w.index[pos] != 0 {
+		pos := (s >> 32) & mask
+		for w.index[pos] != emptySlot {
 			pos = (pos + 1) & mask
 		}
-		w.index[pos] = i
+		w.index[pos] = s
 	}
 }
 
@@ -57,18 +67,18 @@ func (w *Wheel[K, V]) deleteAt(pos uint64) {
 	mask := uint64(len(w.index) - 1)
 	hole := pos
 	for j := (pos + 1) & mask; ; j = (j + 1) & mask {
-		i := w.index[j]
-		if i == 0 {
+		s := w.index[j]
+		if s == emptySlot {
 			break
 		}
-		home := w.hash(w.nodes[i].key) & mask
+		home := (s >> 32) & mask
 		// The entry at j may fill the hole unless its home lies cyclically
 		// in (hole, j], where moving it would put it before its home.
 		if (j-home)&mask >= (j-hole)&mask {
-			w.index[hole] = i
+			w.index[hole] = s
 			hole = j
 		}
 	}
-	w.index[hole] = 0
+	w.index[hole] = emptySlot
 	w.count--
 }
