@@ -74,6 +74,10 @@ type Event struct {
 	Printer string      // the lane where it happened
 	Task    *spool.Task // the task after a transition, or nil
 	State   string      // the printer state after a state change, when Task is nil
+	// Switch marks a failover (FailoverTo is the backup) or a failback
+	// (FailoverTo is empty) of Printer.
+	Switch     bool
+	FailoverTo string
 }
 
 func (o *Options) fill() {

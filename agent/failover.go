@@ -23,8 +23,8 @@ func (l *lane) maybeFailover() {
 	l.failover(fmt.Sprintf("not ready (%s) for %s with work waiting", l.state, down.Round(1e9)))
 }
 
-// failover routes this printer's work to its backup: queued and parked tasks
-// move there in order, marked with the FAILOVER banner, and so does every
+// failover routes this printer's work to its backup: queued, parked and
+// retry-waiting tasks move there in order, marked with the FAILOVER banner, and so does every
 // task that arrives until failback.
 func (l *lane) failover(why string) {
 	if l.pc.Backup == "" || l.failedOver != "" {
@@ -33,8 +33,18 @@ func (l *lane) failover(why string) {
 	l.failedOver = l.pc.Backup
 	l.a.m.IncFailover(l.name, l.failedOver)
 	l.log.Warn("failover", "to", l.failedOver, "why", why)
+	l.observe(Event{Printer: l.name, Switch: true, FailoverTo: l.failedOver})
 	moving := append(l.parked, l.queue...)
 	l.parked, l.queue = nil, nil
+	// Tasks backing off after this printer's failures go too: the backup
+	// can print them now. HELD tasks wait for a manager wherever they are.
+	for no, e := range l.waiting {
+		if e.task.State == spool.StateRetryWait {
+			delete(l.waiting, no)
+			l.a.push.Cancel("retry:" + no)
+			moving = append(moving, e)
+		}
+	}
 	sortBySeq(moving)
 	for _, e := range moving {
 		l.forward(e)
@@ -60,6 +70,7 @@ func (l *lane) maybeFailback() {
 	l.a.m.IncFailover(l.failedOver, l.name)
 	l.failedOver = ""
 	l.failures = 0
+	l.observe(Event{Printer: l.name, Switch: true})
 }
 
 func sortBySeq(list []*entry) {
@@ -69,5 +80,3 @@ func sortBySeq(list []*entry) {
 		}
 	}
 }
-
-var _ = spool.StateQueued

@@ -206,9 +206,7 @@ func (l *lane) move(e *entry, to spool.State, c spool.Change) bool {
 		level = slog.LevelWarn
 	}
 	l.log.Log(context.Background(), level, "task "+string(to), attrs...)
-	if obs := l.a.opts.Observe; obs != nil {
-		obs(Event{Printer: l.name, Task: t})
-	}
+	l.observe(Event{Printer: l.name, Task: t})
 	if to.Terminal() {
 		l.a.dropOwner(t.TaskNo)
 		l.a.deadlines.Cancel(t.TaskNo)
@@ -512,9 +510,7 @@ func (l *lane) setState(st escpos.PrinterState, err error) {
 	l.state = st
 	l.stateSince = l.now()
 	l.ready.Store(st == escpos.StateReady)
-	if obs := l.a.opts.Observe; obs != nil {
-		obs(Event{Printer: l.name, State: string(st)})
-	}
+	l.observe(Event{Printer: l.name, State: string(st)})
 	attrs := []any{"from", prev, "state", st}
 	if err != nil {
 		attrs = append(attrs, "err", err)
@@ -645,6 +641,12 @@ func (l *lane) publish() {
 	l.a.m.SetQueueDepth(l.name, n)
 	if changed {
 		l.a.m.SetPrinterState(l.name, state)
+	}
+}
+
+func (l *lane) observe(e Event) {
+	if obs := l.a.opts.Observe; obs != nil {
+		obs(e)
 	}
 }
 
