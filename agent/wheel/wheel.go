@@ -35,9 +35,11 @@ const (
 // accumulates however many levels it falls through. Deadlines beyond the top
 // level wait in an overflow list and are placed when they come into range.
 //
-// Add and Cancel are O(1); Advance costs O(entries due + occupied slots
-// passed), skipping empty slots through per-level bitmaps, so a clock jump of
-// days costs no spin per skipped tick. Entries live in a slab of nodes linked
+// Add and Cancel are O(1) (amortised over index growth); Advance costs
+// O(entries due + occupied slots passed), plus a sort of each tick's due
+// entries when they were not added in deadline order, skipping empty slots
+// through per-level bitmaps, so a clock jump of days costs no spin per
+// skipped tick. The slab and index keep their high-water size, like a map. Entries live in a slab of nodes linked
 // by index with a free list, and keys are found through an open-addressing
 // index into that slab, so steady-state Add and Cancel allocate nothing.
 //
