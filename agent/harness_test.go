@@ -51,6 +51,8 @@ type harness struct {
 	cancel context.CancelFunc
 	done   chan error
 
+	limit time.Duration // bound on each wait; default waitLimit
+
 	mu      sync.Mutex
 	events  []Event
 	changed chan struct{}
@@ -58,7 +60,19 @@ type harness struct {
 
 func newHarness(t *testing.T, specs []printerSpec, defaults string, tweak ...func(*Options)) *harness {
 	t.Helper()
-	h := &harness{t: t, clock: wheel.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)), p: map[string]*printertest.Printer{}, changed: make(chan struct{})}
+	return buildHarness(t, wheel.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)), specs, defaults, tweak...)
+}
+
+// newRealHarness is newHarness on the real clock, for stress tests whose
+// retries must run without a hand-advanced clock; h.clock is nil.
+func newRealHarness(t *testing.T, specs []printerSpec, defaults string, tweak ...func(*Options)) *harness {
+	t.Helper()
+	return buildHarness(t, nil, specs, defaults, tweak...)
+}
+
+func buildHarness(t *testing.T, clock *wheel.FakeClock, specs []printerSpec, defaults string, tweak ...func(*Options)) *harness {
+	t.Helper()
+	h := &harness{t: t, clock: clock, p: map[string]*printertest.Printer{}, changed: make(chan struct{}), limit: waitLimit}
 	dir := t.TempDir()
 	var b strings.Builder
 	fmt.Fprintf(&b, "data_dir = %q\nlisten = \"127.0.0.1:8631\"\napi_token = \"test-token\"\n[defaults]\n%s\n", dir, defaults)
@@ -83,7 +97,11 @@ func newHarness(t *testing.T, specs []printerSpec, defaults string, tweak ...fun
 			}
 		}
 	}
-	sp, err := spool.Open(filepath.Join(dir, "spool.db"), spool.Options{Now: h.clock.Now})
+	now := time.Now
+	if clock != nil {
+		now = clock.Now
+	}
+	sp, err := spool.Open(filepath.Join(dir, "spool.db"), spool.Options{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +124,11 @@ func testLogger() *slog.Logger {
 // start runs a fresh agent over the harness's spool and printers.
 func (h *harness) start(tweak ...func(*Options)) {
 	h.t.Helper()
-	opts := Options{Clock: h.clock, Logger: testLogger(), Observe: h.observe, StopGrace: 5 * time.Second, JobTimeout: 10 * time.Second,
+	var clock wheel.Clock = wheel.RealClock()
+	if h.clock != nil {
+		clock = h.clock
+	}
+	opts := Options{Clock: clock, Logger: testLogger(), Observe: h.observe, StopGrace: 5 * time.Second, JobTimeout: 10 * time.Second,
 		OpenPrinter: func(pc *PrinterConfig) Printer { return openDevice(pc, testSession) }}
 	for _, f := range tweak {
 		f(&opts)
@@ -153,7 +175,7 @@ func (h *harness) observe(e Event) {
 // waitFor waits until some observed event satisfies ok, and returns it.
 func (h *harness) waitFor(what string, ok func(Event) bool) Event {
 	h.t.Helper()
-	limit := time.NewTimer(waitLimit)
+	limit := time.NewTimer(h.limit)
 	defer limit.Stop()
 	seen := 0
 	for {
@@ -177,7 +199,7 @@ func (h *harness) waitFor(what string, ok func(Event) bool) Event {
 // waitUntil waits until cond holds, checking it again after every event.
 func (h *harness) waitUntil(what string, cond func() bool) {
 	h.t.Helper()
-	limit := time.NewTimer(waitLimit)
+	limit := time.NewTimer(h.limit)
 	defer limit.Stop()
 	for {
 		h.mu.Lock()

@@ -197,6 +197,9 @@ func (l *lane) move(e *entry, to spool.State, c spool.Change) bool {
 	if c.Reason != "" {
 		attrs = append(attrs, "reason", c.Reason)
 	}
+	if c.Message != "" {
+		attrs = append(attrs, "message", c.Message)
+	}
 	if t.Target != "" {
 		attrs = append(attrs, "target", t.Target)
 	}
