@@ -11,5 +11,7 @@
 // they arrive, even inside other data; in-order commands (GS r, GS ( H, GS I)
 // only when processing reaches them and only while the printer is running,
 // so a printer stopped at paper end keeps the job buffered and answers after
-// the paper returns.
+// the paper returns. Like a real printer it does not see connection
+// boundaries: a command cut off by a dropped connection takes its missing
+// arguments from the next connection's bytes, until a power cycle.
 package printertest

@@ -30,6 +30,12 @@ type inOrderQuery struct {
 // prefix of the stream has arrived: step consumes one command, or nothing
 // when the command is not complete yet, so it can stop at any command
 // boundary (paper out) and resume with more bytes.
+//
+// There is one parser per printer, not per connection: like a real printer
+// it does not see connection boundaries, so a command cut off by a dropped
+// connection takes its missing arguments from the next connection's bytes.
+// Only a power cycle (reset) starts it afresh. NUL and the other control
+// bytes print nothing in text mode.
 type parser struct {
 	buf      []byte
 	needMore bool // buf holds an incomplete command
@@ -58,14 +64,17 @@ func newParser(powerOnCJK bool) *parser {
 func (p *parser) reset() {
 	p.buf, p.needMore = nil, false
 	p.cur = Ticket{}
-	p.line.Reset()
-	p.lineCols = 0
 	p.qr = ""
 	p.init()
 }
 
-// init is ESC @: modes back to power-on defaults; text already on the line stays.
+// init is ESC @ (and part of power-on): the print buffer (the text of the
+// line not printed yet) is cleared and the modes go back to their power-on
+// defaults. Lines already printed stay on the paper; bytes received after
+// ESC @ are not touched.
 func (p *parser) init() {
+	p.line.Reset()
+	p.lineCols = 0
 	p.cjk = p.powerOnCJK
 	p.codePage = 0
 }
