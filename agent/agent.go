@@ -188,10 +188,14 @@ func (a *Agent) Run(ctx context.Context) error {
 		go func() { defer wg.Done(); l.run(runCtx) }()
 		go func() { defer wg.Done(); l.monitor(runCtx) }()
 	}
-	wg.Add(2)
+	wg.Add(3)
 	go func() {
 		defer wg.Done()
 		a.push.Run(runCtx, a.onPush)
+	}()
+	go func() {
+		defer wg.Done()
+		a.gauges(runCtx)
 	}()
 	go func() {
 		defer wg.Done()
@@ -217,6 +221,26 @@ func (a *Agent) Run(ctx context.Context) error {
 	cancel()
 	wg.Wait()
 	return nil
+}
+
+// gauges refreshes the metrics that are read from the spool rather than
+// counted as they happen: tasks by state and the outbox depth.
+func (a *Agent) gauges(ctx context.Context) {
+	for {
+		if counts, err := a.spool.Counts(); err == nil {
+			a.m.SetTaskCounts(counts)
+		}
+		if n, err := a.spool.OutboxDepth(); err == nil {
+			a.m.SetOutboxDepth(n)
+		}
+		t := a.opts.Clock.NewTimer(5 * time.Second)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+	}
 }
 
 // pushItem is what the push wheel carries.

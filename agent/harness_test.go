@@ -37,12 +37,14 @@ type printerSpec struct {
 	model  printertest.Model
 	extra  string                  // more TOML keys for its [[printers]] table
 	faults []printertest.FaultKind // switched on before the agent starts
+	// onTicket is called as each ticket is cut.
+	onTicket func(printertest.Ticket)
 }
 
 // harness runs a real agent over a real spool and emulated printers on
 // loopback, with every agent timer on a fake clock.
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	clock  *wheel.FakeClock
 	sp     *spool.Spool
 	a      *Agent
@@ -58,26 +60,26 @@ type harness struct {
 	changed chan struct{}
 }
 
-func newHarness(t *testing.T, specs []printerSpec, defaults string, tweak ...func(*Options)) *harness {
+func newHarness(t testing.TB, specs []printerSpec, defaults string, tweak ...func(*Options)) *harness {
 	t.Helper()
 	return buildHarness(t, wheel.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)), specs, defaults, tweak...)
 }
 
 // newRealHarness is newHarness on the real clock, for stress tests whose
 // retries must run without a hand-advanced clock; h.clock is nil.
-func newRealHarness(t *testing.T, specs []printerSpec, defaults string, tweak ...func(*Options)) *harness {
+func newRealHarness(t testing.TB, specs []printerSpec, defaults string, tweak ...func(*Options)) *harness {
 	t.Helper()
 	return buildHarness(t, nil, specs, defaults, tweak...)
 }
 
-func buildHarness(t *testing.T, clock *wheel.FakeClock, specs []printerSpec, defaults string, tweak ...func(*Options)) *harness {
+func buildHarness(t testing.TB, clock *wheel.FakeClock, specs []printerSpec, defaults string, tweak ...func(*Options)) *harness {
 	t.Helper()
 	h := &harness{t: t, clock: clock, p: map[string]*printertest.Printer{}, changed: make(chan struct{}), limit: waitLimit}
 	dir := t.TempDir()
 	var b strings.Builder
 	fmt.Fprintf(&b, "data_dir = %q\nlisten = \"127.0.0.1:8631\"\napi_token = \"test-token\"\n[defaults]\n%s\n", dir, defaults)
 	for _, s := range specs {
-		p := printertest.New(printertest.Options{Name: s.name, Model: s.model})
+		p := printertest.New(printertest.Options{Name: s.name, Model: s.model, OnTicket: s.onTicket})
 		if err := p.ListenTCP(); err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 
 	"printgate/agent/localapi"
 	"printgate/agent/metrics"
+	"printgate/drivers/escpos"
 	"printgate/spool"
 )
 
@@ -56,7 +58,13 @@ func RunService(ctx context.Context, configPath string, console io.Writer) error
 		return fmt.Errorf("listen on %s (the config's listen): %w", cfg.Listen, err)
 	}
 	srv := &http.Server{
-		Handler:           localapi.New(a, localapi.Options{Token: cfg.APIToken.Reveal(), Metrics: m.Registry(), Logger: log}),
+		Handler: localapi.New(a, localapi.Options{
+			Token:         cfg.APIToken.Reveal(),
+			MaxBodyBytes:  localapi.BodyLimit(1 << 20),
+			Metrics:       m.Registry(),
+			Logger:        log,
+			CheckDocument: checkDocument,
+		}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	serveErr := make(chan error, 1)
@@ -83,6 +91,13 @@ func RunService(ctx context.Context, configPath string, console io.Writer) error
 	}
 	log.Info("printgate stopped")
 	return nil
+}
+
+// checkDocument refuses at intake a ticket document the renderer would
+// refuse, with its message naming the line.
+func checkDocument(raw json.RawMessage) error {
+	_, err := escpos.ParseDocument(raw)
+	return err
 }
 
 // maintain applies retention every hour and compacts the spool when pruning
