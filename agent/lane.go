@@ -186,8 +186,15 @@ func (l *lane) handle(msg laneMsg) {
 // state table is the authority, and a refused move means someone else (a
 // timeout, a cancel) already decided this task's fate.
 func (l *lane) move(e *entry, to spool.State, c spool.Change) bool {
+	return l.movePath(e, []spool.State{to}, c)
+}
+
+// movePath is move through several states in one transaction (one fsync);
+// only the final state is logged and observed, the timeline has every step.
+func (l *lane) movePath(e *entry, path []spool.State, c spool.Change) bool {
 	from := e.task.State
-	t, err := l.a.spool.Transition(e.task.TaskNo, to, c)
+	to := path[len(path)-1]
+	t, err := l.a.spool.TransitionPath(e.task.TaskNo, path, c)
 	if err != nil {
 		l.log.Error("transition refused", "task_no", e.task.TaskNo, "from", from, "to", to, "err", err)
 		return false
@@ -225,6 +232,12 @@ func (l *lane) receive(t *spool.Task) {
 	}
 	switch t.State {
 	case spool.StateAccepted:
+		if l.inflight == nil && !l.stopping && len(l.queue) == 0 && (l.state == escpos.StateReady || l.state == "") {
+			// It can go out at once: start takes it through QUEUED to
+			// SENDING in one transaction instead of two.
+			l.queue = append(l.queue, e)
+			return
+		}
 		if l.state == escpos.StateOffline {
 			if l.move(e, spool.StateParked, spool.Change{Reason: spool.ReasonDeviceOffline}) {
 				l.parked = append(l.parked, e)
@@ -360,7 +373,11 @@ func (l *lane) start(e *entry) {
 		return
 	}
 	attempts := e.task.Attempts + 1
-	if !l.move(e, spool.StateSending, spool.Change{Attempts: &attempts}) {
+	path := []spool.State{spool.StateSending}
+	if e.task.State == spool.StateAccepted {
+		path = []spool.State{spool.StateQueued, spool.StateSending}
+	}
+	if !l.movePath(e, path, spool.Change{Attempts: &attempts}) {
 		return
 	}
 	l.inflight = e

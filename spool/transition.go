@@ -13,8 +13,24 @@ import (
 // allow returns ErrIllegalTransition and changes nothing; an unknown task_no
 // returns ErrNotFound.
 func (s *Spool) Transition(taskNo string, to State, c Change) (*Task, error) {
-	if !to.Valid() {
-		return nil, fmt.Errorf("transition %s: %w: unknown state %q", taskNo, ErrIllegalTransition, to)
+	return s.TransitionPath(taskNo, []State{to}, c)
+}
+
+// TransitionPath moves a task through each state of path in turn, in one
+// transaction: every step is checked against the state table and gets its
+// own timeline entry and outbox event, exactly as separate Transitions would,
+// but the whole path costs one fsync. c applies to the last step; the
+// earlier ones record only their state. If any step is illegal nothing
+// changes. A lane uses it to take a task it can print at once from ACCEPTED
+// through QUEUED to SENDING before the first job byte leaves.
+func (s *Spool) TransitionPath(taskNo string, path []State, c Change) (*Task, error) {
+	if len(path) == 0 {
+		return nil, fmt.Errorf("transition %s: %w: empty path", taskNo, ErrIllegalTransition)
+	}
+	for _, to := range path {
+		if !to.Valid() {
+			return nil, fmt.Errorf("transition %s: %w: unknown state %q", taskNo, ErrIllegalTransition, to)
+		}
 	}
 	var cur, out *Task
 	o := &op{}
@@ -28,82 +44,104 @@ func (s *Spool) Transition(taskNo string, to State, c Change) (*Task, error) {
 		if err != nil {
 			return fmt.Errorf("transition %s: %w", taskNo, err)
 		}
-		if t.Pruned || !CanTransition(t.State, to) {
-			return fmt.Errorf("transition %s: %w: %s → %s", taskNo, ErrIllegalTransition, t.State, to)
+		from := t.State
+		for _, to := range path {
+			if t.Pruned || !CanTransition(from, to) {
+				return fmt.Errorf("transition %s: %w: %s → %s", taskNo, ErrIllegalTransition, from, to)
+			}
+			from = to
 		}
 		cur = t
 		return nil
 	}
 	o.apply = func(tx *bolt.Tx) error {
-		t := *cur
-		t.Timeline = append([]TimelineEntry(nil), cur.Timeline...)
-		from := t.State
-		oldKey := queueKey(t.Lane(), t.Priority, t.Seq)
-
-		t.State = to
-		t.UpdatedAt = nowRounded(s.opts.Now)
-		t.Reason = c.Reason
-		t.Message = c.Message
-		if c.Attempts != nil {
-			t.Attempts = *c.Attempts
-		}
-		if c.NextDue != nil {
-			t.NextDue = c.NextDue.Round(0)
-		}
-		if c.Target != nil {
-			if *c.Target == t.Printer {
-				t.Target = ""
-			} else {
-				t.Target = *c.Target
+		t := cur
+		for i, to := range path {
+			step := Change{}
+			if i == len(path)-1 {
+				step = c
 			}
-		}
-		if c.PossibleDuplicate != nil {
-			t.PossibleDuplicate = *c.PossibleDuplicate
-		}
-		if to == StatePrinted {
-			t.Confirmation = c.Confirmation
-		}
-		t.Timeline = append(t.Timeline, TimelineEntry{State: to, At: t.UpdatedAt, Reason: c.Reason, Printer: t.Lane(), Attempts: t.Attempts})
-		ev := eventFor(&t, to, c.Reason)
-		t.Events++
-
-		q := tx.Bucket(bucketQueue)
-		switch newKey := queueKey(t.Lane(), t.Priority, t.Seq); {
-		case to.Terminal():
-			if err := q.Delete(oldKey); err != nil {
+			next, err := s.applyTransition(tx, t, to, step)
+			if err != nil {
 				return err
 			}
-			if err := tx.Bucket(bucketDone).Put(timeKey(t.UpdatedAt, t.TaskNo), nil); err != nil {
-				return err
-			}
-		case !bytes.Equal(oldKey, newKey):
-			if err := q.Delete(oldKey); err != nil {
-				return err
-			}
-			if err := q.Put(newKey, []byte(t.TaskNo)); err != nil {
-				return err
-			}
+			t = next
 		}
-		if err := putTask(tx, &t); err != nil {
-			return err
-		}
-		if err := putEvent(tx, ev); err != nil {
-			return err
-		}
-		meta := tx.Bucket(bucketMeta)
-		if from != to {
-			if err := addCount(meta, from, -1); err != nil {
-				return err
-			}
-			if err := addCount(meta, to, 1); err != nil {
-				return err
-			}
-		}
-		out = &t
+		out = t
 		return nil
 	}
 	if err := s.submit(o); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// applyTransition writes one checked transition of cur inside tx and returns
+// the task as stored after it.
+func (s *Spool) applyTransition(tx *bolt.Tx, cur *Task, to State, c Change) (*Task, error) {
+	t := *cur
+	t.Timeline = append([]TimelineEntry(nil), cur.Timeline...)
+	from := t.State
+	oldKey := queueKey(t.Lane(), t.Priority, t.Seq)
+
+	t.State = to
+	t.UpdatedAt = nowRounded(s.opts.Now)
+	t.Reason = c.Reason
+	t.Message = c.Message
+	if c.Attempts != nil {
+		t.Attempts = *c.Attempts
+	}
+	if c.NextDue != nil {
+		t.NextDue = c.NextDue.Round(0)
+	}
+	if c.Target != nil {
+		if *c.Target == t.Printer {
+			t.Target = ""
+		} else {
+			t.Target = *c.Target
+		}
+	}
+	if c.PossibleDuplicate != nil {
+		t.PossibleDuplicate = *c.PossibleDuplicate
+	}
+	if to == StatePrinted {
+		t.Confirmation = c.Confirmation
+	}
+	t.Timeline = append(t.Timeline, TimelineEntry{State: to, At: t.UpdatedAt, Reason: c.Reason, Printer: t.Lane(), Attempts: t.Attempts})
+	ev := eventFor(&t, to, c.Reason)
+	t.Events++
+
+	q := tx.Bucket(bucketQueue)
+	switch newKey := queueKey(t.Lane(), t.Priority, t.Seq); {
+	case to.Terminal():
+		if err := q.Delete(oldKey); err != nil {
+			return nil, err
+		}
+		if err := tx.Bucket(bucketDone).Put(timeKey(t.UpdatedAt, t.TaskNo), nil); err != nil {
+			return nil, err
+		}
+	case !bytes.Equal(oldKey, newKey):
+		if err := q.Delete(oldKey); err != nil {
+			return nil, err
+		}
+		if err := q.Put(newKey, []byte(t.TaskNo)); err != nil {
+			return nil, err
+		}
+	}
+	if err := putTask(tx, &t); err != nil {
+		return nil, err
+	}
+	if err := putEvent(tx, ev); err != nil {
+		return nil, err
+	}
+	meta := tx.Bucket(bucketMeta)
+	if from != to {
+		if err := addCount(meta, from, -1); err != nil {
+			return nil, err
+		}
+		if err := addCount(meta, to, 1); err != nil {
+			return nil, err
+		}
+	}
+	return &t, nil
 }

@@ -156,3 +156,33 @@ func TestRetargetMovesLane(t *testing.T) {
 		t.Errorf("target not recorded: %+v", c)
 	}
 }
+
+// TestTransitionPath ensures a path of transitions is recorded step by step
+// (timeline entries and outbox events for each state) in one transaction,
+// and that a path with an illegal step changes nothing.
+func TestTransitionPath(t *testing.T) {
+	s, _ := openTest(t, Options{})
+	mustAccept(t, s, task("A_v1", "k"))
+	got, err := s.TransitionPath("A_v1", []State{StateQueued, StateSending}, Change{Attempts: ptr(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != StateSending || got.Attempts != 1 || len(got.Timeline) != 3 || got.Timeline[1].State != StateQueued {
+		t.Errorf("after path: %+v", got)
+	}
+	evs, _ := s.ReadOutbox(10)
+	if len(evs) != 3 || evs[1].State != StateQueued || evs[1].N != 2 || evs[2].State != StateSending || evs[2].N != 3 {
+		t.Errorf("events %+v", evs)
+	}
+	if c, _ := s.Counts(); !reflect.DeepEqual(c, map[State]int{StateSending: 1}) {
+		t.Errorf("counts %v", c)
+	}
+	before, _ := s.Get("A_v1")
+	if _, err := s.TransitionPath("A_v1", []State{StatePrinted, StateQueued}, Change{}); !errors.Is(err, ErrIllegalTransition) {
+		t.Errorf("illegal second step: %v", err)
+	}
+	after, _ := s.Get("A_v1")
+	if !reflect.DeepEqual(before, after) {
+		t.Error("a path with an illegal step changed the task")
+	}
+}
