@@ -7,12 +7,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"printgate/agent"
 	"printgate/drivers"
 )
 
@@ -30,19 +32,37 @@ type configuredPrinter struct {
 // printersEnv is where runPrinters gets its printers from; tests replace the
 // parts that depend on the machine.
 type printersEnv struct {
-	// configured returns the printers of the config. It is the seam for the
-	// config loader: until `printers --config FILE` exists it returns none.
-	configured func() ([]configuredPrinter, error)
+	// configured returns the printers of the config at path; explicit says
+	// whether the user named the file (a missing default config is fine).
+	configured func(path string, explicit bool) ([]configuredPrinter, error)
 	serial     func() ([]drivers.Found, error)
 	usb        func() ([]drivers.Found, error)
 	scan       func(ctx context.Context, cidr string, port int, opts drivers.ScanOptions) ([]drivers.Found, error)
 }
 
 var defaultPrintersEnv = printersEnv{
-	configured: func() ([]configuredPrinter, error) { return nil, nil },
+	configured: loadConfigured,
 	serial:     drivers.DiscoverSerial,
 	usb:        drivers.DiscoverUSB,
 	scan:       drivers.ScanTCP,
+}
+
+// loadConfigured reads the [[printers]] of the config at path. A default
+// config that does not exist yields none, so the command still lists what
+// it discovers on a machine that is not set up yet.
+func loadConfigured(path string, explicit bool) ([]configuredPrinter, error) {
+	cfg, err := agent.LoadConfig(path)
+	if err != nil {
+		if !explicit && errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	out := make([]configuredPrinter, 0, len(cfg.Printers))
+	for _, p := range cfg.Printers {
+		out = append(out, configuredPrinter{Name: p.Name, URL: p.URL})
+	}
+	return out, nil
 }
 
 func runPrinters(args []string, stdout, stderr io.Writer) int {
@@ -58,8 +78,9 @@ func printersCmd(ctx context.Context, env printersEnv, args []string, stdout, st
 	port := fs.Int("port", drivers.DefaultTCPPort, "TCP `port` to scan for")
 	timeout := fs.Duration("timeout", 500*time.Millisecond, "connect timeout per scanned host")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	configPath := fs.String("config", agent.DefaultConfigPath(), "the config `file` whose printers to list")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: printgate printers [--scan CIDR] [--port 9100] [--json]")
+		fmt.Fprintln(stderr, "usage: printgate printers [--config FILE] [--scan CIDR] [--port 9100] [--json]")
 		fmt.Fprintln(stderr, "\nLists the configured printers and the serial ports and USB printers of this")
 		fmt.Fprintln(stderr, "machine; with --scan also hosts answering on the raw printing port.")
 		fmt.Fprintln(stderr)
@@ -81,7 +102,9 @@ func printersCmd(ctx context.Context, env printersEnv, args []string, stdout, st
 		return 2
 	}
 
-	configured, err := env.configured()
+	explicit := false
+	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "config" })
+	configured, err := env.configured(*configPath, explicit)
 	if err != nil {
 		fmt.Fprintf(stderr, "printgate printers: %v\n", err)
 		return 1

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,7 +19,7 @@ import (
 // for real (loopback only in these tests).
 func testEnv() printersEnv {
 	return printersEnv{
-		configured: func() ([]configuredPrinter, error) {
+		configured: func(string, bool) ([]configuredPrinter, error) {
 			return []configuredPrinter{{Name: "kitchen", URL: "tcp://127.0.0.2:9100"}, {Name: "bar", URL: "serial:///dev/ttyUSB0?flow=hardware"}}, nil
 		},
 		serial: func() ([]drivers.Found, error) {
@@ -170,5 +172,24 @@ func TestPrintersRegistered(t *testing.T) {
 	var rep jsonReport
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPrintersConfigured ensures `printers --config FILE` lists the config's
+// printers, a named config that does not exist is an error, and a missing
+// default config is not (the machine may not be set up yet).
+func TestPrintersConfigured(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "printgate.toml")
+	os.WriteFile(cfg, []byte("data_dir = \"d\"\napi_token = \"x\"\n[[printers]]\nname = \"kitchen\"\nurl = \"tcp://127.0.0.1:9100\"\n"), 0o600)
+	got, err := loadConfigured(cfg, true)
+	if err != nil || len(got) != 1 || got[0].Name != "kitchen" || got[0].URL != "tcp://127.0.0.1:9100" {
+		t.Fatalf("configured %+v %v", got, err)
+	}
+	if _, err := loadConfigured(filepath.Join(dir, "nope.toml"), true); err == nil {
+		t.Error("a named config that does not exist was accepted")
+	}
+	if got, err := loadConfigured(filepath.Join(dir, "nope.toml"), false); err != nil || len(got) != 0 {
+		t.Errorf("missing default config: %v %v", got, err)
 	}
 }
