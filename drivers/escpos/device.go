@@ -42,6 +42,14 @@ func (o DeviceOptions) idleTimeout() time.Duration { return orDefault(o.IdleTime
 // work flows, closes it after IdleTimeout without work, dials again on
 // demand, remembers the probed capabilities across reconnects, and runs
 // Status and Print one at a time so a status poll never lands inside a job.
+//
+// It also remembers when a connection died with bytes written that the
+// printer may not all have received: a command cut off there (raster data,
+// a QR code, a barcode, the GS ( H barrier) would take its missing
+// arguments from the start of the next connection's job. The next
+// connection therefore sends DanglingBound NULs and ESC @ before anything
+// else, even the DLE EOT health check, whose bytes the printer also parses
+// in order (see ResyncPending).
 type Device struct {
 	dial DialFunc
 	opts DeviceOptions
@@ -55,6 +63,13 @@ type Device struct {
 	lastUse  time.Time
 	stopIdle func() bool
 	closed   bool
+	// resync is the preamble bound the next new session owes the printer
+	// (0: its parser is known to be at a command boundary). While a session
+	// is open, the session keeps the current value.
+	resync int
+	// noResync turns the preamble off, for the test that shows what it
+	// prevents.
+	noResync bool
 }
 
 // NewDevice returns a Device that connects through dial when first used.
@@ -124,6 +139,19 @@ func (d *Device) Connected() bool {
 	return d.sess != nil
 }
 
+// ResyncPending returns how many NULs the device will send, followed by
+// ESC @, before the next byte to the printer, because a connection
+// died with a command possibly cut off in the printer's parser; 0 when none
+// is owed.
+func (d *Device) ResyncPending() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.sess != nil {
+		return d.sess.owedResync(d.sess.Broken())
+	}
+	return d.resync
+}
+
 // Busy reports whether an operation (a job or a status poll) is running, so
 // a status monitor can skip a poll instead of queueing behind a job.
 func (d *Device) Busy() bool { return len(d.sem) > 0 }
@@ -185,6 +213,9 @@ func (d *Device) session(ctx context.Context, op string) (*Session, bool, error)
 	}
 	if d.known {
 		s.SetCapabilities(d.caps)
+	}
+	if !d.noResync {
+		s.setResync(d.resync)
 	}
 	d.conn, d.sess = conn, s
 	return s, false, nil
@@ -263,6 +294,10 @@ func (d *Device) dropLocked() error {
 	}
 	s, c := d.sess, d.conn
 	d.sess, d.conn = nil, nil
+	// Read before Close, which marks the session broken: a session closed
+	// while healthy delivered what it wrote, and owes only an unsent
+	// preamble.
+	d.resync = s.owedResync(s.Broken())
 	_ = s.Close()
 	err := c.Close()
 	t := time.NewTimer(time.Second)

@@ -9,7 +9,9 @@ package escpos
 //
 // The driver therefore remembers, per printer, how many argument bytes a
 // command cut off by a dead connection could still be waiting for, and
-// before the next in-order byte it sends that many NULs followed by ESC @:
+// before the next byte it sends (even a DLE EOT query, whose bytes are
+// parsed in order as well as answered at once) it sends that many NULs
+// followed by ESC @:
 // the NULs complete whatever command was dangling (NUL raster data prints
 // white, a NUL length is empty, NUL ends GS k and ESC D, NUL in text mode is
 // ignored) and ESC @ then clears the print buffer and the modes.

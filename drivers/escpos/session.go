@@ -151,6 +151,8 @@ type Session struct {
 	broken atomic.Bool
 
 	mu      sync.Mutex
+	resync  int // NULs owed before the next byte written (see resync.go)
+	settle  int // DanglingBound of what was written and not yet proven received
 	events  []event
 	readErr error // set when the reader stopped
 	oneWay  bool  // the reader stopped because the port cannot answer
@@ -319,6 +321,9 @@ func (s *Session) write(ctx context.Context, p []byte) (int, error) {
 		}
 		end := min(written+chunk, len(p))
 		n, err := s.port.Write(p[written:end])
+		if n > 0 && written == 0 {
+			s.noteWritten(p)
+		}
 		written += n
 		if err != nil {
 			if ctx.Err() != nil {
@@ -329,6 +334,73 @@ func (s *Session) write(ctx context.Context, p []byte) (int, error) {
 	}
 	_ = s.port.SetWriteDeadline(time.Time{})
 	return written, nil
+}
+
+// noteWritten records that bytes of p (a job or a query, starting at a
+// command boundary) left: until an answer proves the printer received them
+// all, a link failure may leave a command of p cut off in the printer's
+// parser. The whole of p counts, because the port may take all of it and the
+// link still lose the tail.
+func (s *Session) noteWritten(p []byte) {
+	b := DanglingBound(p)
+	s.mu.Lock()
+	s.settle = max(s.settle, b)
+	s.mu.Unlock()
+}
+
+// settled records that the printer answered a question written after
+// everything else, so every byte written so far has reached it: no command
+// can be left cut off by this connection any more.
+func (s *Session) settled() {
+	s.mu.Lock()
+	s.settle = 0
+	s.mu.Unlock()
+}
+
+// setResync makes the session send the resync preamble for bound (bound
+// NULs, then ESC @) before anything else; 0 sends none. Device
+// calls it on a new session when the printer's last connection died with a
+// command possibly cut off in the printer's parser.
+func (s *Session) setResync(bound int) {
+	s.mu.Lock()
+	s.resync = bound
+	s.mu.Unlock()
+}
+
+// owedResync is the resync the next connection to this printer must send if
+// this session ends now: the preamble not sent yet, and, when the link
+// cannot be trusted (broken), the bound of everything written and not proven
+// received, which may have been cut off mid-command.
+func (s *Session) owedResync(broken bool) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if broken {
+		return max(s.resync, s.settle)
+	}
+	return s.resync
+}
+
+// ensureResync sends the owed resync preamble, if any. Every operation calls
+// it before its first byte: even DLE EOT bytes, though answered at once,
+// are parsed in order too and would be taken as a cut-off command's
+// arguments (a raster height, a QR store length). Its failure leaves the
+// preamble owed; its bytes are not job bytes.
+func (s *Session) ensureResync(ctx context.Context) error {
+	s.mu.Lock()
+	bound := s.resync
+	s.mu.Unlock()
+	if bound <= 0 {
+		return nil
+	}
+	if _, err := s.write(ctx, resyncPreamble(bound)); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	// The preamble itself may still be lost in flight: until an answer
+	// settles it, the old bound stays what a failure would leave behind.
+	s.resync, s.settle = 0, max(s.settle, bound)
+	s.mu.Unlock()
+	return nil
 }
 
 // query asks one question and waits for its answer.
@@ -407,6 +479,9 @@ func (s *Session) Probe(ctx context.Context) (Capabilities, error) {
 	}
 	s.op.Lock()
 	defer s.op.Unlock()
+	if err := s.ensureResync(ctx); err != nil {
+		return Capabilities{}, s.fail("probe", err, Status{}, false)
+	}
 	return s.probe(ctx)
 }
 
@@ -498,6 +573,9 @@ func (s *Session) Status(ctx context.Context) (Status, error) {
 	}
 	s.op.Lock()
 	defer s.op.Unlock()
+	if err := s.ensureResync(ctx); err != nil {
+		return Status{}, s.fail("status", err, Status{}, false)
+	}
 	if err := s.ensureProbed(ctx); err != nil {
 		return Status{}, err
 	}
@@ -508,6 +586,7 @@ func (s *Session) Status(ctx context.Context) (Status, error) {
 	if err != nil {
 		return st, s.fail("status", err, st, false)
 	}
+	s.settled()
 	return st, nil
 }
 
@@ -539,6 +618,14 @@ func (s *Session) Print(ctx context.Context, job []byte, id uint64) (Confirmatio
 	}
 	s.op.Lock()
 	defer s.op.Unlock()
+	// A command cut off by the printer's last connection would take the
+	// first bytes sent here as its arguments, even the DLE EOT health check
+	// (a real-time command is answered, but its bytes are still parsed in
+	// order): complete it before anything else. Nothing of the job has left,
+	// so a failure here is retryable.
+	if err := s.ensureResync(ctx); err != nil {
+		return ConfirmNone, s.fail("print", err, Status{}, false)
+	}
 	if err := s.ensureProbed(ctx); err != nil {
 		return ConfirmNone, err
 	}
@@ -553,6 +640,7 @@ func (s *Session) Print(ctx context.Context, job []byte, id uint64) (Confirmatio
 			return ConfirmNone, &PrintError{Op: "print", Err: e, Status: st}
 		}
 		before = st
+		s.settled()
 	}
 
 	s.drain()
@@ -578,8 +666,9 @@ func (s *Session) Print(ctx context.Context, job []byte, id uint64) (Confirmatio
 			return ev.kind == evBarrier && ev.id == pid
 		})
 		if err != nil {
-			return ConfirmNone, s.whyUnconfirmed(ctx, err, before)
+			return ConfirmNone, s.whyUnconfirmed(ctx, err, before, job)
 		}
+		s.settled()
 		return ConfirmPrinted, nil
 
 	case caps.TransmitStatus && caps.RealTime:
@@ -588,8 +677,9 @@ func (s *Session) Print(ctx context.Context, job []byte, id uint64) (Confirmatio
 		}
 		_, err := s.wait(ctx, s.opts.barrierTimeout(), func(ev event) bool { return ev.kind == evTransmit })
 		if err != nil {
-			return ConfirmNone, s.whyUnconfirmed(ctx, err, before)
+			return ConfirmNone, s.whyUnconfirmed(ctx, err, before, job)
 		}
+		s.settled()
 		// Everything before GS r was received, so every stray status answer
 		// is already in; only answers to the next queries follow.
 		var st Status
@@ -617,18 +707,24 @@ func (s *Session) Print(ctx context.Context, job []byte, id uint64) (Confirmatio
 		if err != nil {
 			return ConfirmNone, s.fail("print", err, st, true)
 		}
+		s.settled()
 		if e := st.Err(); e != nil {
 			return ConfirmNone, &PrintError{Op: "print", Err: ErrOutcomeUnknown, Cause: e, Status: st, Sent: true}
 		}
 		return ConfirmDelivered, nil
 	}
+	// One-way: nothing proves the printer received the job, so what was
+	// written stays unsettled; it matters only if the link then fails.
 	return ConfirmDelivered, nil
 }
 
 // whyUnconfirmed turns a barrier that did not answer into ErrOutcomeUnknown,
 // asking the printer for the reason when it can tell (ESCPOS.md §2): paper
 // out or cover open mean the job is still in the buffer and may print later.
-func (s *Session) whyUnconfirmed(ctx context.Context, waitErr error, before Status) error {
+// An answer also proves the printer received all of job and the barrier, so
+// no command is left cut off (unless the answer could be one the job's own
+// DLE EOT bytes provoked).
+func (s *Session) whyUnconfirmed(ctx context.Context, waitErr error, before Status, job []byte) error {
 	pe := s.fail("print", waitErr, before, true).(*PrintError)
 	if !s.caps.RealTime || !errors.Is(waitErr, errTimeout) {
 		return pe
@@ -638,6 +734,9 @@ func (s *Session) whyUnconfirmed(ctx context.Context, waitErr error, before Stat
 	st, err := s.readStatus(qctx, 0)
 	if err != nil {
 		return pe
+	}
+	if countRealTimeQueries(job) == 0 {
+		s.settled()
 	}
 	pe.Status = st
 	if e := st.Err(); e != nil {
