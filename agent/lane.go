@@ -35,6 +35,7 @@ type (
 	msgDeadline struct{ taskNo string }
 	msgFailover struct{}
 	msgFailback struct{}
+	msgWake     struct{}
 	msgStop     struct{}
 	msgCancel   struct {
 		taskNo string
@@ -94,6 +95,7 @@ type lane struct {
 	failedOver string // backup receiving this printer's work, if failed over
 	stopping   bool
 	idleClosed bool
+	moveErr    error // the last move's error, to tell refusal from trouble
 }
 
 func newLane(a *Agent, pc *PrinterConfig, dev Printer) (*lane, error) {
@@ -160,6 +162,15 @@ func (l *lane) handle(msg laneMsg) {
 	case msgTask:
 		l.receive(m.task)
 	case msgStatus:
+		if m.state == "" {
+			// The monitor could not tell (a link flap): stop pushing until
+			// its next reading, without asking it to look again at once.
+			l.stateErr = m.err
+			if l.state == escpos.StateReady {
+				l.setState(escpos.StateBusy, m.err)
+			}
+			break
+		}
 		l.setState(m.state, m.err)
 	case msgJobDone:
 		l.jobDone(m)
@@ -178,6 +189,8 @@ func (l *lane) handle(msg laneMsg) {
 		l.maybeFailback()
 	case msgStop:
 		l.stopping = true
+	case msgWake:
+		// Nothing to do but dispatch again.
 	}
 }
 
@@ -195,6 +208,7 @@ func (l *lane) movePath(e *entry, path []spool.State, c spool.Change) bool {
 	from := e.task.State
 	to := path[len(path)-1]
 	t, err := l.a.spool.TransitionPath(e.task.TaskNo, path, c)
+	l.moveErr = err
 	if err != nil {
 		l.log.Error("transition refused", "task_no", e.task.TaskNo, "from", from, "to", to, "err", err)
 		return false
@@ -222,6 +236,53 @@ func (l *lane) movePath(e *entry, path []spool.State, c spool.Change) bool {
 		l.a.deadlines.Cancel(t.TaskNo)
 	}
 	return true
+}
+
+// moveAll moves every entry to state to in one transaction and returns the
+// entries that moved (with their stored copies updated) and those that did
+// not, each in order. The caller keeps the ones that did not move where they
+// were, so a spool that cannot write (disk full) loses no task from the lane.
+func (l *lane) moveAll(entries []*entry, to spool.State, c spool.Change) (moved, kept []*entry) {
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	moves := make([]spool.Move, len(entries))
+	for i, e := range entries {
+		moves[i] = spool.Move{TaskNo: e.task.TaskNo, Path: []spool.State{to}, Change: c}
+	}
+	results, err := l.a.spool.TransitionBatch(moves)
+	if err != nil {
+		l.log.Error("batch transition failed; tasks keep their state", "to", to, "tasks", len(entries), "err", err)
+		l.wakeLater()
+		return nil, entries
+	}
+	for i, r := range results {
+		e := entries[i]
+		if r.Err != nil {
+			l.log.Error("transition refused", "task_no", e.task.TaskNo, "from", e.task.State, "to", to, "err", r.Err)
+			kept = append(kept, e)
+			continue
+		}
+		from := e.task.State
+		e.task = r.Task
+		l.log.Info("task "+string(to), "task_no", e.task.TaskNo, "from", from, "state", to, "attempt", e.task.Attempts, "reason", c.Reason)
+		l.observe(Event{Printer: l.name, Task: e.task})
+		moved = append(moved, e)
+	}
+	return moved, kept
+}
+
+// spoolTrouble reports whether a failed move was the spool failing to write
+// (disk full, I/O) rather than the state table refusing it: the task is
+// still the lane's and the move must be tried again.
+func spoolTrouble(err error) bool {
+	return err != nil && !errors.Is(err, spool.ErrIllegalTransition) && !errors.Is(err, spool.ErrNotFound)
+}
+
+// wakeLater makes the lane look at its work again in a second, after a
+// spool write failed.
+func (l *lane) wakeLater() {
+	l.a.after("wake:"+l.name, time.Second, l.name, msgWake{})
 }
 
 // receive takes a task into the lane according to its stored state.
@@ -328,11 +389,9 @@ func (l *lane) dispatch() {
 	if l.state == escpos.StateReady && len(l.parked) > 0 {
 		parked := l.parked
 		l.parked = nil
-		for _, e := range parked {
-			if l.move(e, spool.StateQueued, spool.Change{Reason: "printer back online"}) {
-				l.queue = append(l.queue, e)
-			}
-		}
+		moved, kept := l.moveAll(parked, spool.StateQueued, spool.Change{Reason: "printer back online"})
+		l.queue = append(l.queue, moved...)
+		l.parked = kept
 	}
 	// An unknown state (no reading yet) is worth a try: Print checks the
 	// printer's health before sending anything.
@@ -378,6 +437,10 @@ func (l *lane) start(e *entry) {
 		path = []spool.State{spool.StateQueued, spool.StateSending}
 	}
 	if !l.movePath(e, path, spool.Change{Attempts: &attempts}) {
+		if spoolTrouble(l.moveErr) {
+			l.queue = append(l.queue, e)
+			l.wakeLater()
+		}
 		return
 	}
 	l.inflight = e
@@ -396,6 +459,16 @@ func (l *lane) jobDone(m msgJobDone) {
 	e := m.e
 	l.inflight = nil
 	l.printing.Store(false)
+	defer func() {
+		if e.task.State == spool.StateSending && spoolTrouble(l.moveErr) {
+			// The outcome could not be written (disk full?). Keep the job
+			// in flight, so nothing else prints while its fate is unrecorded,
+			// and record it again shortly.
+			l.inflight = e
+			l.printing.Store(true)
+			l.a.after("jobdone:"+e.task.TaskNo, time.Second, l.name, m)
+		}
+	}()
 	if m.err == nil {
 		conf := spool.Confirmation(m.conf.String())
 		if l.move(e, spool.StatePrinted, spool.Change{Confirmation: conf}) {
@@ -551,12 +624,10 @@ func (l *lane) setState(st escpos.PrinterState, err error) {
 		}
 	}
 	if st == escpos.StateOffline {
-		queued := l.queue
-		l.queue = nil
-		for _, e := range queued {
-			if l.move(e, spool.StateParked, spool.Change{Reason: spool.ReasonDeviceOffline}) {
-				l.parked = insertBySeq(l.parked, e)
-			}
+		moved, kept := l.moveAll(l.queue, spool.StateParked, spool.Change{Reason: spool.ReasonDeviceOffline})
+		l.queue = kept
+		for _, e := range moved {
+			l.parked = insertBySeq(l.parked, e)
 		}
 	}
 }
@@ -573,6 +644,10 @@ func (l *lane) deadline(taskNo string) {
 	}
 	reason, msg := l.timeoutReason(e)
 	l.timeout(e, reason, msg)
+	if spoolTrouble(l.moveErr) {
+		l.receive(e.task)
+		l.a.deadlines.After(taskNo, time.Second, struct{}{})
+	}
 }
 
 // timeoutReason says why e did not print in time, from what the lane saw.

@@ -50,8 +50,15 @@ func readingOf(st escpos.Status, err error) escpos.PrinterState {
 	if err == nil {
 		return st.State()
 	}
-	if errors.Is(err, escpos.ErrOffline) || errors.Is(err, escpos.ErrLink) {
+	if errors.Is(err, escpos.ErrOffline) {
+		// The printer could not be reached at all.
 		return escpos.StateOffline
+	}
+	if errors.Is(err, escpos.ErrLink) {
+		// A connection that dropped after connecting (and after the
+		// device's one redial) says little: look again at once rather than
+		// park the whole lane on one flap.
+		return ""
 	}
 	if errors.Is(err, escpos.ErrNoAnswer) {
 		// Connected but silent (stalled, jammed firmware): not offline, and

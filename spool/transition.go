@@ -2,7 +2,6 @@ package spool
 
 import (
 	"bytes"
-	"fmt"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -24,35 +23,13 @@ func (s *Spool) Transition(taskNo string, to State, c Change) (*Task, error) {
 // changes. A lane uses it to take a task it can print at once from ACCEPTED
 // through QUEUED to SENDING before the first job byte leaves.
 func (s *Spool) TransitionPath(taskNo string, path []State, c Change) (*Task, error) {
-	if len(path) == 0 {
-		return nil, fmt.Errorf("transition %s: %w: empty path", taskNo, ErrIllegalTransition)
-	}
-	for _, to := range path {
-		if !to.Valid() {
-			return nil, fmt.Errorf("transition %s: %w: unknown state %q", taskNo, ErrIllegalTransition, to)
-		}
-	}
 	var cur, out *Task
 	o := &op{}
 	o.prepare = func(tx *bolt.Tx) error {
 		cur, out = nil, nil
-		raw := tx.Bucket(bucketTasks).Get([]byte(taskNo))
-		if raw == nil {
-			return fmt.Errorf("transition %s: %w", taskNo, ErrNotFound)
-		}
-		t, err := decodeTask(raw)
-		if err != nil {
-			return fmt.Errorf("transition %s: %w", taskNo, err)
-		}
-		from := t.State
-		for _, to := range path {
-			if t.Pruned || !CanTransition(from, to) {
-				return fmt.Errorf("transition %s: %w: %s → %s", taskNo, ErrIllegalTransition, from, to)
-			}
-			from = to
-		}
+		t, err := s.checkPath(tx, taskNo, path)
 		cur = t
-		return nil
+		return err
 	}
 	o.apply = func(tx *bolt.Tx) error {
 		t := cur

@@ -186,3 +186,41 @@ func TestTransitionPath(t *testing.T) {
 		t.Error("a path with an illegal step changed the task")
 	}
 }
+
+// TestTransitionBatch ensures a batch applies every legal move in one
+// transaction, records each like a single transition, and refuses illegal,
+// unknown and repeated moves without affecting the rest.
+func TestTransitionBatch(t *testing.T) {
+	s, _ := openTest(t, Options{})
+	for _, no := range []string{"A_v1", "B_v1", "C_v1"} {
+		mustAccept(t, s, task(no, "k"))
+		mustMove(t, s, no, StateQueued, Change{})
+	}
+	mustMove(t, s, "C_v1", StateCanceled, Change{})
+	res, err := s.TransitionBatch([]Move{
+		{TaskNo: "A_v1", Path: []State{StateParked}, Change: Change{Reason: ReasonDeviceOffline}},
+		{TaskNo: "C_v1", Path: []State{StateParked}},
+		{TaskNo: "NOPE", Path: []State{StateParked}},
+		{TaskNo: "B_v1", Path: []State{StateParked}},
+		{TaskNo: "B_v1", Path: []State{StateQueued}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Err != nil || res[0].Task.State != StateParked || res[0].Task.Reason != ReasonDeviceOffline {
+		t.Errorf("A: %+v", res[0])
+	}
+	if !errors.Is(res[1].Err, ErrIllegalTransition) || !errors.Is(res[2].Err, ErrNotFound) || !errors.Is(res[4].Err, ErrIllegalTransition) {
+		t.Errorf("refusals: %v / %v / %v", res[1].Err, res[2].Err, res[4].Err)
+	}
+	if res[3].Err != nil || res[3].Task.State != StateParked {
+		t.Errorf("B: %+v", res[3])
+	}
+	if c, _ := s.Counts(); !reflect.DeepEqual(c, map[State]int{StateParked: 2, StateCanceled: 1}) {
+		t.Errorf("counts %v", c)
+	}
+	a, _ := s.Get("A_v1")
+	if len(a.Timeline) != 3 || a.Events != 3 {
+		t.Errorf("A recorded %d timeline entries and %d events, want 3", len(a.Timeline), a.Events)
+	}
+}
