@@ -3,7 +3,6 @@ package agent
 import (
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -90,25 +89,11 @@ func TestExactlyOnceUnderDrops(t *testing.T) {
 	close(done)
 	chaos.Wait()
 
-	unmarked, marked := map[string]int{}, map[string]int{}
+	var all []printertest.Ticket
 	for _, p := range h.p {
-		for _, tk := range p.Tickets() {
-			flag := false
-			for _, line := range tk.Lines {
-				if strings.Contains(line, "POSSIBLE DUPLICATE") {
-					flag = true
-				}
-				if f := strings.Fields(line); len(f) == 2 && f[0] == "TICKET" {
-					if flag {
-						marked[f[1]]++
-					} else {
-						unmarked[f[1]]++
-					}
-					flag = false
-				}
-			}
-		}
+		all = append(all, p.Tickets()...)
 	}
+	unmarked, marked := printertest.Copies(all, "TICKET", "POSSIBLE DUPLICATE")
 	dupes := 0
 	for i := 0; i < tasks; i++ {
 		no := fmt.Sprintf("S%04d_K_v1", i)

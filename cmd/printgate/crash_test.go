@@ -227,26 +227,11 @@ func TestCrashRealBinary(t *testing.T) {
 func checkAllPrinted(t *testing.T, proc *agentProc, printers map[string]*printertest.Printer, printed <-chan struct{}, acked map[string]bool, base, token string) {
 	t.Helper()
 	copies := func() (map[string]int, map[string]int) {
-		unmarked, marked := map[string]int{}, map[string]int{}
+		var all []printertest.Ticket
 		for _, p := range printers {
-			for _, tk := range p.Tickets() {
-				flag := false
-				for _, line := range tk.Lines {
-					if strings.Contains(line, "POSSIBLE DUPLICATE") {
-						flag = true
-					}
-					if f := strings.Fields(line); len(f) == 2 && f[0] == "TICKET" {
-						if flag {
-							marked[f[1]]++
-						} else {
-							unmarked[f[1]]++
-						}
-						flag = false
-					}
-				}
-			}
+			all = append(all, p.Tickets()...)
 		}
-		return unmarked, marked
+		return printertest.Copies(all, "TICKET", "POSSIBLE DUPLICATE")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
