@@ -66,7 +66,7 @@ type Device struct {
 	// resync is the preamble bound the next new session owes the printer
 	// (0: its parser is known to be at a command boundary). While a session
 	// is open, the session keeps the current value.
-	resync int
+	resync resyncDebt
 	// noResync turns the preamble off, for the test that shows what it
 	// prevents.
 	noResync bool
@@ -147,9 +147,9 @@ func (d *Device) ResyncPending() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.sess != nil {
-		return d.sess.owedResync(d.sess.Broken())
+		return d.sess.owedResync(d.sess.Broken()).bound
 	}
-	return d.resync
+	return d.resync.bound
 }
 
 // Busy reports whether an operation (a job or a status poll) is running, so

@@ -338,7 +338,10 @@ func TestPowerCycle(t *testing.T) {
 	if c, err := d.Print(ctx, ticketJob("four"), 4); err != nil || c != escpos.ConfirmPrinted {
 		t.Fatalf("print after power cycle: %v %v", c, err)
 	}
-	tk, err := p.WaitTickets(ctx, 3)
+	// Job three was cut off mid-job, so part of it may be on the paper:
+	// the resync preamble cuts that fragment off (here an empty slip, the
+	// power cycle lost it) before four prints on a slip of its own.
+	tk, err := p.WaitTickets(ctx, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +350,7 @@ func TestPowerCycle(t *testing.T) {
 			t.Fatalf("job lost in the power cycle printed: %v", tk)
 		}
 	}
-	if !tk[2].Contains("four") {
+	if len(tk[2].Lines) != 0 || !tk[3].Contains("four") {
 		t.Fatalf("tickets %v", tk)
 	}
 }

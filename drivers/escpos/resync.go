@@ -35,12 +35,61 @@ const (
 // usual one.
 const unknownCommandBound = 16
 
+// resyncDebt is what a printer is owed after a connection died with bytes
+// not proven received: how many NULs complete any cut-off command, and
+// whether part of a job may have printed and must be cut off.
+type resyncDebt struct {
+	bound int
+	cut   bool
+}
+
+// owed reports whether anything must be sent.
+func (r resyncDebt) owed() bool { return r.bound > 0 }
+
+// merge is the debt of both r and o.
+func (r resyncDebt) merge(o resyncDebt) resyncDebt {
+	return resyncDebt{bound: max(r.bound, o.bound), cut: r.cut || o.cut}
+}
+
 // resyncPreamble is what resynchronises a printer whose parser may be up to
-// bound bytes into a command's arguments: bound NULs, then ESC @.
-func resyncPreamble(bound int) []byte {
-	b := make([]byte, bound+2)
-	b[bound], b[bound+1] = 0x1B, '@'
+// r.bound bytes into a command's arguments: that many NULs, then ESC @. When
+// r.cut is set, part of a cut-off job may be on the paper, so a feed and
+// partial cut follow: otherwise that fragment (a reprint's POSSIBLE
+// DUPLICATE banner, say) would run into the next, genuine ticket, and a cook
+// might skip it. After a lost status query nothing printed and no slip is
+// wasted.
+func resyncPreamble(r resyncDebt) []byte {
+	b := make([]byte, r.bound, r.bound+6)
+	b = append(b, 0x1B, '@')
+	if r.cut {
+		b = append(b, 0x1D, 'V', 66, 3)
+	}
 	return b
+}
+
+// printsSomething reports whether p, a job or query starting at a command
+// boundary, holds anything that puts marks on paper: text, a line feed, or
+// an image command. Status queries and the barrier do not.
+func printsSomething(p []byte) bool {
+	for i := 0; i < len(p); {
+		c := p[i]
+		switch {
+		case c == 0x0A || c >= 0x20:
+			return true
+		case (c == 0x1D || c == 0x1B || c == 0x1C) && i+1 < len(p):
+			switch {
+			case c == 0x1D && p[i+1] == 'v', // GS v 0 raster
+				c == 0x1B && p[i+1] == '*',                                  // ESC * bit image
+				c == 0x1D && p[i+1] == '(' && i+2 < len(p) && p[i+2] == 'L', // GS ( L graphics
+				c == 0x1D && p[i+1] == '8',                                  // GS 8 L graphics
+				c == 0x1C && p[i+1] == 'p':                                  // FS p NV image
+				return true
+			}
+		}
+		n, _ := commandSpan(p[i:])
+		i += n
+	}
+	return false
 }
 
 // DanglingBound returns the most bytes a printer could still be waiting for

@@ -131,7 +131,7 @@ func TestDanglingBoundRendered(t *testing.T) {
 // prefix and the next one sends the resync preamble for bound and then a job
 // starting with a banner line. It returns the last ticket.
 func resyncedBanner(prefix []byte, bound int) printertest.Ticket {
-	next := cat(resyncPreamble(bound), []byte{0x1B, 0x40}, []byte("BANNER LINE\nbody\n"), []byte{0x1D, 0x56, 0x00})
+	next := cat(resyncPreamble(resyncDebt{bound: bound}), []byte{0x1B, 0x40}, []byte("BANNER LINE\nbody\n"), []byte{0x1D, 0x56, 0x00})
 	tk, _ := printertest.Parse(cat(prefix, next), false)
 	if len(tk) == 0 {
 		return printertest.Ticket{}
@@ -187,9 +187,42 @@ func TestPreambleBigRaster(t *testing.T) {
 	}
 }
 
+// TestResyncPreamble ensures the preamble is the NULs, ESC @ and, only when
+// part of a job may be on the paper, a feed and partial cut.
 func TestResyncPreamble(t *testing.T) {
-	if got := resyncPreamble(3); !reflect.DeepEqual(got, []byte{0, 0, 0, 0x1B, 0x40}) {
+	if got := resyncPreamble(resyncDebt{bound: 3, cut: true}); !reflect.DeepEqual(got, []byte{0, 0, 0, 0x1B, 0x40, 0x1D, 0x56, 66, 3}) {
+		t.Errorf("preamble with cut %x", got)
+	}
+	if got := resyncPreamble(resyncDebt{bound: 3}); !reflect.DeepEqual(got, []byte{0, 0, 0, 0x1B, 0x40}) {
 		t.Fatalf("% x", got)
+	}
+}
+
+// TestPrintsSomething ensures only bytes that mark paper (text, line feeds,
+// images) call for cutting off a fragment: status queries, the barrier and
+// mode commands do not.
+func TestPrintsSomething(t *testing.T) {
+	e := &Encoder{}
+	e.Init().Bold(true).Align(AlignCenter)
+	pid, _ := ProcessID([4]byte{'a', 'b', 'c', 'd'})
+	quiet := [][]byte{
+		RealTimeStatus(QueryPrinter), TransmitStatus(TransmitPaper), pid, e.Bytes(),
+		PrinterID(InfoModel), {0x1D, 0x56, 0x42, 0x03},
+	}
+	for _, q := range quiet {
+		if printsSomething(q) {
+			t.Errorf("% x counted as printing", q)
+		}
+	}
+	loud := [][]byte{
+		[]byte("\x1b@hello"), {0x1B, 0x40, 0x0A},
+		(&Encoder{}).Raster(1, 1, []byte{0x80}).Bytes(),
+		append(append([]byte{}, pid...), 'x'),
+	}
+	for _, l := range loud {
+		if !printsSomething(l) {
+			t.Errorf("% x not counted as printing", l)
+		}
 	}
 }
 

@@ -151,8 +151,8 @@ type Session struct {
 	broken atomic.Bool
 
 	mu      sync.Mutex
-	resync  int // NULs owed before the next byte written (see resync.go)
-	settle  int // DanglingBound of what was written and not yet proven received
+	resync  resyncDebt // preamble owed before the next byte written (see resync.go)
+	settle  resyncDebt // what was written and not yet proven received would leave owed
 	events  []event
 	readErr error // set when the reader stopped
 	oneWay  bool  // the reader stopped because the port cannot answer
@@ -342,9 +342,9 @@ func (s *Session) write(ctx context.Context, p []byte) (int, error) {
 // parser. The whole of p counts, because the port may take all of it and the
 // link still lose the tail.
 func (s *Session) noteWritten(p []byte) {
-	b := DanglingBound(p)
+	d := resyncDebt{bound: DanglingBound(p), cut: printsSomething(p)}
 	s.mu.Lock()
-	s.settle = max(s.settle, b)
+	s.settle = s.settle.merge(d)
 	s.mu.Unlock()
 }
 
@@ -353,17 +353,17 @@ func (s *Session) noteWritten(p []byte) {
 // can be left cut off by this connection any more.
 func (s *Session) settled() {
 	s.mu.Lock()
-	s.settle = 0
+	s.settle = resyncDebt{}
 	s.mu.Unlock()
 }
 
-// setResync makes the session send the resync preamble for bound (bound
-// NULs, then ESC @) before anything else; 0 sends none. Device
+// setResync makes the session send the resync preamble for r before
+// anything else; a zero debt sends none. Device
 // calls it on a new session when the printer's last connection died with a
 // command possibly cut off in the printer's parser.
-func (s *Session) setResync(bound int) {
+func (s *Session) setResync(r resyncDebt) {
 	s.mu.Lock()
-	s.resync = bound
+	s.resync = r
 	s.mu.Unlock()
 }
 
@@ -371,11 +371,11 @@ func (s *Session) setResync(bound int) {
 // this session ends now: the preamble not sent yet, and, when the link
 // cannot be trusted (broken), the bound of everything written and not proven
 // received, which may have been cut off mid-command.
-func (s *Session) owedResync(broken bool) int {
+func (s *Session) owedResync(broken bool) resyncDebt {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if broken {
-		return max(s.resync, s.settle)
+		return s.resync.merge(s.settle)
 	}
 	return s.resync
 }
@@ -387,18 +387,18 @@ func (s *Session) owedResync(broken bool) int {
 // preamble owed; its bytes are not job bytes.
 func (s *Session) ensureResync(ctx context.Context) error {
 	s.mu.Lock()
-	bound := s.resync
+	debt := s.resync
 	s.mu.Unlock()
-	if bound <= 0 {
+	if !debt.owed() {
 		return nil
 	}
-	if _, err := s.write(ctx, resyncPreamble(bound)); err != nil {
+	if _, err := s.write(ctx, resyncPreamble(debt)); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	// The preamble itself may still be lost in flight: until an answer
 	// settles it, the old bound stays what a failure would leave behind.
-	s.resync, s.settle = 0, max(s.settle, bound)
+	s.resync, s.settle = resyncDebt{}, s.settle.merge(debt)
 	s.mu.Unlock()
 	return nil
 }
