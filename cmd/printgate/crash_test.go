@@ -46,18 +46,37 @@ func freePort(t *testing.T) int {
 type agentProc struct {
 	cmd  *exec.Cmd
 	base string
-	logs *bytes.Buffer
+	logs *lockedBuffer
+}
+
+// lockedBuffer collects a child's output: exec copies into it from its own
+// goroutine while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func startAgent(t *testing.T, bin, config, base string) *agentProc {
 	t.Helper()
-	var logs bytes.Buffer
+	logs := &lockedBuffer{}
 	cmd := exec.Command(bin, "run", "--config", config)
-	cmd.Stdout, cmd.Stderr = &logs, &logs
+	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &agentProc{cmd: cmd, base: base, logs: &logs}
+	p := &agentProc{cmd: cmd, base: base, logs: logs}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, err := http.Get(base + "/healthz")
