@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"testing"
@@ -83,10 +84,18 @@ func TestFailoverAfterFailedAttempts(t *testing.T) {
 	readings := func() int {
 		return h.count(func(e Event) bool { return e.Task == nil && e.Printer == "kitchen" && e.State == "READY" })
 	}
-	// Each attempt's connection (and the device's one silent redial) drops
-	// at the first byte, before any job byte: a plain failure, retried.
+	// Each attempt's connection drops at its first byte, before any job
+	// byte: a plain failure, retried. (The monitor's polls of a printer that
+	// has not printed do not hold the connection, so every attempt dials
+	// afresh and the device has no stale connection to redial silently.)
 	dropNext := func() {
-		h.p["kitchen"].FaultAfter(printertest.FaultDrop, 0)
+		// Arm only once the monitor's poll connection is gone, so the drop
+		// meets the attempt's connection and nothing else.
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		defer cancel()
+		if err := h.p["kitchen"].WaitConnections(ctx, 0); err != nil {
+			t.Fatal(err)
+		}
 		h.p["kitchen"].FaultAfter(printertest.FaultDrop, 0)
 	}
 	dropNext()

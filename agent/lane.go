@@ -71,11 +71,12 @@ type lane struct {
 	backoff wheel.Backoff
 	log     *slog.Logger
 
-	inboxMu sync.Mutex
-	inbox   []laneMsg
-	signal  chan struct{}
-	pollNow chan struct{}
-	idle    chan struct{} // closed once stopping with no job in flight
+	inboxMu  sync.Mutex
+	inbox    []laneMsg
+	signal   chan struct{}
+	pollNow  chan struct{}
+	jobEnded chan struct{} // tells the monitor a job ended
+	idle     chan struct{} // closed once stopping with no job in flight
 
 	// Shared with the monitor and readers of info().
 	hasWork  atomic.Bool
@@ -109,11 +110,12 @@ func newLane(a *Agent, pc *PrinterConfig, dev Printer) (*lane, error) {
 	}
 	l := &lane{
 		a: a, pc: pc, name: pc.Name, dev: dev, backoff: b,
-		log:     a.log.With("printer", pc.Name),
-		signal:  make(chan struct{}, 1),
-		pollNow: make(chan struct{}, 1),
-		idle:    make(chan struct{}),
-		waiting: map[string]*entry{},
+		log:      a.log.With("printer", pc.Name),
+		signal:   make(chan struct{}, 1),
+		pollNow:  make(chan struct{}, 1),
+		jobEnded: make(chan struct{}, 1),
+		idle:     make(chan struct{}),
+		waiting:  map[string]*entry{},
 	}
 	l.snap = localapi.PrinterInfo{Name: pc.Name, URL: pc.URL, State: "UNKNOWN"}
 	return l, nil
@@ -459,6 +461,10 @@ func (l *lane) jobDone(m msgJobDone) {
 	e := m.e
 	l.inflight = nil
 	l.printing.Store(false)
+	select {
+	case l.jobEnded <- struct{}{}:
+	default:
+	}
 	defer func() {
 		if e.task.State == spool.StateSending && spoolTrouble(l.moveErr) {
 			// The outcome could not be written (disk full?). Keep the job

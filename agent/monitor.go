@@ -15,8 +15,14 @@ import (
 // serialises access anyway.
 func (l *lane) monitor(ctx context.Context) {
 	clock := l.a.opts.Clock
+	poll, missed := true, false
 	for {
-		if !l.printing.Load() {
+		if poll && l.printing.Load() {
+			// A reading was due while a job is in flight: take it as soon
+			// as the job ends, so a refresh (paper put back) is never lost.
+			missed = true
+		} else if poll {
+			missed = false
 			sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			st, err := l.dev.Status(sctx)
 			cancel()
@@ -33,10 +39,14 @@ func (l *lane) monitor(ctx context.Context) {
 			d = l.a.opts.PollBusy
 		}
 		t := clock.NewTimer(d)
+		poll = true
 		select {
 		case <-t.C():
 		case <-l.pollNow:
 			t.Stop()
+		case <-l.jobEnded:
+			t.Stop()
+			poll = missed
 		case <-ctx.Done():
 			t.Stop()
 			return

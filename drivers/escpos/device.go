@@ -55,14 +55,18 @@ type Device struct {
 	opts DeviceOptions
 	sem  chan struct{} // held by the running operation
 
-	mu       sync.Mutex
-	conn     Conn
-	sess     *Session
-	caps     Capabilities
-	known    bool
-	lastUse  time.Time
-	stopIdle func() bool
-	closed   bool
+	mu      sync.Mutex
+	conn    Conn
+	sess    *Session
+	caps    Capabilities
+	known   bool
+	lastUse time.Time
+	// lastPrint is when the last job printed: only printing counts as work
+	// flowing, so status polls of an idle (or failing) printer do not hold
+	// its connection.
+	lastPrint time.Time
+	stopIdle  func() bool
+	closed    bool
 	// resync is the preamble bound the next new session owes the printer
 	// (0: its parser is known to be at a command boundary). While a session
 	// is open, the session keeps the current value.
@@ -172,7 +176,7 @@ func (d *Device) do(ctx context.Context, op string, fn func(*Session) error) err
 			return err
 		}
 		err = fn(s)
-		d.finish(s)
+		d.finish(s, op == "print" && err == nil)
 		var pe *PrintError
 		if err != nil && reused && attempt == 0 && errors.As(err, &pe) && errors.Is(pe.Err, ErrLink) && !pe.Sent {
 			continue
@@ -221,19 +225,31 @@ func (d *Device) session(ctx context.Context, op string) (*Session, bool, error)
 	return s, false, nil
 }
 
-// finish records what the operation learned and arms the idle close.
-func (d *Device) finish(s *Session) {
+// finish records what the operation learned and arms the idle close. Any
+// operation but a job that printed, on a printer that has not printed within
+// the idle timeout, closes its connection at once: a monitored but idle printer must
+// not be held open, or other software (a second agent, the vendor's tool)
+// could never print on a network interface that prints from one connection.
+func (d *Device) finish(s *Session, printed bool) {
 	caps, probed := s.Capabilities()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if probed {
 		d.caps, d.known = caps, true
 	}
-	d.lastUse = d.now()
+	now := d.now()
+	d.lastUse = now
+	if printed {
+		d.lastPrint = now
+	}
 	if d.sess != s {
 		return
 	}
 	if s.Broken() {
+		d.dropLocked()
+		return
+	}
+	if idle := d.opts.idleTimeout(); !printed && idle >= 0 && (d.lastPrint.IsZero() || now.Sub(d.lastPrint) >= idle) {
 		d.dropLocked()
 		return
 	}
@@ -265,7 +281,7 @@ func (d *Device) CloseIfIdle(now time.Time) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	idle := d.opts.idleTimeout()
-	if d.sess == nil || idle < 0 || now.Sub(d.lastUse) < idle {
+	if d.sess == nil || idle < 0 || now.Sub(d.lastPrint) < idle {
 		return false
 	}
 	d.dropLocked()
