@@ -78,6 +78,9 @@ type Event struct {
 	// (FailoverTo is empty) of Printer.
 	Switch     bool
 	FailoverTo string
+	// Err reports that the spool could not record Task's next state (disk
+	// full, I/O error); the lane keeps the task and tries again shortly.
+	Err error
 }
 
 func (o *Options) fill() {

@@ -74,6 +74,13 @@ func newRealHarness(t testing.TB, specs []printerSpec, defaults string, tweak ..
 
 func buildHarness(t testing.TB, clock *wheel.FakeClock, specs []printerSpec, defaults string, tweak ...func(*Options)) *harness {
 	t.Helper()
+	return buildHarnessAt(t, t.TempDir(), spool.Options{}, clock, specs, defaults, tweak...)
+}
+
+// buildHarnessAt is buildHarness with the spool in dir and opened with so
+// (its clock is set by the harness).
+func buildHarnessAt(t testing.TB, spoolDir string, so spool.Options, clock *wheel.FakeClock, specs []printerSpec, defaults string, tweak ...func(*Options)) *harness {
+	t.Helper()
 	h := &harness{t: t, clock: clock, p: map[string]*printertest.Printer{}, changed: make(chan struct{}), limit: waitLimit}
 	dir := t.TempDir()
 	var b strings.Builder
@@ -103,7 +110,8 @@ func buildHarness(t testing.TB, clock *wheel.FakeClock, specs []printerSpec, def
 	if clock != nil {
 		now = clock.Now
 	}
-	sp, err := spool.Open(filepath.Join(dir, "spool.db"), spool.Options{Now: now})
+	so.Now = now
+	sp, err := spool.Open(filepath.Join(spoolDir, "spool.db"), so)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +240,7 @@ func (h *harness) inState(state spool.State, taskNos ...string) bool {
 func (h *harness) waitTask(taskNo string, state spool.State) *spool.Task {
 	h.t.Helper()
 	return h.waitFor(taskNo+" "+string(state), func(e Event) bool {
-		return e.Task != nil && e.Task.TaskNo == taskNo && e.Task.State == state
+		return e.Err == nil && e.Task != nil && e.Task.TaskNo == taskNo && e.Task.State == state
 	}).Task
 }
 

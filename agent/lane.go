@@ -442,6 +442,7 @@ func (l *lane) start(e *entry) {
 		if spoolTrouble(l.moveErr) {
 			l.queue = append(l.queue, e)
 			l.wakeLater()
+			l.observe(Event{Printer: l.name, Task: e.task, Err: l.moveErr})
 		}
 		return
 	}
@@ -473,6 +474,7 @@ func (l *lane) jobDone(m msgJobDone) {
 			l.inflight = e
 			l.printing.Store(true)
 			l.a.after("jobdone:"+e.task.TaskNo, time.Second, l.name, m)
+			l.observe(Event{Printer: l.name, Task: e.task, Err: l.moveErr})
 		}
 	}()
 	if m.err == nil {

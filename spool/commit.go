@@ -81,6 +81,15 @@ func (s *Spool) commitLoop(db *bolt.DB, ops <-chan *op, done chan<- struct{}) {
 
 // commit runs batch in one transaction and answers every op.
 func (s *Spool) commit(db *bolt.DB, batch []*op) {
+	if s.opts.FailCommit != nil {
+		if err := s.opts.FailCommit(); err != nil {
+			cerr := commitError(s.path, err)
+			for _, o := range batch {
+				o.done <- cerr
+			}
+			return
+		}
+	}
 	lowSpace := s.lowSpace()
 	results := make([]error, len(batch))
 	live := make([]bool, len(batch))

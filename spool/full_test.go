@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -146,4 +148,33 @@ func TestDiskFullTmpfs(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustAccept(t, s, task("AFTER_SPACE_v1", "k"))
+}
+
+// TestFailCommitInjection ensures the failure injection point fails every
+// operation of a commit with ErrFull (for an ENOSPC) and writes nothing, and
+// that the spool works normally once it stops failing.
+func TestFailCommitInjection(t *testing.T) {
+	var fail atomic.Bool
+	s, _ := openTest(t, Options{FailCommit: func() error {
+		if fail.Load() {
+			return syscall.ENOSPC
+		}
+		return nil
+	}})
+	mustAccept(t, s, task("A_v1", "k"))
+	fail.Store(true)
+	if _, _, err := s.Accept(task("B_v1", "k")); !errors.Is(err, ErrFull) {
+		t.Errorf("accept while failing: %v", err)
+	}
+	if _, err := s.Transition("A_v1", StateQueued, Change{}); !errors.Is(err, ErrFull) {
+		t.Errorf("transition while failing: %v", err)
+	}
+	fail.Store(false)
+	if _, err := s.Get("B_v1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("failed accept was written: %v", err)
+	}
+	if a, _ := s.Get("A_v1"); a.State != StateAccepted {
+		t.Errorf("failed transition was written: %s", a.State)
+	}
+	mustMove(t, s, "A_v1", StateQueued, Change{})
 }

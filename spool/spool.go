@@ -68,6 +68,11 @@ type Options struct {
 	MaxBatch int
 	// Now is the clock for timestamps and deadlines. Default time.Now.
 	Now func() time.Time
+	// FailCommit is a failure injection point for robustness tests: when it
+	// returns an error, every operation of the next commit fails with it as
+	// if the disk had refused the write (wrap syscall.ENOSPC to get
+	// ErrFull). DANGEROUS: never set it outside tests.
+	FailCommit func() error
 }
 
 func (o Options) withDefaults() Options {
