@@ -15,3 +15,4 @@ func TestCopies(t *testing.T) {
 		t.Errorf("plain %v marked %v", plain, marked)
 	}
 }
+

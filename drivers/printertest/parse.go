@@ -505,8 +505,8 @@ func (p *parser) barcode(b []byte) int {
 		data = b[4:n]
 	}
 	s := string(data)
-	if m == 73 && len(s) >= 2 && s[0] == '{' {
-		s = s[2:] // CODE128 code set selector, not printed
+	if m == 73 {
+		s = code128Text(s)
 	}
 	p.flushLine()
 	p.cur.Barcodes = append(p.cur.Barcodes, strings.ToValidUTF8(s, "\uFFFD"))
@@ -605,4 +605,34 @@ func (p *parser) pendingTicket() Ticket {
 	}
 	t.Raw = append(append([]byte(nil), t.Raw...), p.buf...)
 	return t
+}
+
+// code128Text is what a CODE128 symbol encodes, as a scanner would read it:
+// the code set switches in GS k data ("{A", "{B", "{C", with "{{" a brace)
+// are not characters, and in code set C each byte is a pair of digits.
+func code128Text(s string) string {
+	var b strings.Builder
+	setC := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '{' && i+1 < len(s) {
+			i++
+			switch s[i] {
+			case 'A', 'B':
+				setC = false
+			case 'C':
+				setC = true
+			case '{':
+				b.WriteByte('{')
+			}
+			continue
+		}
+		if setC && c < 100 {
+			b.WriteByte('0' + c/10)
+			b.WriteByte('0' + c%10)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
