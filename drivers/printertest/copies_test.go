@@ -15,4 +15,3 @@ func TestCopies(t *testing.T) {
 		t.Errorf("plain %v marked %v", plain, marked)
 	}
 }
-
