@@ -216,12 +216,6 @@ func (p *parser) esc(b []byte) int {
 	if len(b) < 2 {
 		return 0
 	}
-	fixed := func(n int) int {
-		if len(b) < n {
-			return 0
-		}
-		return n
-	}
 	switch b[1] {
 	case '@':
 		p.init()
@@ -325,26 +319,20 @@ func (p *parser) esc(b []byte) int {
 		}
 		return i
 	case '$', '\\':
-		return fixed(4)
+		return fixed(b, 4)
 	case 'W':
-		return fixed(10)
+		return fixed(b, 10)
 	case 'c':
-		return fixed(4)
+		return fixed(b, 4)
 	case '2', '<', 'L', 'S', 0x0C:
 		return 2
 	}
-	return fixed(3) // ESC ! E G - a e M R 3 SP V { r % ? U T C and others with one parameter
+	return fixed(b, 3) // ESC ! E G - a e M R 3 SP V { r % ? U T C and others with one parameter
 }
 
 func (p *parser) fs(b []byte) int {
 	if len(b) < 2 {
 		return 0
-	}
-	fixed := func(n int) int {
-		if len(b) < n {
-			return 0
-		}
-		return n
 	}
 	switch b[1] {
 	case '&':
@@ -354,14 +342,14 @@ func (p *parser) fs(b []byte) int {
 		p.cjk = false
 		return 2
 	case 'S', 'p':
-		return fixed(4)
+		return fixed(b, 4)
 	case '2': // user-defined Kanji: FS 2 c1 c2 d1..d72
-		return fixed(76)
+		return fixed(b, 76)
 	case '(':
 		if len(b) < 5 {
 			return 0
 		}
-		return fixed(5 + le16(b[3], b[4]))
+		return fixed(b, 5+le16(b[3], b[4]))
 	case 'q': // define NV images: FS q n {xL xH yL yH d[x*y*8]}...
 		if len(b) < 3 {
 			return 0
@@ -373,20 +361,14 @@ func (p *parser) fs(b []byte) int {
 			}
 			i += 4 + le16(b[i], b[i+1])*le16(b[i+2], b[i+3])*8
 		}
-		return fixed(i)
+		return fixed(b, i)
 	}
-	return fixed(3) // FS ! - W C and others with one parameter
+	return fixed(b, 3) // FS ! - W C and others with one parameter
 }
 
 func (p *parser) gs(b []byte) int {
 	if len(b) < 2 {
 		return 0
-	}
-	fixed := func(n int) int {
-		if len(b) < n {
-			return 0
-		}
-		return n
 	}
 	switch b[1] {
 	case 'V':
@@ -431,7 +413,7 @@ func (p *parser) gs(b []byte) int {
 		if len(b) < 4 {
 			return 0
 		}
-		return fixed(4 + int(b[2])*int(b[3])*8)
+		return fixed(b, 4+int(b[2])*int(b[3])*8)
 	case '8': // GS 8 L p1 p2 p3 p4 m fn data: graphics with a 4-byte length
 		if len(b) < 7 {
 			return 0
@@ -465,13 +447,13 @@ func (p *parser) gs(b []byte) int {
 		}
 		return n
 	case 'L', 'W', 'P', '$', '\\':
-		return fixed(4)
+		return fixed(b, 4)
 	case '^':
-		return fixed(5)
+		return fixed(b, 5)
 	case ':':
 		return 2
 	}
-	return fixed(3) // GS ! B H h w f b T / j and others with one parameter
+	return fixed(b, 3) // GS ! B H h w f b T / j and others with one parameter
 }
 
 // barcode prints GS k m: m 0..6 data NUL-terminated, m 65..79 with a length.
@@ -544,23 +526,17 @@ func (p *parser) dle(b []byte) int {
 	if len(b) < 2 {
 		return 0
 	}
-	fixed := func(n int) int {
-		if len(b) < n {
-			return 0
-		}
-		return n
-	}
 	switch b[1] {
 	case 0x04:
 		if len(b) < 3 {
 			return 0
 		}
 		if b[2] == 7 || b[2] == 8 {
-			return fixed(4)
+			return fixed(b, 4)
 		}
 		return 3
 	case 0x05:
-		return fixed(3)
+		return fixed(b, 3)
 	case 0x14:
 		if len(b) < 3 {
 			return 0
@@ -577,9 +553,9 @@ func (p *parser) dle(b []byte) int {
 			p.cur.Drawer = append(p.cur.Drawer, DrawerKick{Pin: pin, OnMS: int(b[4]) * 100, OffMS: int(b[4]) * 100})
 			return 5
 		case 8:
-			return fixed(10)
+			return fixed(b, 10)
 		}
-		return fixed(5)
+		return fixed(b, 5)
 	}
 	return 1
 }
@@ -635,4 +611,13 @@ func code128Text(s string) string {
 		b.WriteByte(c)
 	}
 	return b.String()
+}
+
+// fixed is the length of a command of n bytes at the start of b, or 0 when
+// b does not hold all of it yet (the parser waits for more bytes).
+func fixed(b []byte, n int) int {
+	if len(b) < n {
+		return 0
+	}
+	return n
 }
