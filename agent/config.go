@@ -422,20 +422,8 @@ func (p *configParser) defaults(t *configTable, d *Defaults) (profileOK bool) {
 			d.RetryJitter = f
 		}
 	}
-	if n, ok := t.int("failover_failures"); ok {
-		if n < 1 {
-			t.errf("failover_failures", "%d must be at least 1 (failed attempts in a row before tickets move to the backup)", n)
-		} else {
-			d.FailoverFailures = n
-		}
-	}
-	if n, ok := t.int("max_attempts"); ok {
-		if n < 0 {
-			t.errf("max_attempts", "%d must not be negative (0 means retry until the ticket's timeout)", n)
-		} else {
-			d.MaxAttempts = n
-		}
-	}
+	t.intAtLeast("failover_failures", 1, "failed attempts in a row before tickets move to the backup", &d.FailoverFailures)
+	t.intAtLeast("max_attempts", 0, "0 means retry until the ticket's timeout", &d.MaxAttempts)
 	if s, ok := t.str("on_unknown"); ok {
 		if configCheckOnUnknown(t, s) {
 			d.OnUnknown = s
@@ -528,20 +516,8 @@ func (p *configParser) log(t *configTable, l *LogConfig) {
 			l.File = p.abs(s)
 		}
 	}
-	if n, ok := t.int("max_size_mb"); ok {
-		if n < 1 {
-			t.errf("max_size_mb", "%d must be at least 1 (megabytes before the log file is rotated)", n)
-		} else {
-			l.MaxSizeMB = n
-		}
-	}
-	if n, ok := t.int("max_backups"); ok {
-		if n < 0 {
-			t.errf("max_backups", "%d must not be negative (rotated log files to keep)", n)
-		} else {
-			l.MaxBackups = n
-		}
-	}
+	t.intAtLeast("max_size_mb", 1, "megabytes before the log file is rotated", &l.MaxSizeMB)
+	t.intAtLeast("max_backups", 0, "rotated log files to keep", &l.MaxBackups)
 	t.finish()
 }
 
@@ -678,13 +654,7 @@ func (p *configParser) printer(i int, m map[string]any, d *Defaults, defaultProf
 	t.positive("timeout", &pc.Timeout)
 	t.positive("failover_after", &pc.FailoverAfter)
 	t.positive("failback_after", &pc.FailbackAfter)
-	if n, ok := t.int("failover_failures"); ok {
-		if n < 1 {
-			t.errf("failover_failures", "%d must be at least 1 (failed attempts in a row before tickets move to the backup)", n)
-		} else {
-			pc.FailoverFailures = n
-		}
-	}
+	t.intAtLeast("failover_failures", 1, "failed attempts in a row before tickets move to the backup", &pc.FailoverFailures)
 	t.finish()
 	return pc, t
 }

@@ -296,3 +296,20 @@ func (t *configTable) finish() {
 		t.p.add(t.line(k), msg)
 	}
 }
+
+// intAtLeast stores the integer under key in dst when it is at least min,
+// else reports it with why, the plain reason the key exists.
+func (t *configTable) intAtLeast(key string, min int, why string, dst *int) {
+	n, ok := t.int(key)
+	if !ok {
+		return
+	}
+	switch {
+	case n >= min:
+		*dst = n
+	case min == 0:
+		t.errf(key, "%d must not be negative (%s)", n, why)
+	default:
+		t.errf(key, "%d must be at least %d (%s)", n, min, why)
+	}
+}
