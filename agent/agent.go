@@ -333,7 +333,7 @@ func (a *Agent) restore() error {
 // ever print it, so the store is told at once instead of at its deadline.
 func (a *Agent) orphan(t *spool.Task) {
 	msg := fmt.Sprintf("printer %q is no longer in the config", t.Lane())
-	if _, err := a.spool.Transition(t.TaskNo, spool.StateFailed, spool.Change{Reason: spool.ReasonInvalid, Message: msg}); err != nil {
+	if _, err := a.spool.Transition(t.TaskNo, t.State, spool.StateFailed, spool.Change{Reason: spool.ReasonInvalid, Message: msg}); err != nil {
 		a.log.Error("could not fail orphaned task", "task_no", t.TaskNo, "err", err)
 		return
 	}

@@ -209,7 +209,7 @@ func (l *lane) move(e *entry, to spool.State, c spool.Change) bool {
 func (l *lane) movePath(e *entry, path []spool.State, c spool.Change) bool {
 	from := e.task.State
 	to := path[len(path)-1]
-	t, err := l.a.spool.TransitionPath(e.task.TaskNo, path, c)
+	t, err := l.a.spool.TransitionPath(e.task.TaskNo, from, path, c)
 	l.moveErr = err
 	if err != nil {
 		l.log.Error("transition refused", "task_no", e.task.TaskNo, "from", from, "to", to, "err", err)
@@ -250,7 +250,7 @@ func (l *lane) moveAll(entries []*entry, to spool.State, c spool.Change) (moved,
 	}
 	moves := make([]spool.Move, len(entries))
 	for i, e := range entries {
-		moves[i] = spool.Move{TaskNo: e.task.TaskNo, Path: []spool.State{to}, Change: c}
+		moves[i] = spool.Move{TaskNo: e.task.TaskNo, From: e.task.State, Path: []spool.State{to}, Change: c}
 	}
 	results, err := l.a.spool.TransitionBatch(moves)
 	if err != nil {
@@ -713,7 +713,7 @@ func (l *lane) cancel(m msgCancel) {
 		m.reply <- cancelResult{err: fmt.Errorf("%w: task %s is not waiting in lane %s", localapi.ErrConflict, m.taskNo, l.name)}
 		return
 	}
-	t, err := l.a.spool.Transition(m.taskNo, spool.StateCanceled, spool.Change{Reason: "canceled"})
+	t, err := l.a.spool.Transition(m.taskNo, e.task.State, spool.StateCanceled, spool.Change{Reason: "canceled"})
 	if err != nil {
 		// Put it back: the task is still ours and still waiting.
 		l.receive(e.task)

@@ -134,7 +134,11 @@ func TestRestartRebuildsFromSpool(t *testing.T) {
 		}
 	}
 	move := func(no string, to spool.State, c spool.Change) {
-		if _, err := sp.Transition(no, to, c); err != nil {
+		cur, err := sp.Get(no)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sp.Transition(no, cur.State, to, c); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -6,16 +6,19 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// Move is one task's transition in a TransitionBatch: through each state of
-// Path in turn, with Change applied on the last step.
+// Move is one task's transition in a TransitionBatch: from the state From
+// the caller believes the task is in, through each state of Path in turn,
+// with Change applied on the last step.
 type Move struct {
 	TaskNo string
+	From   State
 	Path   []State
 	Change Change
 }
 
 // MoveResult is the outcome of one Move: the task as stored after it, or why
-// it was refused (ErrNotFound, ErrIllegalTransition). A refused move changes
+// it was refused (ErrNotFound, ErrIllegalTransition, ErrStateChanged). A
+// refused move changes
 // nothing; the others in the batch still happen.
 type MoveResult struct {
 	Task *Task
@@ -40,7 +43,7 @@ func (s *Spool) TransitionBatch(moves []Move) ([]MoveResult, error) {
 				continue
 			}
 			seen[m.TaskNo] = true
-			t, err := s.checkPath(tx, m.TaskNo, m.Path)
+			t, err := s.checkPath(tx, m.TaskNo, m.From, m.Path)
 			if err != nil {
 				results[i].Err = err
 				continue
@@ -76,9 +79,12 @@ func (s *Spool) TransitionBatch(moves []Move) ([]MoveResult, error) {
 	return results, nil
 }
 
-// checkPath reads taskNo and checks every step of path against the state
-// table, without writing.
-func (s *Spool) checkPath(tx *bolt.Tx, taskNo string, path []State) (*Task, error) {
+// checkPath reads taskNo, compares its stored state with the caller's
+// expected from-state, and checks every step of path against the state
+// table, without writing. A stored state other than from is ErrStateChanged:
+// someone else moved the task since the caller last read it, and applying
+// the caller's decision would overwrite theirs.
+func (s *Spool) checkPath(tx *bolt.Tx, taskNo string, from State, path []State) (*Task, error) {
 	if len(path) == 0 {
 		return nil, fmt.Errorf("transition %s: %w: empty path", taskNo, ErrIllegalTransition)
 	}
@@ -90,7 +96,9 @@ func (s *Spool) checkPath(tx *bolt.Tx, taskNo string, path []State) (*Task, erro
 	if err != nil {
 		return nil, fmt.Errorf("transition %s: %w", taskNo, err)
 	}
-	from := t.State
+	if t.State != from {
+		return nil, fmt.Errorf("transition %s: %w: expected %s, stored %s", taskNo, ErrStateChanged, from, t.State)
+	}
 	for _, to := range path {
 		if !to.Valid() {
 			return nil, fmt.Errorf("transition %s: %w: unknown state %q", taskNo, ErrIllegalTransition, to)

@@ -66,8 +66,8 @@ func TestCrashChild(t *testing.T) {
 					os.Exit(3)
 				}
 				say("A %s", no)
-				for _, st := range chain[1:] {
-					if _, err := s.Transition(no, st, Change{Confirmation: ConfirmPrinted}); err != nil {
+				for j, st := range chain[1:] {
+					if _, err := s.Transition(no, chain[j], st, Change{Confirmation: ConfirmPrinted}); err != nil {
 						say("ERR transition %s %s %v", no, st, err)
 						os.Exit(3)
 					}

@@ -16,6 +16,10 @@ var (
 	// ErrIllegalTransition means the requested state change is not in the state
 	// table; the task was left as it was.
 	ErrIllegalTransition = errors.New("illegal state transition")
+	// ErrStateChanged means a compare-and-set transition found the task in a
+	// state other than the one the caller expected: someone else moved it.
+	// Nothing was changed; the caller re-reads the task and decides again.
+	ErrStateChanged = errors.New("task state changed")
 	// ErrNotFound means no task with that task_no is known.
 	ErrNotFound = errors.New("task not found")
 	// ErrInvalid wraps every validation failure of a submitted task; the

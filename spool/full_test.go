@@ -166,7 +166,7 @@ func TestFailCommitInjection(t *testing.T) {
 	if _, _, err := s.Accept(task("B_v1", "k")); !errors.Is(err, ErrFull) {
 		t.Errorf("accept while failing: %v", err)
 	}
-	if _, err := s.Transition("A_v1", StateQueued, Change{}); !errors.Is(err, ErrFull) {
+	if _, err := s.Transition("A_v1", StateAccepted, StateQueued, Change{}); !errors.Is(err, ErrFull) {
 		t.Errorf("transition while failing: %v", err)
 	}
 	fail.Store(false)

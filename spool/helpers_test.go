@@ -60,7 +60,11 @@ func mustAccept(t testing.TB, s *Spool, nt NewTask) *Task {
 
 func mustMove(t testing.TB, s *Spool, taskNo string, to State, c Change) *Task {
 	t.Helper()
-	task, err := s.Transition(taskNo, to, c)
+	cur, err := s.Get(taskNo)
+	if err != nil {
+		t.Fatalf("transition %s → %s: %v", taskNo, to, err)
+	}
+	task, err := s.Transition(taskNo, cur.State, to, c)
 	if err != nil {
 		t.Fatalf("transition %s → %s: %v", taskNo, to, err)
 	}

@@ -36,7 +36,7 @@ func TestPruneKeepsDedupeTombstone(t *testing.T) {
 	if live, _ := s.Get("LIVE_v1"); live.Pruned || live.Payload == nil {
 		t.Errorf("live task pruned: %+v", live)
 	}
-	if _, err := s.Transition("OLD_v1", StateQueued, Change{}); !errors.Is(err, ErrIllegalTransition) {
+	if _, err := s.Transition("OLD_v1", StateCanceled, StateQueued, Change{}); !errors.Is(err, ErrIllegalTransition) {
 		t.Errorf("transition of tombstone: %v", err)
 	}
 	if p, _ := s.List(ListOptions{}); len(p.Tasks) != 1 {

@@ -6,13 +6,17 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// Transition moves a task to state to, recording c, and appends the timeline
-// entry and outbox event in the same transaction. It returns the task as
-// stored after the change, once fsync'd. A move the state table does not
-// allow returns ErrIllegalTransition and changes nothing; an unknown task_no
+// Transition moves a task from state from to state to, recording c, and
+// appends the timeline entry and outbox event in the same transaction. It
+// returns the task as stored after the change, once fsync'd.
+//
+// It is compare-and-set: if the stored state is not from, it returns
+// ErrStateChanged and changes nothing, so a decision taken on a stale copy
+// never overwrites a newer one. A move the state table does not allow
+// returns ErrIllegalTransition and changes nothing; an unknown task_no
 // returns ErrNotFound.
-func (s *Spool) Transition(taskNo string, to State, c Change) (*Task, error) {
-	return s.TransitionPath(taskNo, []State{to}, c)
+func (s *Spool) Transition(taskNo string, from, to State, c Change) (*Task, error) {
+	return s.TransitionPath(taskNo, from, []State{to}, c)
 }
 
 // TransitionPath moves a task through each state of path in turn, in one
@@ -20,14 +24,16 @@ func (s *Spool) Transition(taskNo string, to State, c Change) (*Task, error) {
 // own timeline entry and outbox event, exactly as separate Transitions would,
 // but the whole path costs one fsync. c applies to the last step; the
 // earlier ones record only their state. If any step is illegal nothing
-// changes. A lane uses it to take a task it can print at once from ACCEPTED
-// through QUEUED to SENDING before the first job byte leaves.
-func (s *Spool) TransitionPath(taskNo string, path []State, c Change) (*Task, error) {
+// changes. Like Transition it is compare-and-set on from. A lane uses it to
+// take a task it can print at once from ACCEPTED through QUEUED to SENDING
+// before the first job byte leaves, and renders the job from the task it
+// returns, so banners and flags are the ones stored by that transaction.
+func (s *Spool) TransitionPath(taskNo string, from State, path []State, c Change) (*Task, error) {
 	var cur, out *Task
 	o := &op{}
 	o.prepare = func(tx *bolt.Tx) error {
 		cur, out = nil, nil
-		t, err := s.checkPath(tx, taskNo, path)
+		t, err := s.checkPath(tx, taskNo, from, path)
 		cur = t
 		return err
 	}

@@ -103,7 +103,7 @@ func TestIllegalTransitionChangesNothing(t *testing.T) {
 	before, _ := s.Get("A_v1")
 	depth, _ := s.OutboxDepth()
 	for _, to := range []State{StatePrinted, StateRetryWait, StateUnknown, StateHeld, StateAccepted, "BOGUS"} {
-		_, err := s.Transition("A_v1", to, Change{Reason: "x", Attempts: ptr(9)})
+		_, err := s.Transition("A_v1", StateQueued, to, Change{Reason: "x", Attempts: ptr(9)})
 		if !errors.Is(err, ErrIllegalTransition) {
 			t.Errorf("QUEUED → %s: err %v, want ErrIllegalTransition", to, err)
 		}
@@ -116,11 +116,47 @@ func TestIllegalTransitionChangesNothing(t *testing.T) {
 		t.Errorf("outbox depth %d → %d", depth, d)
 	}
 	mustMove(t, s, "A_v1", StateCanceled, Change{})
-	if _, err := s.Transition("A_v1", StateQueued, Change{}); !errors.Is(err, ErrIllegalTransition) {
+	if _, err := s.Transition("A_v1", StateCanceled, StateQueued, Change{}); !errors.Is(err, ErrIllegalTransition) {
 		t.Errorf("move out of terminal state: %v", err)
 	}
-	if _, err := s.Transition("NOPE", StateQueued, Change{}); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Transition("NOPE", StateAccepted, StateQueued, Change{}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown task: %v", err)
+	}
+}
+
+// TestTransitionIsCompareAndSet ensures a move decided on a stale copy of a
+// task (expected state no longer the stored one) is refused with
+// ErrStateChanged and changes nothing, in every entry point: a second lane
+// holding the same task must never overwrite the first one's decision.
+func TestTransitionIsCompareAndSet(t *testing.T) {
+	s, _ := openTest(t, Options{})
+	mustAccept(t, s, task("A_v1", "k"))
+	if _, err := s.TransitionPath("A_v1", StateAccepted, []State{StateQueued, StateSending}, Change{Attempts: ptr(1)}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := s.Get("A_v1")
+	depth, _ := s.OutboxDepth()
+	// A stale holder still believes the task is ACCEPTED; every move it
+	// tries, even one the table allows from SENDING, is refused.
+	if _, err := s.TransitionPath("A_v1", StateAccepted, []State{StateQueued, StateSending}, Change{}); !errors.Is(err, ErrStateChanged) {
+		t.Errorf("stale path: %v, want ErrStateChanged", err)
+	}
+	if _, err := s.Transition("A_v1", StateQueued, StateTimedOut, Change{}); !errors.Is(err, ErrStateChanged) {
+		t.Errorf("stale single move: %v, want ErrStateChanged", err)
+	}
+	res, err := s.TransitionBatch([]Move{{TaskNo: "A_v1", From: StateQueued, Path: []State{StateParked}}})
+	if err != nil || !errors.Is(res[0].Err, ErrStateChanged) {
+		t.Errorf("stale batch move: %v / %v, want ErrStateChanged", err, res[0].Err)
+	}
+	after, _ := s.Get("A_v1")
+	if !reflect.DeepEqual(before, after) {
+		t.Errorf("stale moves changed the task:\n%+v\n%+v", before, after)
+	}
+	if d, _ := s.OutboxDepth(); d != depth {
+		t.Errorf("outbox depth %d → %d", depth, d)
+	}
+	if _, err := s.Transition("A_v1", StateSending, StateUnknown, Change{}); err != nil {
+		t.Errorf("move from the stored state: %v", err)
 	}
 }
 
@@ -163,7 +199,7 @@ func TestRetargetMovesLane(t *testing.T) {
 func TestTransitionPath(t *testing.T) {
 	s, _ := openTest(t, Options{})
 	mustAccept(t, s, task("A_v1", "k"))
-	got, err := s.TransitionPath("A_v1", []State{StateQueued, StateSending}, Change{Attempts: ptr(1)})
+	got, err := s.TransitionPath("A_v1", StateAccepted, []State{StateQueued, StateSending}, Change{Attempts: ptr(1)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +214,7 @@ func TestTransitionPath(t *testing.T) {
 		t.Errorf("counts %v", c)
 	}
 	before, _ := s.Get("A_v1")
-	if _, err := s.TransitionPath("A_v1", []State{StatePrinted, StateQueued}, Change{}); !errors.Is(err, ErrIllegalTransition) {
+	if _, err := s.TransitionPath("A_v1", StateSending, []State{StatePrinted, StateQueued}, Change{}); !errors.Is(err, ErrIllegalTransition) {
 		t.Errorf("illegal second step: %v", err)
 	}
 	after, _ := s.Get("A_v1")
@@ -198,11 +234,11 @@ func TestTransitionBatch(t *testing.T) {
 	}
 	mustMove(t, s, "C_v1", StateCanceled, Change{})
 	res, err := s.TransitionBatch([]Move{
-		{TaskNo: "A_v1", Path: []State{StateParked}, Change: Change{Reason: ReasonDeviceOffline}},
-		{TaskNo: "C_v1", Path: []State{StateParked}},
-		{TaskNo: "NOPE", Path: []State{StateParked}},
-		{TaskNo: "B_v1", Path: []State{StateParked}},
-		{TaskNo: "B_v1", Path: []State{StateQueued}},
+		{TaskNo: "A_v1", From: StateQueued, Path: []State{StateParked}, Change: Change{Reason: ReasonDeviceOffline}},
+		{TaskNo: "C_v1", From: StateCanceled, Path: []State{StateParked}},
+		{TaskNo: "NOPE", From: StateQueued, Path: []State{StateParked}},
+		{TaskNo: "B_v1", From: StateQueued, Path: []State{StateParked}},
+		{TaskNo: "B_v1", From: StateQueued, Path: []State{StateQueued}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -67,7 +67,11 @@ func (b *spoolBackend) Reprint(ctx context.Context, taskNo string) (*spool.Task,
 }
 
 func (b *spoolBackend) Cancel(ctx context.Context, taskNo string) (*spool.Task, error) {
-	t, err := b.s.Transition(taskNo, spool.StateCanceled, spool.Change{})
+	cur, err := b.s.Get(taskNo)
+	if err != nil {
+		return nil, err
+	}
+	t, err := b.s.Transition(taskNo, cur.State, spool.StateCanceled, spool.Change{})
 	if errors.Is(err, spool.ErrIllegalTransition) {
 		return nil, fmt.Errorf("cancel %s: %w", taskNo, localapi.ErrConflict)
 	}
@@ -100,7 +104,7 @@ func TestOverRealSpool(t *testing.T) {
 	if a.decode(t, &m); m["seq"] != 1.0 || m["state"] != "ACCEPTED" || m["duplicate"] != false {
 		t.Fatalf("accept answered %s", a.body)
 	}
-	if _, err := b.s.Transition("ORD-1_KITCHEN_v1", spool.StateQueued, spool.Change{}); err != nil {
+	if _, err := b.s.Transition("ORD-1_KITCHEN_v1", spool.StateAccepted, spool.StateQueued, spool.Change{}); err != nil {
 		t.Fatal(err)
 	}
 	a = c.do("POST", "/api/v1/tasks", payloadTask("ORD-1_KITCHEN_v1", "kitchen", []byte("other")))
