@@ -70,8 +70,14 @@ func (l *lockedBuffer) String() string {
 
 func startAgent(t *testing.T, bin, config, base string) *agentProc {
 	t.Helper()
+	return startAgentCmd(t, exec.Command(bin, "run", "--config", config), base)
+}
+
+// startAgentCmd starts cmd, which runs `printgate run` (directly or under a
+// wrapper such as strace), and waits until the agent answers /healthz at base.
+func startAgentCmd(t *testing.T, cmd *exec.Cmd, base string) *agentProc {
+	t.Helper()
 	logs := &lockedBuffer{}
-	cmd := exec.Command(bin, "run", "--config", config)
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
