@@ -6,7 +6,9 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"regexp"
+	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -139,8 +141,12 @@ type Agent struct {
 	ownerMu sync.Mutex
 	owner   map[string]string // task_no → lane currently holding it
 
-	started chan struct{}
+	started chan struct{} // closed once restore has handed every lane its backlog
 	ctx     context.Context
+	// stopCore ends the core's goroutines; fail calls it.
+	stopCore context.CancelFunc
+	failMu   sync.Mutex
+	failed   error // why the core stopped, if it did
 }
 
 var _ localapi.Backend = (*Agent)(nil)
@@ -173,17 +179,24 @@ func New(cfg *Config, sp *spool.Spool, opts Options) (*Agent, error) {
 	return a, nil
 }
 
-// Run rebuilds every lane and timer from the spool, then runs until ctx ends.
+// Run starts every lane and timer, rebuilds the lanes from the spool, then
+// runs until ctx ends. The lanes and their status monitors start first and
+// restore streams each lane's backlog to it a page at a time, so the first
+// ticket prints while a large backlog still loads. Ready is closed once the
+// whole backlog is handed over: only then may intake take new tasks.
+//
 // On the way out it stops starting jobs, lets jobs in flight finish their
-// completion barrier (bounded by StopGrace) and returns. The caller closes
-// the spool afterwards.
+// completion barrier (bounded by StopGrace) and returns nil. If the core
+// fails instead (restore cannot read the spool, a lane panics), Run returns
+// the cause at once and Failed reports it; intake must answer 503 from then
+// on. The caller closes the spool afterwards.
 func (a *Agent) Run(ctx context.Context) error {
 	runCtx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	a.ctx = runCtx
-	if err := a.restore(); err != nil {
-		return err
-	}
+	a.failMu.Lock()
+	a.stopCore = cancel
+	a.failMu.Unlock()
 	var wg sync.WaitGroup
 	for _, name := range a.order {
 		l := a.lanes[name]
@@ -204,10 +217,20 @@ func (a *Agent) Run(ctx context.Context) error {
 		defer wg.Done()
 		a.deadlines.Run(runCtx, func(taskNo string, _ struct{}) { a.toOwner(taskNo, msgDeadline{taskNo: taskNo}) })
 	}()
-	close(a.started)
-	a.log.Info("agent running", "printers", len(a.order))
+	if err := a.restore(runCtx); err != nil {
+		a.fail(err)
+	} else if runCtx.Err() == nil {
+		close(a.started)
+		a.log.Info("agent running", "printers", len(a.order))
+	}
 
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case <-runCtx.Done():
+		// The core failed: stop at once, there is nothing to wait for.
+		wg.Wait()
+		return a.Failed()
+	}
 	a.log.Info("agent stopping: intake closed, waiting for jobs in flight", "grace", a.opts.StopGrace)
 	for _, name := range a.order {
 		a.lanes[name].post(msgStop{})
@@ -219,11 +242,52 @@ func (a *Agent) Run(ctx context.Context) error {
 		case <-a.lanes[name].idle:
 		case <-grace.C:
 			a.log.Warn("stop grace ran out with a job in flight; it will be treated as outcome unknown at next start", "printer", name)
+		case <-runCtx.Done():
 		}
 	}
 	cancel()
 	wg.Wait()
-	return nil
+	return a.Failed()
+}
+
+// Ready is closed once the agent has restored every lane from the spool and
+// may take new tasks. The local API must not serve intake before it
+// (DESIGN.md "Invariants" 1).
+func (a *Agent) Ready() <-chan struct{} { return a.started }
+
+// Failed returns why the core stopped, or nil while it runs (or after a
+// clean stop).
+func (a *Agent) Failed() error {
+	a.failMu.Lock()
+	defer a.failMu.Unlock()
+	return a.failed
+}
+
+// fail stops the core for good: the first cause is kept, logged at ERROR,
+// and every later Submit is refused so no task is accepted that no lane
+// would print.
+func (a *Agent) fail(err error) {
+	a.failMu.Lock()
+	first := a.failed == nil
+	if first {
+		a.failed = fmt.Errorf("agent core stopped: %w", err)
+	}
+	stop := a.stopCore
+	a.failMu.Unlock()
+	if first {
+		a.log.Error("AGENT CORE STOPPED: no task will print; intake refuses new tasks", "err", err)
+	}
+	if stop != nil {
+		stop()
+	}
+}
+
+// recoverCore turns a panic in one of the core's goroutines into a core
+// failure; deferred at the top of each.
+func (a *Agent) recoverCore(where string) {
+	if r := recover(); r != nil {
+		a.fail(fmt.Errorf("%s panicked: %v\n%s", where, r, debug.Stack()))
+	}
 }
 
 // gauges refreshes the metrics that are read from the spool rather than
@@ -301,48 +365,17 @@ func (a *Agent) scheduleDeadline(t *spool.Task) {
 	a.deadlines.After(t.TaskNo, t.Deadline.Sub(a.opts.Clock.Now()), struct{}{})
 }
 
-// restore rebuilds lanes and timers from the spool (DESIGN.md "Restart").
-func (a *Agent) restore() error {
-	lanes, err := a.spool.Lanes()
-	if err != nil {
-		return fmt.Errorf("restore lanes: %w", err)
-	}
-	for _, name := range lanes {
-		tasks, err := a.spool.Queue(name)
-		if err != nil {
-			return fmt.Errorf("restore lane %s: %w", name, err)
-		}
-		l := a.lanes[name]
-		for _, t := range tasks {
-			if l == nil {
-				a.orphan(t)
-				continue
-			}
-			a.setOwner(t.TaskNo, name)
-			a.scheduleDeadline(t)
-			l.post(msgTask{task: t, restored: true})
-		}
-		if l != nil && len(tasks) > 0 {
-			a.log.Info("lane restored from spool", "printer", name, "tasks", len(tasks))
-		}
-	}
-	return nil
-}
-
-// orphan fails a task whose printer is no longer configured: nobody would
-// ever print it, so the store is told at once instead of at its deadline.
-func (a *Agent) orphan(t *spool.Task) {
-	msg := fmt.Sprintf("printer %q is no longer in the config", t.Lane())
-	if _, err := a.spool.Transition(t.TaskNo, t.State, spool.StateFailed, spool.Change{Reason: spool.ReasonInvalid, Message: msg}); err != nil {
-		a.log.Error("could not fail orphaned task", "task_no", t.TaskNo, "err", err)
-		return
-	}
-	a.log.Error("task failed: its printer is no longer configured", "task_no", t.TaskNo, "printer", t.Lane())
-}
-
 // Submit accepts a task into the spool and hands it to its printer's lane.
 // It returns once the task is fsync'd; printing happens afterwards.
 func (a *Agent) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bool, error) {
+	if a.Failed() != nil {
+		return nil, false, fmt.Errorf("%w: its core has stopped on a failure (see the agent's log)", localapi.ErrUnavailable)
+	}
+	select {
+	case <-a.started:
+	default:
+		return nil, false, fmt.Errorf("%w: the agent is still restoring its spool", localapi.ErrUnavailable)
+	}
 	if _, ok := a.lanes[nt.Printer]; !ok {
 		return nil, false, fmt.Errorf("%w: %q (configured: %v)", localapi.ErrUnknownPrinter, nt.Printer, a.order)
 	}
@@ -366,8 +399,15 @@ func (a *Agent) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bool
 	}
 	a.log.Info("task accepted", "task_no", t.TaskNo, "printer", t.Printer, "state", t.State, "origin", t.Origin, "seq", t.Seq, "size", t.Size)
 	a.setOwner(t.TaskNo, t.Printer)
-	a.scheduleDeadline(t)
 	a.lanes[t.Printer].post(msgTask{task: t})
+	// After the post: a deadline already due must reach the lane after the
+	// task does.
+	a.scheduleDeadline(t)
+	if a.Failed() != nil {
+		// The core stopped while this task was being written: it is on
+		// disk and prints at the next start, but nobody prints it now.
+		return nil, false, fmt.Errorf("%w: its core stopped while task %s was being accepted; the task is spooled and prints after a restart", localapi.ErrUnavailable, t.TaskNo)
+	}
 	return t, false, nil
 }
 
@@ -470,6 +510,10 @@ func (a *Agent) Health() localapi.Health {
 	if a.opts.Link != nil {
 		h.Link = a.opts.Link()
 	}
+	if err := a.Failed(); err != nil {
+		h.Status, h.Error = "failed", firstLine(err.Error())
+		return h
+	}
 	if n, err := a.spool.OutboxDepth(); err == nil {
 		h.Outbox = n
 	} else {
@@ -501,4 +545,12 @@ func render(t *spool.Task, l *lane) ([]byte, error) {
 		return nil, err
 	}
 	return append(banner, t.Payload...), nil
+}
+
+// firstLine is s up to its first newline: a panic's cause without its stack.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }

@@ -61,6 +61,13 @@ type CloudConfig struct {
 	// AuthURL is the http(s) base of the OAuth device-flow endpoints
 	// (RFC 8628) used to pair the agent.
 	AuthURL string
+	// OutboxMaxEvents caps the events waiting for the cloud. Past it, each
+	// task's superseded events are dropped first (its latest stays), then
+	// the oldest; every event lost is counted. Default 100,000.
+	OutboxMaxEvents int
+	// OutboxMaxAge drops events older than this that the cloud never
+	// acknowledged, the same way. Default 7 days.
+	OutboxMaxAge time.Duration
 }
 
 // Defaults is the [defaults] table: the dispatch policy of DESIGN.md
@@ -95,6 +102,10 @@ type Defaults struct {
 	// Profile is the printer profile of printers that name none. Default
 	// "epson-80".
 	Profile string
+	// JobTimeout bounds one job on the printer: sending it and waiting for
+	// its completion proof. On a serial line it is stretched by the time the
+	// job's bytes take at the line's baud rate. Default 30s.
+	JobTimeout time.Duration
 }
 
 // SpoolConfig is the [spool] table.
@@ -145,9 +156,9 @@ type PrinterConfig struct {
 	Backup string
 	// OnUnknown is "reprint-marked" or "hold" (see Defaults.OnUnknown).
 	OnUnknown string
-	// Timeout, FailoverAfter, FailbackAfter and FailoverFailures are the
-	// printer's own values or the [defaults].
-	Timeout, FailoverAfter, FailbackAfter time.Duration
+	// Timeout, JobTimeout, FailoverAfter, FailbackAfter and
+	// FailoverFailures are the printer's own values or the [defaults].
+	Timeout, JobTimeout, FailoverAfter, FailbackAfter time.Duration
 	// FailoverFailures: see Defaults.FailoverFailures.
 	FailoverFailures int
 	// Line is the line of the entry's [[printers]] header, so later
@@ -204,6 +215,10 @@ const (
 	configMinSpoolSize      = 8 << 20 // the spool keeps 4 MiB in reserve
 	configDefaultLogName    = "printgate.log"
 	configDefaultRetention  = 7 * 24 * time.Hour
+	// configDefaultOutboxEvents and configDefaultOutboxAge bound the events
+	// kept for an unreachable cloud: about a week of a busy store.
+	configDefaultOutboxEvents = 100_000
+	configDefaultOutboxAge    = 7 * 24 * time.Hour
 	configDefaultLogSizeMB  = 10
 	configDefaultLogBackups = 5
 )
@@ -263,6 +278,7 @@ func (p *configParser) config(raw map[string]any) *Config {
 			FailoverFailures: 3,
 			OnUnknown:        configOnUnknownReprint,
 			Profile:          "epson-80",
+			JobTimeout:       30 * time.Second,
 		},
 		Spool: SpoolConfig{Retention: configDefaultRetention},
 		Log:   LogConfig{Level: slog.LevelInfo, MaxSizeMB: configDefaultLogSizeMB, MaxBackups: configDefaultLogBackups},
@@ -363,7 +379,9 @@ func (p *configParser) apiToken(top *configTable, cfg *Config) {
 }
 
 func (p *configParser) cloud(t *configTable) *CloudConfig {
-	c := &CloudConfig{}
+	c := &CloudConfig{OutboxMaxEvents: configDefaultOutboxEvents, OutboxMaxAge: configDefaultOutboxAge}
+	t.intAtLeast("outbox_max_events", 1000, "events kept for the cloud while it is unreachable", &c.OutboxMaxEvents)
+	t.positive("outbox_max_age", &c.OutboxMaxAge)
 	if s, ok := t.str("url"); ok {
 		if err := configCheckURL(s, "ws", "wss"); err != nil {
 			t.errf("url", "%v; it is the agent link the cloud gave you, such as \"wss://print.example.com/agent/v1\"", err)
@@ -404,6 +422,7 @@ func configCheckURL(s string, schemes ...string) error {
 // so printers inheriting a bad one are not each blamed for it.
 func (p *configParser) defaults(t *configTable, d *Defaults) (profileOK bool) {
 	t.positive("timeout", &d.Timeout)
+	t.positive("job_timeout", &d.JobTimeout)
 	t.positive("retry_base", &d.RetryBase)
 	t.positive("retry_cap", &d.RetryCap)
 	t.positive("failover_after", &d.FailoverAfter)
@@ -595,6 +614,7 @@ func (p *configParser) printer(i int, m map[string]any, d *Defaults, defaultProf
 		ProfileName:      d.Profile,
 		OnUnknown:        d.OnUnknown,
 		Timeout:          d.Timeout,
+		JobTimeout:       d.JobTimeout,
 		FailoverAfter:    d.FailoverAfter,
 		FailbackAfter:    d.FailbackAfter,
 		FailoverFailures: d.FailoverFailures,
@@ -652,6 +672,7 @@ func (p *configParser) printer(i int, m map[string]any, d *Defaults, defaultProf
 		pc.OnUnknown = s
 	}
 	t.positive("timeout", &pc.Timeout)
+	t.positive("job_timeout", &pc.JobTimeout)
 	t.positive("failover_after", &pc.FailoverAfter)
 	t.positive("failback_after", &pc.FailbackAfter)
 	t.intAtLeast("failover_failures", 1, "failed attempts in a row before tickets move to the backup", &pc.FailoverFailures)

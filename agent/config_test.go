@@ -84,12 +84,13 @@ func TestLoadSampleConfig(t *testing.T) {
 		DataDir:  dataDir,
 		Listen:   "0.0.0.0:8631",
 		APIToken: "s3cret-token-for-the-pos-7f3a9c",
-		Cloud:    &CloudConfig{URL: "wss://print.example.com/agent/v1", AuthURL: "https://print.example.com/oauth"},
+		Cloud: &CloudConfig{URL: "wss://print.example.com/agent/v1", AuthURL: "https://print.example.com/oauth",
+			OutboxMaxEvents: 50000, OutboxMaxAge: 3 * 24 * time.Hour},
 		Defaults: Defaults{
 			Timeout: 2 * time.Minute, RetryBase: 500 * time.Millisecond, RetryCap: 20 * time.Second,
 			RetryFactor: 3, RetryJitter: 0.1, MaxAttempts: 10,
 			FailoverAfter: 30 * time.Second, FailoverFailures: 2, FailbackAfter: 2 * time.Minute,
-			OnUnknown: "hold", Profile: "epson-58",
+			OnUnknown: "hold", Profile: "epson-58", JobTimeout: 45 * time.Second,
 		},
 		Spool: SpoolConfig{MaxSize: 512 << 20, Retention: 14 * 24 * time.Hour, DedupeWindow: 30 * 24 * time.Hour},
 		Log:   LogConfig{Level: slog.LevelDebug, File: logFile, MaxSizeMB: 20, MaxBackups: 3},
@@ -99,7 +100,8 @@ func TestLoadSampleConfig(t *testing.T) {
 				ProfileName: "epson-80", Profile: mustProfile(t, "epson-80", escpos.ProfileOverrides{}),
 				Backup: "bar", OnUnknown: "reprint-marked",
 				Timeout: 3 * time.Minute, FailoverAfter: 30 * time.Second, FailbackAfter: 2 * time.Minute, FailoverFailures: 2,
-				Line: hdr[0],
+				JobTimeout: 45 * time.Second,
+				Line:       hdr[0],
 			},
 			{
 				Name: "bar", URL: "serial:///dev/ttyUSB0?baud=19200&flow=rtscts", Target: mustTarget(t, "serial:///dev/ttyUSB0?baud=19200&flow=rtscts"),
@@ -107,7 +109,8 @@ func TestLoadSampleConfig(t *testing.T) {
 				Profile:     mustProfile(t, "xprinter-80", escpos.ProfileOverrides{Columns: ptr(42), Beep: ptr(escpos.BeepEpson)}),
 				OnUnknown:   "hold",
 				Timeout:     2 * time.Minute, FailoverAfter: 10 * time.Second, FailbackAfter: 5 * time.Minute, FailoverFailures: 5,
-				Line: hdr[1],
+				JobTimeout: 90 * time.Second,
+				Line:       hdr[1],
 			},
 			{
 				Name: "front", URL: "usb:///dev/usb/lp0", Target: mustTarget(t, "usb:///dev/usb/lp0"),
@@ -117,7 +120,8 @@ func TestLoadSampleConfig(t *testing.T) {
 				}),
 				OnUnknown: "hold",
 				Timeout:   2 * time.Minute, FailoverAfter: 30 * time.Second, FailbackAfter: 2 * time.Minute, FailoverFailures: 2,
-				Line: hdr[2],
+				JobTimeout: 45 * time.Second,
+				Line:       hdr[2],
 			},
 		},
 	}
@@ -161,6 +165,7 @@ url  = "tcp://10.0.0.5"
 			Timeout: 90 * time.Second, RetryBase: time.Second, RetryCap: 15 * time.Second,
 			RetryFactor: 2, RetryJitter: 0.2, FailoverAfter: 15 * time.Second, FailbackAfter: 60 * time.Second,
 			FailoverFailures: 3, MaxAttempts: 0, OnUnknown: "reprint-marked", Profile: "epson-80",
+			JobTimeout: 30 * time.Second,
 		},
 		Spool: SpoolConfig{MaxSize: 0, Retention: week, DedupeWindow: week},
 		Log:   LogConfig{Level: slog.LevelInfo, File: filepath.Join(DefaultDataDir(), "printgate.log"), MaxSizeMB: 10, MaxBackups: 5},
@@ -168,7 +173,7 @@ url  = "tcp://10.0.0.5"
 			Name: "kitchen", URL: "tcp://10.0.0.5", Target: mustTarget(t, "tcp://10.0.0.5"),
 			ProfileName: "epson-80", Profile: mustProfile(t, "epson-80", escpos.ProfileOverrides{}),
 			OnUnknown: "reprint-marked", Timeout: 90 * time.Second, FailoverAfter: 15 * time.Second,
-			FailbackAfter: 60 * time.Second, FailoverFailures: 3, Line: 3,
+			FailbackAfter: 60 * time.Second, FailoverFailures: 3, JobTimeout: 30 * time.Second, Line: 3,
 		}},
 	}
 	if !reflect.DeepEqual(cfg, want) {

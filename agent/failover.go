@@ -13,7 +13,7 @@ func (l *lane) maybeFailover() {
 	if l.pc.Backup == "" || l.failedOver != "" || l.state == escpos.StateReady || l.state == "" {
 		return
 	}
-	if len(l.queue)+len(l.parked) == 0 {
+	if l.queue.len()+l.parked.Len() == 0 {
 		return
 	}
 	down := l.now().Sub(l.stateSince)
@@ -24,8 +24,8 @@ func (l *lane) maybeFailover() {
 }
 
 // failover routes this printer's work to its backup: queued, parked and
-// retry-waiting tasks move there in order, marked with the FAILOVER banner, and so does every
-// task that arrives until failback.
+// retry-waiting tasks move there in order, marked with the FAILOVER banner,
+// and so does every task that arrives until failback.
 func (l *lane) failover(why string) {
 	if l.pc.Backup == "" || l.failedOver != "" {
 		return
@@ -34,24 +34,35 @@ func (l *lane) failover(why string) {
 	l.a.m.IncFailover(l.name, l.failedOver)
 	l.log.Warn("failover", "to", l.failedOver, "why", why)
 	l.observe(Event{Printer: l.name, Switch: true, FailoverTo: l.failedOver})
-	moving := append(l.parked, l.queue...)
-	l.parked, l.queue = nil, nil
+	l.forwardAll()
+	l.a.push.Cancel("failover:" + l.name)
+	if l.state == escpos.StateReady {
+		l.a.after("failback:"+l.name, l.pc.FailbackAfter, l.name, msgFailback{})
+	}
+}
+
+// forwardAll moves every forwardable task of this lane to the backup, in
+// seq order. Tasks the spool could not move stay here, and are tried again
+// on the lane's next wake while it is failed over.
+func (l *lane) forwardAll() {
+	moving := append(l.parked.drain(), l.queue.drain()...)
 	// Tasks backing off after this printer's failures go too: the backup
 	// can print them now. HELD tasks wait for a manager wherever they are.
 	for no, e := range l.waiting {
 		if e.task.State == spool.StateRetryWait {
 			delete(l.waiting, no)
-			l.a.push.Cancel("retry:" + no)
+			l.a.push.Cancel("redo:" + no)
 			moving = append(moving, e)
 		}
 	}
+	moving = append(moving, l.toQueue...)
+	moving = append(moving, l.toPark...)
+	l.toQueue, l.toPark = nil, nil
 	sortBySeq(moving)
 	for _, e := range moving {
-		l.forward(e)
-	}
-	l.a.push.Cancel("failover:" + l.name)
-	if l.state == escpos.StateReady {
-		l.a.after("failback:"+l.name, l.pc.FailbackAfter, l.name, msgFailback{})
+		if !l.forward(e) {
+			l.place(e)
+		}
 	}
 }
 
@@ -71,12 +82,4 @@ func (l *lane) maybeFailback() {
 	l.failedOver = ""
 	l.failures = 0
 	l.observe(Event{Printer: l.name, Switch: true})
-}
-
-func sortBySeq(list []*entry) {
-	for i := 1; i < len(list); i++ {
-		for j := i; j > 0 && list[j].task.Seq < list[j-1].task.Seq; j-- {
-			list[j], list[j-1] = list[j-1], list[j]
-		}
-	}
 }

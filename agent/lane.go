@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,18 +19,26 @@ import (
 type laneMsg any
 
 type (
-	// msgTask hands the lane a task: newly accepted, moved here by failover,
-	// or restored from the spool at start.
-	msgTask struct {
-		task     *spool.Task
-		restored bool
+	// msgTask hands the lane a task: newly accepted or moved here by
+	// failover.
+	msgTask struct{ task *spool.Task }
+	// msgRestore hands the lane one page of its backlog read from the spool
+	// at start; the lane closes ack once it has taken the page, so the
+	// restorer reads the next page only then and memory stays bounded.
+	msgRestore struct {
+		tasks []*spool.Task
+		ack   chan struct{}
 	}
+	// msgRestored tells the lane its whole backlog has been handed over.
+	msgRestored struct{}
 	// msgStatus is the monitor's latest reading of the printer.
 	msgStatus struct {
 		state escpos.PrinterState
 		err   error
 	}
-	msgRetryDue struct{ taskNo string }
+	// msgRedo asks the lane to act again on a task it holds aside: a retry
+	// that is due, or a spool write that failed and is tried again.
+	msgRedo     struct{ taskNo string }
 	msgDeadline struct{ taskNo string }
 	msgFailover struct{}
 	msgFailback struct{}
@@ -53,13 +60,13 @@ type cancelResult struct {
 	err  error
 }
 
-// entry is a task the lane holds, with the latest stored copy.
-type entry struct {
-	task *spool.Task
-	// timedOut is set when the deadline passed while the job was in flight:
-	// the job's outcome decides between PRINTED and TIMED_OUT.
-	timedOut bool
-}
+// renderError is a job that could not be built from its stored task; it
+// ends the task FAILED with reason RENDER through the job-outcome path, so
+// a spool that cannot record that is retried like any other outcome.
+type renderError struct{ err error }
+
+func (e *renderError) Error() string { return "render: " + e.err.Error() }
+func (e *renderError) Unwrap() error { return e.err }
 
 // lane prints the tasks of one physical printer strictly one at a time. All
 // fields below the inbox are owned by the run goroutine.
@@ -85,15 +92,25 @@ type lane struct {
 	infoMu   sync.Mutex
 	snap     localapi.PrinterInfo
 
-	queue      []*entry // QUEUED, picked by (effective priority, seq)
-	parked     []*entry // PARKED, in seq order
-	waiting    map[string]*entry
-	inflight   *entry
+	// held indexes every task the lane holds, wherever it is: a task
+	// delivered twice is taken once.
+	held     map[string]*entry
+	queue    taskQueue         // QUEUED (and ACCEPTED ones whose QUEUED write failed)
+	parked   seqHeap           // PARKED, by seq
+	waiting  map[string]*entry // RETRY_WAIT, HELD, and tasks whose next write is retried
+	inflight *entry
+	// toQueue and toPark collect accepted tasks until the end of the inbox
+	// round, to be recorded in one transaction each; expiring collects
+	// deadlines the same way.
+	toQueue, toPark, expiring []*entry
+
 	state      escpos.PrinterState // "" until the first reading
 	stateErr   error               // what explained the last not-ready reading
 	stateSince time.Time
 	failures   int    // failed attempts in a row
 	failedOver string // backup receiving this printer's work, if failed over
+	retryFwd   bool   // a forward to the backup failed; try again on wake
+	restoring  bool   // the backlog is still being handed over
 	stopping   bool
 	idleClosed bool
 	moveErr    error // the last move's error, to tell refusal from trouble
@@ -110,12 +127,14 @@ func newLane(a *Agent, pc *PrinterConfig, dev Printer) (*lane, error) {
 	}
 	l := &lane{
 		a: a, pc: pc, name: pc.Name, dev: dev, backoff: b,
-		log:      a.log.With("printer", pc.Name),
-		signal:   make(chan struct{}, 1),
-		pollNow:  make(chan struct{}, 1),
-		jobEnded: make(chan struct{}, 1),
-		idle:     make(chan struct{}),
-		waiting:  map[string]*entry{},
+		log:       a.log.With("printer", pc.Name),
+		signal:    make(chan struct{}, 1),
+		pollNow:   make(chan struct{}, 1),
+		jobEnded:  make(chan struct{}, 1),
+		idle:      make(chan struct{}),
+		held:      map[string]*entry{},
+		waiting:   map[string]*entry{},
+		restoring: true,
 	}
 	l.snap = localapi.PrinterInfo{Name: pc.Name, URL: pc.URL, State: "UNKNOWN"}
 	return l, nil
@@ -140,7 +159,10 @@ func (l *lane) take() []laneMsg {
 	return msgs
 }
 
+// run is the lane's goroutine. A panic here stops the agent's core (see
+// Agent.fail) instead of leaving a lane that silently prints nothing.
 func (l *lane) run(ctx context.Context) {
+	defer l.a.recoverCore("lane " + l.name)
 	for {
 		select {
 		case <-l.signal:
@@ -150,6 +172,7 @@ func (l *lane) run(ctx context.Context) {
 		for _, msg := range l.take() {
 			l.handle(msg)
 		}
+		l.flush()
 		l.dispatch()
 		l.publish()
 		if l.stopping && l.inflight == nil && !l.idleClosed {
@@ -163,6 +186,13 @@ func (l *lane) handle(msg laneMsg) {
 	switch m := msg.(type) {
 	case msgTask:
 		l.receive(m.task)
+	case msgRestore:
+		for _, t := range m.tasks {
+			l.receive(t)
+		}
+		close(m.ack)
+	case msgRestored:
+		l.restoring = false
 	case msgStatus:
 		if m.state == "" {
 			// The monitor could not tell (a link flap): stop pushing until
@@ -176,10 +206,9 @@ func (l *lane) handle(msg laneMsg) {
 		l.setState(m.state, m.err)
 	case msgJobDone:
 		l.jobDone(m)
-	case msgRetryDue:
-		if e, ok := l.waiting[m.taskNo]; ok && e.task.State == spool.StateRetryWait {
-			delete(l.waiting, m.taskNo)
-			l.requeue(e, spool.Change{Reason: "retry due"})
+	case msgRedo:
+		if e, ok := l.waiting[m.taskNo]; ok {
+			l.redo(e)
 		}
 	case msgDeadline:
 		l.deadline(m.taskNo)
@@ -192,30 +221,49 @@ func (l *lane) handle(msg laneMsg) {
 	case msgStop:
 		l.stopping = true
 	case msgWake:
-		// Nothing to do but dispatch again.
+		l.retryFwd = true
 	}
 }
 
-// move records a transition of e's task and keeps the stored copy. On
-// failure the entry is left as it was and the error logged: the spool's
-// state table is the authority, and a refused move means someone else (a
-// timeout, a cancel) already decided this task's fate.
+// move records a transition of e's task, compare-and-set on the state the
+// lane last stored, and keeps the stored copy. It reports whether the task
+// moved. When it did not, l.moveErr says why: spool trouble (disk full, I/O:
+// see spoolTrouble) leaves the task as it was for the caller to keep and
+// retry; a refusal means the lane's copy was stale, and the task has been
+// handed back to the lane from its stored state (resync).
 func (l *lane) move(e *entry, to spool.State, c spool.Change) bool {
-	return l.movePath(e, []spool.State{to}, c)
+	_, ok := l.movePath(e, []spool.State{to}, c)
+	return ok
 }
 
 // movePath is move through several states in one transaction (one fsync);
 // only the final state is logged and observed, the timeline has every step.
-func (l *lane) movePath(e *entry, path []spool.State, c spool.Change) bool {
+// It also returns the full task as stored, body included.
+func (l *lane) movePath(e *entry, path []spool.State, c spool.Change) (*spool.Task, bool) {
 	from := e.task.State
 	to := path[len(path)-1]
 	t, err := l.a.spool.TransitionPath(e.task.TaskNo, from, path, c)
 	l.moveErr = err
 	if err != nil {
+		if spoolTrouble(err) {
+			e.writeFails++
+			l.log.Error("spool could not record a transition; the task is kept and the write retried", "task_no", e.task.TaskNo, "from", from, "to", to, "err", err)
+			return nil, false
+		}
 		l.log.Error("transition refused", "task_no", e.task.TaskNo, "from", from, "to", to, "err", err)
-		return false
+		l.resync(e)
+		return nil, false
 	}
-	e.task = t
+	e.writeFails = 0
+	e.task = lite(t)
+	l.logMove(t, from, to, c)
+	if to.Terminal() {
+		l.forget(e)
+	}
+	return t, true
+}
+
+func (l *lane) logMove(t *spool.Task, from, to spool.State, c spool.Change) {
 	attrs := []any{"task_no", t.TaskNo, "from", from, "state", to, "attempt", t.Attempts}
 	if c.Reason != "" {
 		attrs = append(attrs, "reason", c.Reason)
@@ -233,17 +281,54 @@ func (l *lane) movePath(e *entry, path []spool.State, c spool.Change) bool {
 	}
 	l.log.Log(context.Background(), level, "task "+string(to), attrs...)
 	l.observe(Event{Printer: l.name, Task: t})
-	if to.Terminal() {
-		l.a.dropOwner(t.TaskNo)
-		l.a.deadlines.Cancel(t.TaskNo)
+}
+
+// forget drops a task the lane no longer holds: finished, or handed on.
+func (l *lane) forget(e *entry) {
+	no := e.task.TaskNo
+	delete(l.held, no)
+	if e.task.State.Terminal() {
+		l.a.dropOwner(no)
+		l.a.deadlines.Cancel(no)
 	}
-	return true
+}
+
+// resync handles a move the spool refused: the lane's copy of the task was
+// stale (compare-and-set failed) or its decision illegal. The stored task is
+// the authority: the lane drops its copy and, if the task is still waiting
+// to print here, takes it again from its stored state. A refusal is never
+// applied silently and never loses the task.
+func (l *lane) resync(e *entry) {
+	no := e.task.TaskNo
+	delete(l.held, no)
+	t, err := l.a.spool.Get(no)
+	switch {
+	case err != nil:
+		l.log.Error("task unreadable after a refused transition", "task_no", no, "err", err)
+	case t.State.Terminal():
+		l.a.dropOwner(no)
+		l.a.deadlines.Cancel(no)
+	case errors.Is(l.moveErr, spool.ErrIllegalTransition):
+		// The lane asked for a move the state table forbids: a bug, not a
+		// race. Leave the task to its deadline rather than loop; the
+		// deadline reaches it even though no lane holds it (deadlineMissed).
+		l.log.Error("lane asked for an illegal transition; the task waits for its deadline", "task_no", no, "state", t.State)
+	case t.Lane() == l.name:
+		l.receive(t)
+	default:
+		l.a.setOwner(no, t.Lane())
+		if other := l.a.lanes[t.Lane()]; other != nil {
+			other.post(msgTask{task: t})
+		}
+	}
 }
 
 // moveAll moves every entry to state to in one transaction and returns the
-// entries that moved (with their stored copies updated) and those that did
-// not, each in order. The caller keeps the ones that did not move where they
-// were, so a spool that cannot write (disk full) loses no task from the lane.
+// entries that moved (with their stored copies updated) and those the spool
+// could not write, each in order. The caller keeps the ones that did not
+// move where they were, so a spool that cannot write (disk full) loses no
+// task from the lane. Entries whose copy was stale are resynced and in
+// neither list.
 func (l *lane) moveAll(entries []*entry, to spool.State, c spool.Change) (moved, kept []*entry) {
 	if len(entries) == 0 {
 		return nil, nil
@@ -261,24 +346,28 @@ func (l *lane) moveAll(entries []*entry, to spool.State, c spool.Change) (moved,
 	for i, r := range results {
 		e := entries[i]
 		if r.Err != nil {
+			l.moveErr = r.Err
 			l.log.Error("transition refused", "task_no", e.task.TaskNo, "from", e.task.State, "to", to, "err", r.Err)
-			kept = append(kept, e)
+			l.resync(e)
 			continue
 		}
 		from := e.task.State
-		e.task = r.Task
+		e.task = lite(r.Task)
 		l.log.Info("task "+string(to), "task_no", e.task.TaskNo, "from", from, "state", to, "attempt", e.task.Attempts, "reason", c.Reason)
-		l.observe(Event{Printer: l.name, Task: e.task})
+		l.observe(Event{Printer: l.name, Task: r.Task})
+		if to.Terminal() {
+			l.forget(e)
+		}
 		moved = append(moved, e)
 	}
 	return moved, kept
 }
 
 // spoolTrouble reports whether a failed move was the spool failing to write
-// (disk full, I/O) rather than the state table refusing it: the task is
-// still the lane's and the move must be tried again.
+// (disk full, I/O) rather than a refusal: the task is still the lane's and
+// the move must be tried again.
 func spoolTrouble(err error) bool {
-	return err != nil && !errors.Is(err, spool.ErrIllegalTransition) && !errors.Is(err, spool.ErrNotFound)
+	return err != nil && !errors.Is(err, spool.ErrIllegalTransition) && !errors.Is(err, spool.ErrStateChanged) && !errors.Is(err, spool.ErrNotFound)
 }
 
 // wakeLater makes the lane look at its work again in a second, after a
@@ -287,76 +376,188 @@ func (l *lane) wakeLater() {
 	l.a.after("wake:"+l.name, time.Second, l.name, msgWake{})
 }
 
-// receive takes a task into the lane according to its stored state.
+// retryLater holds e aside and acts on it again after a backoff that grows
+// with its failed writes (1 s, 2 s, … 30 s): the write that failed is
+// retried from the task's stored state by redo.
+func (l *lane) retryLater(e *entry) {
+	n := min(max(e.writeFails, 1), 6)
+	delay := min(time.Second<<(n-1), 30*time.Second)
+	l.waiting[e.task.TaskNo] = e
+	l.a.after("redo:"+e.task.TaskNo, delay, l.name, msgRedo{taskNo: e.task.TaskNo})
+	l.trouble(e)
+}
+
+// trouble tells observers that e's next state could not be recorded and
+// will be tried again; called once the retry is scheduled, so a test that
+// waits for it can move the clock past the retry.
+func (l *lane) trouble(e *entry) {
+	l.observe(Event{Printer: l.name, Task: e.task, Err: l.moveErr})
+}
+
+// redo acts on a task held aside, by its stored state: a retry that is due,
+// an outcome-unknown policy or a restart re-arm whose write failed before.
+func (l *lane) redo(e *entry) {
+	no := e.task.TaskNo
+	switch e.task.State {
+	case spool.StateRetryWait:
+		delete(l.waiting, no)
+		l.requeue(e, spool.Change{Reason: "retry due"})
+	case spool.StateUnknown:
+		delete(l.waiting, no)
+		l.unknown(e)
+	case spool.StateSending:
+		delete(l.waiting, no)
+		l.restartedSending(e)
+	}
+}
+
+// receive takes a task into the lane according to its stored state. A task
+// the lane already holds (delivered twice: restored and submitted, or
+// forwarded twice) is taken once.
 func (l *lane) receive(t *spool.Task) {
-	e := &entry{task: t}
-	if l.failedOver != "" && l.forward(e) {
+	if _, dup := l.held[t.TaskNo]; dup {
+		l.log.Debug("task already held by this lane", "task_no", t.TaskNo)
+		return
+	}
+	e := &entry{task: lite(t)}
+	l.held[t.TaskNo] = e
+	if l.failedOver != "" && forwardable(t.State) {
+		if !l.forward(e) {
+			l.place(e)
+		}
 		return
 	}
 	switch t.State {
 	case spool.StateAccepted:
-		if l.inflight == nil && !l.stopping && len(l.queue) == 0 && (l.state == escpos.StateReady || l.state == "") {
+		switch {
+		case l.inflight == nil && !l.stopping && l.queue.len() == 0 && len(l.toQueue) == 0 && (l.state == escpos.StateReady || l.state == ""):
 			// It can go out at once: start takes it through QUEUED to
 			// SENDING in one transaction instead of two.
-			l.queue = append(l.queue, e)
-			return
-		}
-		if l.state == escpos.StateOffline {
-			if l.move(e, spool.StateParked, spool.Change{Reason: spool.ReasonDeviceOffline}) {
-				l.parked = append(l.parked, e)
-			}
-			return
-		}
-		if l.move(e, spool.StateQueued, spool.Change{}) {
-			l.queue = append(l.queue, e)
+			l.queue.push(e)
+		case l.state == escpos.StateOffline:
+			l.toPark = append(l.toPark, e)
+		default:
+			l.toQueue = append(l.toQueue, e)
 		}
 	case spool.StateQueued:
-		l.queue = append(l.queue, e)
+		l.queue.push(e)
 	case spool.StateParked:
-		l.parked = append(l.parked, e)
+		l.parked.push(e)
 	case spool.StateRetryWait:
 		l.waiting[t.TaskNo] = e
-		l.a.after("retry:"+t.TaskNo, t.NextDue.Sub(l.a.opts.Clock.Now()), l.name, msgRetryDue{taskNo: t.TaskNo})
+		l.a.after("redo:"+t.TaskNo, t.NextDue.Sub(l.now()), l.name, msgRedo{taskNo: t.TaskNo})
 	case spool.StateSending:
-		// Found SENDING at start: the agent died with job bytes possibly
-		// out. Nobody knows whether paper came out.
-		if l.move(e, spool.StateUnknown, spool.Change{Reason: "agent restarted while sending"}) {
-			l.unknown(e)
-		}
+		l.restartedSending(e)
 	case spool.StateUnknown:
 		l.unknown(e)
 	case spool.StateHeld:
 		l.waiting[t.TaskNo] = e
 	default:
+		delete(l.held, t.TaskNo)
 		l.log.Error("lane received a task in an unexpected state", "task_no", t.TaskNo, "state", t.State)
 	}
 }
 
-// forward moves a task to the backup this printer failed over to.
+// restartedSending handles a task found SENDING at start: the agent died
+// with job bytes possibly out. Nobody knows whether paper came out.
+func (l *lane) restartedSending(e *entry) {
+	if l.move(e, spool.StateUnknown, spool.Change{Reason: "agent restarted while sending"}) {
+		l.unknown(e)
+		return
+	}
+	if spoolTrouble(l.moveErr) {
+		l.retryLater(e)
+	}
+}
+
+// place puts an entry the lane keeps back where its stored state says.
+func (l *lane) place(e *entry) {
+	switch e.task.State {
+	case spool.StateParked:
+		l.parked.push(e)
+	case spool.StateRetryWait, spool.StateHeld, spool.StateUnknown, spool.StateSending:
+		l.retryLater(e)
+	default:
+		l.queue.push(e)
+	}
+}
+
+// flush records the tasks collected in this inbox round: accepted tasks to
+// QUEUED or PARKED and expired deadlines to TIMED_OUT, each group in one
+// transaction. A lane receiving thousands of tasks while its printer is
+// offline parks them in a few fsyncs, so no ACCEPTED backlog builds up.
+// Tasks whose write failed stay where the lane can still print them: an
+// ACCEPTED task is as printable as a QUEUED one.
+func (l *lane) flush() {
+	if q := l.toQueue; len(q) > 0 {
+		l.toQueue = nil
+		moved, kept := l.moveAll(q, spool.StateQueued, spool.Change{})
+		for _, e := range append(moved, kept...) {
+			l.queue.push(e)
+		}
+	}
+	if p := l.toPark; len(p) > 0 {
+		l.toPark = nil
+		moved, kept := l.moveAll(p, spool.StateParked, spool.Change{Reason: spool.ReasonDeviceOffline})
+		for _, e := range append(moved, kept...) {
+			l.parked.push(e)
+		}
+	}
+	if x := l.expiring; len(x) > 0 {
+		l.expiring = nil
+		l.expire(x)
+	}
+	if l.toQueue != nil || l.toPark != nil || l.expiring != nil {
+		// A resync during the flush handed tasks back: take them next round.
+		l.post(msgWake{})
+	}
+}
+
+// forwardable reports whether a task in state s may move to a backup.
+func forwardable(s spool.State) bool {
+	switch s {
+	case spool.StateAccepted, spool.StateQueued, spool.StateParked, spool.StateRetryWait:
+		return true
+	}
+	return false
+}
+
+// forward moves a task to the backup this printer failed over to. It
+// returns false when the spool could not record the move: the caller keeps
+// the task and the lane tries again on its next wake.
 func (l *lane) forward(e *entry) bool {
 	to := l.failedOver
-	switch e.task.State {
-	case spool.StateAccepted, spool.StateQueued, spool.StateParked, spool.StateRetryWait:
-	default:
-		return false
+	t, ok := l.movePath(e, []spool.State{spool.StateQueued}, spool.Change{Target: &to, Reason: "failover " + l.name + " → " + to})
+	if !ok {
+		if spoolTrouble(l.moveErr) {
+			l.wakeLater()
+			l.trouble(e)
+			return false
+		}
+		return true // refused: resync took care of it
 	}
-	if !l.move(e, spool.StateQueued, spool.Change{Target: &to, Reason: "failover " + l.name + " → " + to}) {
-		return false
-	}
-	l.a.setOwner(e.task.TaskNo, to)
-	l.a.lanes[to].post(msgTask{task: e.task})
+	l.handOver(e, t)
 	return true
+}
+
+// handOver gives a task this lane moved to another lane.
+func (l *lane) handOver(e *entry, t *spool.Task) {
+	delete(l.held, t.TaskNo)
+	l.a.setOwner(t.TaskNo, t.Lane())
+	l.a.lanes[t.Lane()].post(msgTask{task: t})
 }
 
 // unknown applies the printer's on_unknown policy to a task in UNKNOWN.
 func (l *lane) unknown(e *entry) {
 	if e.timedOut || !e.task.Deadline.After(l.now()) {
-		l.timeout(e, spool.ReasonNoAck, "the link failed after the job was sent; it may or may not have printed")
+		l.timeoutOrKeep(e, spool.ReasonNoAck, "the link failed after the job was sent; it may or may not have printed")
 		return
 	}
 	if l.pc.OnUnknown == "hold" {
 		if l.move(e, spool.StateHeld, spool.Change{Reason: "outcome unknown: held for a manager"}) {
 			l.waiting[e.task.TaskNo] = e
+		} else if spoolTrouble(l.moveErr) {
+			l.retryLater(e)
 		}
 		return
 	}
@@ -364,19 +565,32 @@ func (l *lane) unknown(e *entry) {
 	l.requeue(e, spool.Change{Reason: "outcome unknown: reprinting marked POSSIBLE DUPLICATE", PossibleDuplicate: &dup})
 }
 
-// requeue puts e back in the queue (or forwards it when failed over).
+// timeoutOrKeep ends e TIMED_OUT, or keeps it aside to try again when the
+// spool cannot write.
+func (l *lane) timeoutOrKeep(e *entry, reason, msg string) {
+	if !l.timeout(e, reason, msg) && spoolTrouble(l.moveErr) {
+		l.retryLater(e)
+	}
+}
+
+// requeue puts e back in the queue (or forwards it when failed over). If
+// the spool cannot write, e is kept aside in its current state and the same
+// decision is taken again after a backoff.
 func (l *lane) requeue(e *entry, c spool.Change) {
 	if l.failedOver != "" {
 		to := l.failedOver
 		c.Target = &to
-		if l.move(e, spool.StateQueued, c) {
-			l.a.setOwner(e.task.TaskNo, to)
-			l.a.lanes[to].post(msgTask{task: e.task})
+		if t, ok := l.movePath(e, []spool.State{spool.StateQueued}, c); ok {
+			l.handOver(e, t)
+		} else if spoolTrouble(l.moveErr) {
+			l.retryLater(e)
 		}
 		return
 	}
 	if l.move(e, spool.StateQueued, c) {
-		l.queue = append(l.queue, e)
+		l.queue.push(e)
+	} else if spoolTrouble(l.moveErr) {
+		l.retryLater(e)
 	}
 }
 
@@ -385,76 +599,75 @@ func (l *lane) now() time.Time { return l.a.opts.Clock.Now() }
 // dispatch starts the next job when the printer may take one.
 func (l *lane) dispatch() {
 	l.maybeFailover()
+	if l.failedOver != "" && l.retryFwd {
+		l.retryFwd = false
+		l.forwardAll()
+	}
 	if l.inflight != nil || l.stopping {
 		return
 	}
-	if l.state == escpos.StateReady && len(l.parked) > 0 {
-		parked := l.parked
-		l.parked = nil
-		moved, kept := l.moveAll(parked, spool.StateQueued, spool.Change{Reason: "printer back online"})
-		l.queue = append(l.queue, moved...)
-		l.parked = kept
+	if l.state == escpos.StateReady && l.parked.Len() > 0 {
+		moved, kept := l.moveAll(l.parked.drain(), spool.StateQueued, spool.Change{Reason: "printer back online"})
+		for _, e := range moved {
+			l.queue.push(e)
+		}
+		for _, e := range kept {
+			l.parked.push(e)
+		}
 	}
 	// An unknown state (no reading yet) is worth a try: Print checks the
 	// printer's health before sending anything.
-	if len(l.queue) == 0 || (l.state != "" && l.state != escpos.StateReady) {
+	if l.queue.len() == 0 || (l.state != "" && l.state != escpos.StateReady) {
 		return
 	}
-	i := l.next()
-	e := l.queue[i]
-	l.queue = slices.Delete(l.queue, i, i+1)
-	l.start(e)
+	l.start(l.queue.pop(l.now(), l.a.opts.AgeAfter))
 }
 
-// next picks the queue index to print: urgent (or aged) before normal, then
-// by accept sequence.
-func (l *lane) next() int {
-	now := l.now()
-	best := -1
-	var bestRank int
-	var bestSeq uint64
-	for i, e := range l.queue {
-		rank := 1
-		if e.task.Priority == spool.PriorityUrgent || now.Sub(e.task.AcceptedAt) >= l.a.opts.AgeAfter {
-			rank = 0
-		}
-		if best < 0 || rank < bestRank || rank == bestRank && e.task.Seq < bestSeq {
-			best, bestRank, bestSeq = i, rank, e.task.Seq
-		}
-	}
-	return best
-}
-
-// start renders e and sends it; the outcome arrives as msgJobDone.
+// start records e as SENDING and sends it; the outcome arrives as
+// msgJobDone. The job is rendered from the task as stored by the SENDING
+// transaction, so its banners (POSSIBLE DUPLICATE, FAILOVER, REPRINT) are
+// the ones on record, never those of a stale copy.
 func (l *lane) start(e *entry) {
-	job, err := render(e.task, l)
-	if err != nil {
-		l.move(e, spool.StateFailed, spool.Change{Reason: spool.ReasonRender, Message: err.Error()})
-		l.a.m.IncAttempt(l.name, "render_failed")
-		return
-	}
 	attempts := e.task.Attempts + 1
 	path := []spool.State{spool.StateSending}
 	if e.task.State == spool.StateAccepted {
 		path = []spool.State{spool.StateQueued, spool.StateSending}
 	}
-	if !l.movePath(e, path, spool.Change{Attempts: &attempts}) {
+	t, ok := l.movePath(e, path, spool.Change{Attempts: &attempts})
+	if !ok {
 		if spoolTrouble(l.moveErr) {
-			l.queue = append(l.queue, e)
+			l.queue.push(e)
 			l.wakeLater()
-			l.observe(Event{Printer: l.name, Task: e.task, Err: l.moveErr})
+			l.trouble(e)
 		}
 		return
 	}
 	l.inflight = e
 	l.printing.Store(true)
-	ctx, cancel := context.WithTimeout(l.a.ctx, l.a.opts.JobTimeout)
-	seq := e.task.Seq
+	job, err := render(t, l)
+	if err != nil {
+		l.post(msgJobDone{e: e, err: &renderError{err}})
+		return
+	}
+	ctx, cancel := context.WithTimeout(l.a.ctx, l.jobTimeout(len(job)))
+	seq := t.Seq
 	go func() {
 		defer cancel()
+		defer l.a.recoverCore("print job on " + l.name)
 		conf, err := l.dev.Print(ctx, job, seq)
 		l.post(msgJobDone{e: e, conf: conf, err: err})
 	}()
+}
+
+// jobTimeout bounds one Print call of n job bytes: the printer's
+// job_timeout, stretched on a serial line by the time n bytes take at its
+// baud rate.
+func (l *lane) jobTimeout(n int) time.Duration {
+	base := l.a.opts.JobTimeout
+	if l.pc.JobTimeout > 0 {
+		base = l.pc.JobTimeout
+	}
+	return serialJobTimeout(base, n, l.pc.Target.Line.Baud)
 }
 
 // jobDone records a job's outcome (DESIGN.md "Completion gate").
@@ -466,6 +679,7 @@ func (l *lane) jobDone(m msgJobDone) {
 	case l.jobEnded <- struct{}{}:
 	default:
 	}
+	l.moveErr = nil
 	defer func() {
 		if e.task.State == spool.StateSending && spoolTrouble(l.moveErr) {
 			// The outcome could not be written (disk full?). Keep the job
@@ -474,9 +688,15 @@ func (l *lane) jobDone(m msgJobDone) {
 			l.inflight = e
 			l.printing.Store(true)
 			l.a.after("jobdone:"+e.task.TaskNo, time.Second, l.name, m)
-			l.observe(Event{Printer: l.name, Task: e.task, Err: l.moveErr})
+			l.trouble(e)
 		}
 	}()
+	var re *renderError
+	if errors.As(m.err, &re) {
+		l.a.m.IncAttempt(l.name, "render_failed")
+		l.move(e, spool.StateFailed, spool.Change{Reason: spool.ReasonRender, Message: re.err.Error()})
+		return
+	}
 	if m.err == nil {
 		conf := spool.Confirmation(m.conf.String())
 		if l.move(e, spool.StatePrinted, spool.Change{Confirmation: conf}) {
@@ -509,7 +729,7 @@ func (l *lane) jobDone(m msgJobDone) {
 			return
 		}
 		if l.move(e, spool.StateParked, spool.Change{Reason: spool.ReasonDeviceOffline, Message: m.err.Error(), Attempts: &refund}) {
-			l.parked = insertBySeq(l.parked, e)
+			l.parked.push(e)
 		}
 	case errors.Is(m.err, escpos.ErrPaperOut), errors.Is(m.err, escpos.ErrCoverOpen),
 		errors.Is(m.err, escpos.ErrBusy), errors.Is(m.err, escpos.ErrPrinterFault):
@@ -522,7 +742,7 @@ func (l *lane) jobDone(m msgJobDone) {
 			return
 		}
 		if l.move(e, spool.StateQueued, spool.Change{Reason: string(st), Message: m.err.Error(), Attempts: &refund}) {
-			l.queue = append(l.queue, e)
+			l.queue.push(e)
 		}
 	default:
 		l.a.m.IncAttempt(l.name, "failed")
@@ -538,26 +758,13 @@ func (l *lane) jobDone(m msgJobDone) {
 			due := l.now().Add(delay)
 			if l.move(e, spool.StateRetryWait, spool.Change{Reason: "send failed", Message: m.err.Error(), NextDue: &due}) {
 				l.waiting[e.task.TaskNo] = e
-				l.a.after("retry:"+e.task.TaskNo, delay, l.name, msgRetryDue{taskNo: e.task.TaskNo})
+				l.a.after("redo:"+e.task.TaskNo, delay, l.name, msgRedo{taskNo: e.task.TaskNo})
 			}
 		}
 	}
 	if l.failures >= l.pc.FailoverFailures && l.pc.FailoverFailures > 0 {
 		l.failover(fmt.Sprintf("%d failed attempts in a row", l.failures))
 	}
-}
-
-func insertBySeq(list []*entry, e *entry) []*entry {
-	i, _ := slices.BinarySearchFunc(list, e.task.Seq, func(x *entry, seq uint64) int {
-		switch {
-		case x.task.Seq < seq:
-			return -1
-		case x.task.Seq > seq:
-			return 1
-		}
-		return 0
-	})
-	return slices.Insert(list, i, e)
 }
 
 // stateOf maps a not-ready print error to the printer state it shows.
@@ -611,7 +818,9 @@ func (l *lane) setState(st escpos.PrinterState, err error) {
 	l.state = st
 	l.stateSince = l.now()
 	l.ready.Store(st == escpos.StateReady)
-	l.observe(Event{Printer: l.name, State: string(st)})
+	// Observers hear of the change once its timers are set, so a test that
+	// waits for it can move the clock past them.
+	defer l.observe(Event{Printer: l.name, State: string(st)})
 	attrs := []any{"from", prev, "state", st}
 	if err != nil {
 		attrs = append(attrs, "err", err)
@@ -632,75 +841,127 @@ func (l *lane) setState(st escpos.PrinterState, err error) {
 		}
 	}
 	if st == escpos.StateOffline {
-		moved, kept := l.moveAll(l.queue, spool.StateParked, spool.Change{Reason: spool.ReasonDeviceOffline})
-		l.queue = kept
+		moved, kept := l.moveAll(l.queue.drain(), spool.StateParked, spool.Change{Reason: spool.ReasonDeviceOffline})
 		for _, e := range moved {
-			l.parked = insertBySeq(l.parked, e)
+			l.parked.push(e)
+		}
+		for _, e := range kept {
+			l.queue.push(e)
 		}
 	}
 }
 
-// deadline handles a task's deadline passing.
+// deadline handles a task's deadline passing. The task times out at the end
+// of the inbox round together with every other deadline of that round, in
+// one transaction.
 func (l *lane) deadline(taskNo string) {
 	if l.inflight != nil && l.inflight.task.TaskNo == taskNo {
 		l.inflight.timedOut = true
 		return
 	}
-	e := l.remove(taskNo)
+	e := l.held[taskNo]
 	if e == nil {
+		for _, x := range l.toQueue {
+			if x.task.TaskNo == taskNo {
+				e = x
+			}
+		}
+	}
+	if e == nil {
+		l.a.deadlineMissed(taskNo, l.name)
 		return
 	}
-	reason, msg := l.timeoutReason(e)
-	l.timeout(e, reason, msg)
-	if spoolTrouble(l.moveErr) {
-		l.receive(e.task)
-		l.a.deadlines.After(taskNo, time.Second, struct{}{})
+	l.expiring = append(l.expiring, e)
+}
+
+// expire times out the entries whose deadline passed, grouped by reason.
+// An entry whose write failed goes back where it was and its deadline is
+// delivered again in a second.
+func (l *lane) expire(list []*entry) {
+	type why struct{ reason, msg string }
+	groups := map[why][]*entry{}
+	var order []why
+	for _, e := range list {
+		if l.held[e.task.TaskNo] != e {
+			continue // gone meanwhile (printed, canceled)
+		}
+		l.detach(e)
+		r, m := l.timeoutReason(e)
+		k := why{r, m}
+		if groups[k] == nil {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], e)
+	}
+	for _, k := range order {
+		moved, kept := l.moveAll(groups[k], spool.StateTimedOut, spool.Change{Reason: k.reason, Message: k.msg})
+		for range moved {
+			l.a.m.IncTimeout(l.name, k.reason)
+		}
+		for _, e := range kept {
+			l.place(e)
+			l.a.deadlines.After(e.task.TaskNo, time.Second, struct{}{})
+		}
 	}
 }
 
-// timeoutReason says why e did not print in time, from what the lane saw.
+// detach takes e out of whichever list holds it, keeping it in held.
+func (l *lane) detach(e *entry) {
+	no := e.task.TaskNo
+	if _, ok := l.waiting[no]; ok {
+		delete(l.waiting, no)
+		l.a.push.Cancel("redo:" + no)
+		return
+	}
+	if !l.queue.remove(e) {
+		l.parked.remove(e)
+	}
+	for i, x := range l.toQueue {
+		if x == e {
+			l.toQueue = append(l.toQueue[:i], l.toQueue[i+1:]...)
+			break
+		}
+	}
+	for i, x := range l.toPark {
+		if x == e {
+			l.toPark = append(l.toPark[:i], l.toPark[i+1:]...)
+			break
+		}
+	}
+}
+
+// timeoutReason says why e did not print in time: first from the state its
+// printer is actually in, then from the task's own history.
 func (l *lane) timeoutReason(e *entry) (string, string) {
 	since := ""
 	if !l.stateSince.IsZero() {
 		since = fmt.Sprintf(" since %s", l.stateSince.Format(time.TimeOnly))
 	}
 	switch {
-	case e.task.State == spool.StateParked || l.state == escpos.StateOffline:
+	case l.state == escpos.StateOffline:
 		return spool.ReasonDeviceOffline, fmt.Sprintf("printer %s offline%s", l.name, since)
 	case l.state == escpos.StatePaperOut:
 		return spool.ReasonPaperOut, fmt.Sprintf("printer %s out of paper%s", l.name, since)
-	case errors.Is(l.stateErr, escpos.ErrNoAnswer):
+	case errors.Is(l.stateErr, escpos.ErrNoAnswer) && l.state != escpos.StateReady:
 		return spool.ReasonNoAck, fmt.Sprintf("printer %s is connected but does not answer%s", l.name, since)
-	case e.task.State == spool.StateRetryWait || e.task.State == spool.StateHeld || e.task.Attempts > 0:
+	case e.task.State == spool.StateRetryWait || e.task.State == spool.StateHeld || e.task.State == spool.StateUnknown || e.task.Attempts > 0:
 		return spool.ReasonNoAck, fmt.Sprintf("printer %s did not confirm the job after %d attempts", l.name, e.task.Attempts)
+	case l.state == "" && e.task.State == spool.StateParked:
+		// No reading since start: the last thing seen was the printer offline.
+		return spool.ReasonDeviceOffline, fmt.Sprintf("printer %s was offline and has not answered since", l.name)
 	case l.state != escpos.StateReady && l.state != "":
 		return spool.ReasonBusy, fmt.Sprintf("printer %s %s%s", l.name, l.state, since)
 	}
-	return spool.ReasonBusy, fmt.Sprintf("printer %s had %d tasks ahead of this one", l.name, len(l.queue))
+	return spool.ReasonBusy, fmt.Sprintf("printer %s had %d tasks ahead of this one", l.name, l.queue.len()+l.parked.Len())
 }
 
-func (l *lane) timeout(e *entry, reason, msg string) {
+// timeout ends e TIMED_OUT and reports whether it moved.
+func (l *lane) timeout(e *entry, reason, msg string) bool {
 	if l.move(e, spool.StateTimedOut, spool.Change{Reason: reason, Message: msg}) {
 		l.a.m.IncTimeout(l.name, reason)
+		return true
 	}
-}
-
-// remove takes taskNo out of whichever list holds it.
-func (l *lane) remove(taskNo string) *entry {
-	if e, ok := l.waiting[taskNo]; ok {
-		delete(l.waiting, taskNo)
-		l.a.push.Cancel("retry:" + taskNo)
-		return e
-	}
-	for _, list := range []*[]*entry{&l.queue, &l.parked} {
-		for i, e := range *list {
-			if e.task.TaskNo == taskNo {
-				*list = slices.Delete(*list, i, i+1)
-				return e
-			}
-		}
-	}
-	return nil
+	return false
 }
 
 func (l *lane) cancel(m msgCancel) {
@@ -708,27 +969,34 @@ func (l *lane) cancel(m msgCancel) {
 		m.reply <- cancelResult{err: fmt.Errorf("%w: task %s is being printed", localapi.ErrConflict, m.taskNo)}
 		return
 	}
-	e := l.remove(m.taskNo)
+	e := l.held[m.taskNo]
 	if e == nil {
 		m.reply <- cancelResult{err: fmt.Errorf("%w: task %s is not waiting in lane %s", localapi.ErrConflict, m.taskNo, l.name)}
 		return
 	}
+	if !spool.CanTransition(e.task.State, spool.StateCanceled) {
+		m.reply <- cancelResult{err: fmt.Errorf("%w: task %s is %s", localapi.ErrConflict, m.taskNo, e.task.State)}
+		return
+	}
+	l.detach(e)
 	t, err := l.a.spool.Transition(m.taskNo, e.task.State, spool.StateCanceled, spool.Change{Reason: "canceled"})
 	if err != nil {
 		// Put it back: the task is still ours and still waiting.
-		l.receive(e.task)
+		l.place(e)
 		m.reply <- cancelResult{err: fmt.Errorf("%w: %v", localapi.ErrConflict, err)}
 		return
 	}
 	l.log.Info("task CANCELED", "task_no", m.taskNo)
+	delete(l.held, m.taskNo)
 	l.a.dropOwner(m.taskNo)
 	l.a.deadlines.Cancel(m.taskNo)
+	l.observe(Event{Printer: l.name, Task: t})
 	m.reply <- cancelResult{task: t}
 }
 
 // publish shares the lane's state with the monitor, the API and metrics.
 func (l *lane) publish() {
-	n := len(l.queue) + len(l.parked)
+	n := l.queue.len() + l.parked.Len() + len(l.toQueue) + len(l.toPark)
 	if l.inflight != nil {
 		n++
 	}

@@ -19,10 +19,28 @@ import (
 )
 
 // RunService is `printgate run`: it loads the config, opens the spool, starts
-// the lanes and the local HTTP listener, and runs until ctx ends. Then it
-// stops intake first, lets jobs in flight finish their completion barrier,
-// and closes the spool. Console logs go to console.
+// the lanes, restores them from the spool and only then opens the local HTTP
+// listener, and runs until ctx ends. Then it stops intake first, lets jobs in
+// flight finish their completion barrier, and closes the spool. Console logs
+// go to console.
+//
+// It returns an error, and `printgate run` exits non-zero so a service
+// manager restarts it, when the core fails (restore cannot read the spool, a
+// lane dies) or the listener fails. A core that fails while serving first
+// answers intake with 503 and /healthz with "failed" for CoreFailLinger, so
+// POS terminals and probes see why, then the process ends.
 func RunService(ctx context.Context, configPath string, console io.Writer) error {
+	return runService(ctx, configPath, console, nil)
+}
+
+// CoreFailLinger is how long a failed agent keeps answering 503 before it
+// exits: long enough for a probe to see the failure, short enough that the
+// service manager's restart is not delayed much.
+var CoreFailLinger = 3 * time.Second
+
+// runService is RunService with a hook that adjusts the agent's options, for
+// tests that inject failures into the real service path.
+func runService(ctx context.Context, configPath string, console io.Writer, tweak func(*Options)) error {
 	cfg, err := LoadConfig(configPath)
 	if err != nil {
 		return err
@@ -49,14 +67,45 @@ func RunService(ctx context.Context, configPath string, console io.Writer) error
 		log.Error("SPOOL RECOVERED FROM CORRUPTION", "err", rerr)
 	}
 	m := metrics.New()
-	a, err := New(cfg, sp, Options{Logger: log, Metrics: m})
+	opts := Options{Logger: log, Metrics: m}
+	if tweak != nil {
+		tweak(&opts)
+	}
+	a, err := New(cfg, sp, opts)
 	if err != nil {
 		return err
 	}
+	// Bind first, so a port in use fails before anything runs; serve only
+	// once every lane holds its backlog.
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s (the config's listen): %w", cfg.Listen, err)
 	}
+	defer ln.Close()
+
+	runCtx, cancelRun := context.WithCancel(context.Background())
+	defer cancelRun()
+	runDone := make(chan error, 1)
+	go func() { runDone <- a.Run(runCtx) }()
+	m.SetCoreUp(true)
+	select {
+	case <-a.Ready():
+	case err := <-runDone:
+		m.SetCoreUp(false)
+		if err == nil {
+			err = errors.New("agent core ended before it was ready")
+		}
+		log.Error("printgate could not start: the spool could not be restored", "err", err)
+		return err
+	case <-ctx.Done():
+		cancelRun()
+		if err := <-runDone; err != nil {
+			return err
+		}
+		log.Info("printgate stopped before it was ready")
+		return nil
+	}
+
 	srv := &http.Server{
 		Handler: localapi.New(a, localapi.Options{
 			Token:         cfg.APIToken.Reveal(),
@@ -70,24 +119,42 @@ func RunService(ctx context.Context, configPath string, console io.Writer) error
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	log.Info("printgate listening", "addr", ln.Addr().String(), "config", cfg.Path, "data_dir", cfg.DataDir)
+	maintDone := make(chan struct{})
+	go func() { defer close(maintDone); a.maintain(runCtx, sp) }()
 
-	runCtx, cancelRun := context.WithCancel(context.Background())
-	runDone := make(chan error, 1)
-	go func() { runDone <- a.Run(runCtx) }()
-	go a.maintain(runCtx, sp)
-
+	var failure error
 	select {
 	case <-ctx.Done():
 	case err := <-serveErr:
-		log.Error("http listener failed", "err", err)
+		failure = fmt.Errorf("http listener on %s failed: %w", ln.Addr(), err)
+		log.Error("printgate stopping: the http listener failed", "err", err)
+	case err := <-runDone:
+		runDone <- err // read again below
+		m.SetCoreUp(false)
+		failure = a.Failed()
+		if failure == nil {
+			failure = errors.New("agent core stopped unexpectedly")
+		}
+		log.Error("printgate stopping: the agent core failed; intake answers 503 until exit", "err", failure, "linger", CoreFailLinger)
+		linger := time.NewTimer(CoreFailLinger)
+		select {
+		case <-linger.C:
+		case <-ctx.Done():
+			linger.Stop()
+		}
 	}
 	// Intake first: no new task is accepted once the agent starts stopping.
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	srv.Shutdown(shutCtx)
 	cancel()
 	cancelRun()
-	if err := <-runDone; err != nil {
-		return err
+	<-maintDone
+	if err := <-runDone; err != nil && failure == nil {
+		failure = err
+	}
+	if failure != nil {
+		log.Error("printgate stopped on a failure", "err", failure)
+		return failure
 	}
 	log.Info("printgate stopped")
 	return nil

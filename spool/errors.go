@@ -20,6 +20,10 @@ var (
 	// state other than the one the caller expected: someone else moved it.
 	// Nothing was changed; the caller re-reads the task and decides again.
 	ErrStateChanged = errors.New("task state changed")
+	// ErrCorruptRecord means a stored task record cannot be decoded (or an
+	// index names a task that is not there). Only that task is affected;
+	// Quarantine records it as FAILED with reason CORRUPT_RECORD.
+	ErrCorruptRecord = errors.New("corrupt task record")
 	// ErrNotFound means no task with that task_no is known.
 	ErrNotFound = errors.New("task not found")
 	// ErrInvalid wraps every validation failure of a submitted task; the

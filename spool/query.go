@@ -164,3 +164,70 @@ func (s *Spool) Counts() (map[State]int, error) {
 	})
 	return out, err
 }
+
+// QueueItem is one entry of a lane's queue as QueuePage reads it: the task,
+// or, when its stored record cannot be decoded, Err with what the queue key
+// itself says (task_no, priority, seq), so the caller can quarantine that
+// one record and carry on with the rest.
+type QueueItem struct {
+	Task     *Task
+	TaskNo   string
+	Priority Priority
+	Seq      uint64
+	Err      error
+
+	key []byte // valid only inside QueuePage's transaction
+}
+
+// QueuePage returns up to limit entries of lane's queue in queue order,
+// starting after the key after (nil: from the start), and the key to pass
+// for the next page (nil when the lane has no more). The agent restores a
+// lane page by page, so a backlog of any size is read in bounded memory and
+// the first page can print while later ones load.
+func (s *Spool) QueuePage(lane string, after []byte, limit int) ([]QueueItem, []byte, error) {
+	if limit <= 0 {
+		limit = 512
+	}
+	var out []QueueItem
+	var next []byte
+	err := s.view(func(tx *bolt.Tx) error {
+		tasks := tx.Bucket(bucketTasks)
+		prefix := lanePrefix(lane)
+		c := tx.Bucket(bucketQueue).Cursor()
+		k, v := c.Seek(prefix)
+		if after != nil {
+			k, v = c.Seek(after)
+			if k != nil && bytes.Equal(k, after) {
+				k, v = c.Next()
+			}
+		}
+		for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if len(out) == limit {
+				next = append([]byte(nil), out[len(out)-1].key...)
+				return nil
+			}
+			it := QueueItem{TaskNo: string(v), key: k}
+			if rest := k[len(prefix):]; len(rest) == 9 {
+				it.Priority = PriorityNormal
+				if rest[0] == PriorityUrgent.rank() {
+					it.Priority = PriorityUrgent
+				}
+				it.Seq = binary.BigEndian.Uint64(rest[1:])
+			}
+			raw := tasks.Get(v)
+			if raw == nil {
+				it.Err = fmt.Errorf("queue %s: index names missing task %s: %w", lane, v, ErrCorruptRecord)
+			} else if t, err := decodeTask(raw); err != nil {
+				it.Err = fmt.Errorf("queue %s: task %s: %w: %v", lane, v, ErrCorruptRecord, err)
+			} else {
+				it.Task = t
+			}
+			out = append(out, it)
+		}
+		return nil
+	})
+	for i := range out {
+		out[i].key = nil
+	}
+	return out, next, err
+}

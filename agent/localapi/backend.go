@@ -57,6 +57,8 @@ type Health struct {
 	Link string `json:"link"`
 	// Outbox counts events not yet acknowledged by the cloud.
 	Outbox int `json:"outbox"`
+	// Error says why Status is "failed" (the core stopped) or "degraded".
+	Error string `json:"error,omitempty"`
 }
 
 // Errors a Backend wraps so the API can answer with the right status.
@@ -67,4 +69,7 @@ var (
 	// ErrConflict means the action does not fit the task's state, e.g.
 	// cancelling a task that is already SENDING or finished (409).
 	ErrConflict = errors.New("conflict with task state")
+	// ErrUnavailable means the agent cannot take the task now: it is still
+	// restoring its spool, or its core has stopped (503, Retry-After).
+	ErrUnavailable = errors.New("agent unavailable")
 )

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"printgate/spool"
 )
@@ -96,10 +97,22 @@ func classify(err error, taskNo, printer string) *apiError {
 		return newError(http.StatusNotFound, CodeNotFound, "no task %q is known to this agent", taskNo)
 	case errors.Is(err, ErrConflict), errors.Is(err, spool.ErrIllegalTransition):
 		return newError(http.StatusConflict, CodeConflict, "task %q is in a state that does not allow this", taskNo)
+	case errors.Is(err, ErrUnavailable):
+		return newError(http.StatusServiceUnavailable, CodeUnavailable, "the agent cannot print right now and took nothing: %s. Retry later (resubmitting the same task_no never prints twice)", unwrapUnavailable(err))
 	case errors.Is(err, spool.ErrClosed):
 		return newError(http.StatusServiceUnavailable, CodeUnavailable, "the agent is shutting down; retry in a few seconds")
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return newError(http.StatusServiceUnavailable, CodeUnavailable, "the request was cut short before the agent finished; retry it (resubmitting the same task_no never prints twice)")
 	}
 	return newError(http.StatusInternalServerError, CodeInternal, "the agent failed to handle the request and logged why; retry (resubmitting the same task_no never prints twice) and check the agent's log if it persists")
+}
+
+// unwrapUnavailable is the reason part of an ErrUnavailable error, for the
+// answer: what follows "agent unavailable: ".
+func unwrapUnavailable(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, ErrUnavailable.Error()+": "); i >= 0 {
+		return msg[i+len(ErrUnavailable.Error())+2:]
+	}
+	return msg
 }

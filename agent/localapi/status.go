@@ -21,13 +21,19 @@ func (s *server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 }
 
 // healthz answers without a token: it tells a supervisor the agent is up and
-// whether the cloud link works, nothing about tasks.
+// whether the cloud link works, nothing about tasks. An agent whose core has
+// stopped answers 503 with status "failed", so a probe that only reads the
+// status code sees it too.
 func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
 	h := s.b.Health()
 	if h.Status == "" {
 		h.Status = "ok"
 	}
-	writeJSON(w, http.StatusOK, h)
+	code := http.StatusOK
+	if h.Status == "failed" {
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, h)
 }
 
 // printersBody is the answer of GET /api/v1/printers.

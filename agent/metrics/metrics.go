@@ -38,6 +38,7 @@ type Metrics struct {
 	failovers    *prometheus.CounterVec
 	timeouts     *prometheus.CounterVec
 	accepted     *prometheus.CounterVec
+	integrity
 }
 
 // New builds the collectors and registers them, with the Go runtime and
@@ -89,6 +90,7 @@ func New() *Metrics {
 		m.tasks, m.queueDepth, m.printerState, m.outbox, m.printed,
 		m.attempts, m.failovers, m.timeouts, m.accepted,
 	)
+	m.integrity = newIntegrity(m.reg)
 	return m
 }
 
