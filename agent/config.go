@@ -209,18 +209,18 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 
 // Built-in values of the config; docs/PROTOCOL.md §2 documents them.
 const (
-	configDefaultListen     = ":8631"
-	configOnUnknownReprint  = "reprint-marked"
-	configOnUnknownHold     = "hold"
-	configMinSpoolSize      = 8 << 20 // the spool keeps 4 MiB in reserve
-	configDefaultLogName    = "printgate.log"
-	configDefaultRetention  = 7 * 24 * time.Hour
+	configDefaultListen    = ":8631"
+	configOnUnknownReprint = "reprint-marked"
+	configOnUnknownHold    = "hold"
+	configMinSpoolSize     = 8 << 20 // the spool keeps 4 MiB in reserve
+	configDefaultLogName   = "printgate.log"
+	configDefaultRetention = 7 * 24 * time.Hour
 	// configDefaultOutboxEvents and configDefaultOutboxAge bound the events
 	// kept for an unreachable cloud: about a week of a busy store.
 	configDefaultOutboxEvents = 100_000
 	configDefaultOutboxAge    = 7 * 24 * time.Hour
-	configDefaultLogSizeMB  = 10
-	configDefaultLogBackups = 5
+	configDefaultLogSizeMB    = 10
+	configDefaultLogBackups   = 5
 )
 
 // configTopKeys are the keys allowed at the top of the file.

@@ -5,11 +5,11 @@ import "github.com/prometheus/client_golang/prometheus"
 // integrity holds the collectors that say the promise is at risk: records
 // lost to corruption and events the cloud will never see.
 type integrity struct {
-	corruptRecords   prometheus.Counter
-	unreadable       prometheus.Gauge
-	outboxDropped    prometheus.Gauge
-	outboxCompacted  prometheus.Gauge
-	coreUp           prometheus.Gauge
+	corruptRecords  prometheus.Counter
+	unreadable      prometheus.Gauge
+	outboxDropped   prometheus.Gauge
+	outboxCompacted prometheus.Gauge
+	coreUp          prometheus.Gauge
 }
 
 func newIntegrity(reg *prometheus.Registry) integrity {
