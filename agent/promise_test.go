@@ -1,0 +1,214 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"printgate/agent/localapi"
+	"printgate/drivers/escpos"
+	"printgate/drivers/printertest"
+	"printgate/spool"
+)
+
+// unknownOnce prints its first job for real and then reports the outcome
+// unknown, as a link that died just before the completion answer would.
+type unknownOnce struct {
+	Printer
+	done atomic.Bool
+}
+
+func (u *unknownOnce) Print(ctx context.Context, job []byte, id uint64) (escpos.Confirmation, error) {
+	conf, err := u.Printer.Print(ctx, job, id)
+	if err == nil && u.done.CompareAndSwap(false, true) {
+		return 0, fmt.Errorf("test: link died before the completion answer: %w", escpos.ErrOutcomeUnknown)
+	}
+	return conf, err
+}
+
+// TestDoubleDeliveryPrintsOneUnmarkedCopy ensures the interleaving of issue
+// 8 §2 never yields two unmarked copies: a task reaches its lane twice (a
+// submit racing the restore that also finds it), the printer prints it and
+// then reports the outcome unknown once. Exactly one unmarked copy and one
+// copy under the POSSIBLE DUPLICATE banner come out, and the spool agrees.
+func TestDoubleDeliveryPrintsOneUnmarkedCopy(t *testing.T) {
+	h := newHarness(t, []printerSpec{{name: "k", model: printertest.ModelEpson}}, "")
+	h.stop()
+	nt := spool.NewTask{TaskNo: "DUP_v1", Printer: "k", Document: []byte(`{"lines":[{"text":"TICKET DUP_v1"},{"cut":"partial"}]}`)}
+	stored, _, err := h.sp.Accept(nt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(h.cfg, h.sp, Options{Clock: h.clock, Logger: testLogger(), Observe: h.observe, StopGrace: 5 * time.Second,
+		OpenPrinter: func(pc *PrinterConfig) Printer { return &unknownOnce{Printer: openDevice(pc, testSession)} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The second delivery: what a submit that reached the lane before
+	// restore had read the spool used to cause.
+	a.lanes["k"].post(msgTask{task: stored})
+	ctx, cancel := context.WithCancel(context.Background())
+	h.a, h.cancel, h.done = a, cancel, make(chan error, 1)
+	go func() { h.done <- a.Run(ctx) }()
+	got := h.waitTask("DUP_v1", spool.StatePrinted)
+	if !got.PossibleDuplicate {
+		t.Errorf("spool: possible_duplicate=false after an unknown outcome: %+v", got)
+	}
+	tk := h.tickets("k", 2)
+	unmarked, marked := 0, 0
+	for _, ticket := range h.p["k"].Tickets() {
+		if !strings.Contains(ticket.Text(), "TICKET DUP_v1") {
+			continue
+		}
+		if strings.Contains(ticket.Text(), "POSSIBLE DUPLICATE") {
+			marked++
+		} else {
+			unmarked++
+		}
+	}
+	if unmarked != 1 || marked != 1 {
+		t.Errorf("paper has %d unmarked and %d marked copies, want 1 and 1 (%d tickets)", unmarked, marked, len(tk))
+	}
+	if n := h.count(func(e Event) bool {
+		return e.Task != nil && e.Task.TaskNo == "DUP_v1" && e.Task.State == spool.StateSending
+	}); n != 2 {
+		t.Errorf("task sent %d times, want 2 (the first and the marked reprint)", n)
+	}
+}
+
+// TestSubmitRefusedUntilRestored ensures intake refuses work (503
+// unavailable) until the agent has restored its lanes: a task accepted
+// before that would reach its lane twice.
+func TestSubmitRefusedUntilRestored(t *testing.T) {
+	h := newHarness(t, []printerSpec{{name: "k", model: printertest.ModelEpson}}, "")
+	h.stop()
+	a, err := New(h.cfg, h.sp, Options{Clock: h.clock, Logger: testLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = a.Submit(context.Background(), spool.NewTask{TaskNo: "EARLY_v1", Printer: "k", Payload: []byte("x")})
+	if !errors.Is(err, localapi.ErrUnavailable) {
+		t.Fatalf("submit before restore: %v, want ErrUnavailable", err)
+	}
+	if _, err := h.sp.Get("EARLY_v1"); !errors.Is(err, spool.ErrNotFound) {
+		t.Errorf("a refused submit was spooled: %v", err)
+	}
+}
+
+// panicPrinter is a printer driver with a bug: its Print panics.
+type panicPrinter struct{ Printer }
+
+func (panicPrinter) Print(context.Context, []byte, uint64) (escpos.Confirmation, error) {
+	panic("test: driver bug")
+}
+
+// TestCoreFailureStopsIntake runs the service path (config, spool,
+// listener) with a printer driver that panics: the core stops, intake
+// answers 503 unavailable while the process lingers, /healthz answers 503
+// "failed", and the service returns the cause so `printgate run` exits
+// non-zero.
+func TestCoreFailureStopsIntake(t *testing.T) {
+	p := printertest.New(printertest.Options{Name: "k", Model: printertest.ModelEpson})
+	if err := p.ListenTCP(); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	dir := t.TempDir()
+	port := freeTCPPort(t)
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	config := filepath.Join(dir, "printgate.toml")
+	body := fmt.Sprintf("data_dir = %q\nlisten = \"127.0.0.1:%d\"\napi_token = \"tok\"\n[[printers]]\nname = \"k\"\nurl = \"tcp://%s\"\n", dir, port, p.Addr())
+	if err := os.WriteFile(config, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := CoreFailLinger
+	CoreFailLinger = 10 * time.Second
+	defer func() { CoreFailLinger = old }()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- runService(ctx, config, io.Discard, func(o *Options) {
+			open := o.OpenPrinter
+			if open == nil {
+				open = OpenDevice
+			}
+			o.OpenPrinter = func(pc *PrinterConfig) Printer { return panicPrinter{open(pc)} }
+		})
+	}()
+	post := func(no string) (int, string) {
+		req, _ := http.NewRequest("POST", base+"/api/v1/tasks", strings.NewReader(`{"task_no":"`+no+`","printer":"k","payload":"eA=="}`))
+		req.Header.Set("Authorization", "Bearer tok")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	health := func() (int, localapi.Health) {
+		var h localapi.Health
+		resp, err := http.Get(base + "/healthz")
+		if err != nil {
+			return 0, h
+		}
+		defer resp.Body.Close()
+		json.NewDecoder(resp.Body).Decode(&h)
+		return resp.StatusCode, h
+	}
+	// The listener is another goroutine's: poll it, bounded.
+	deadline := time.Now().Add(waitLimit)
+	for code, _ := health(); code != http.StatusOK; code, _ = health() {
+		if time.Now().After(deadline) {
+			t.Fatal("service did not come up")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if code, body := post("BOOM_v1"); code != http.StatusAccepted {
+		t.Fatalf("first submit: %d %s", code, body)
+	}
+	var h localapi.Health
+	code := 0
+	for code, h = health(); code != http.StatusServiceUnavailable; code, h = health() {
+		if time.Now().After(deadline) {
+			t.Fatalf("healthz never reported the failed core: %d %+v", code, h)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if h.Status != "failed" || !strings.Contains(h.Error, "panicked") || strings.Contains(h.Error, "goroutine") {
+		t.Errorf("healthz %+v: want status failed with a one-line cause", h)
+	}
+	if code, body := post("AFTER_v1"); code != http.StatusServiceUnavailable || !strings.Contains(body, `"unavailable"`) {
+		t.Errorf("submit after the core failed: %d %s, want 503 unavailable", code, body)
+	}
+	cancel() // end the linger early
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "panicked") {
+			t.Errorf("service returned %v, want the core failure", err)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("service did not end after its core failed")
+	}
+}
+
+func freeTCPPort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
