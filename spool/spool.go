@@ -68,6 +68,10 @@ type Options struct {
 	MaxBatch int
 	// Now is the clock for timestamps and deadlines. Default time.Now.
 	Now func() time.Time
+	// Outbox says whether events owed to the cloud are written and bounds
+	// them. The zero value writes them, capped; the agent disables it when
+	// no cloud link is configured.
+	Outbox OutboxOptions
 	// FailCommit is a failure injection point for robustness tests: when it
 	// returns an error, every operation of the next commit fails with it as
 	// if the disk had refused the write (wrap syscall.ENOSPC to get
@@ -100,6 +104,7 @@ func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	o.Outbox = o.Outbox.withDefaults()
 	return o
 }
 
