@@ -24,7 +24,7 @@ func (s *Spool) Accept(t NewTask) (task *Task, duplicate bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	o, result := acceptOp(rec)
+	o, result := s.acceptOp(rec)
 	if err := s.submit(o); err != nil {
 		return nil, false, err
 	}
@@ -34,7 +34,7 @@ func (s *Spool) Accept(t NewTask) (task *Task, duplicate bool, err error) {
 
 // acceptOp builds the commit-loop op that stores rec, and a function that
 // reads its outcome once the op has committed.
-func acceptOp(rec *Task) (*op, func() (*Task, bool)) {
+func (s *Spool) acceptOp(rec *Task) (*op, func() (*Task, bool)) {
 	var out *Task
 	var duplicate bool
 	o := &op{accept: true}
@@ -73,7 +73,7 @@ func acceptOp(rec *Task) (*op, func() (*Task, bool)) {
 		if err := tx.Bucket(bucketQueue).Put(queueKey(nt.Lane(), nt.Priority, seq), []byte(nt.TaskNo)); err != nil {
 			return err
 		}
-		if err := putEvent(tx, ev); err != nil {
+		if err := s.putEvent(tx, ev); err != nil {
 			return err
 		}
 		if err := addCount(meta, StateAccepted, 1); err != nil {
@@ -189,18 +189,6 @@ func decodeTask(raw []byte) (*Task, error) {
 		return nil, fmt.Errorf("decode task: %w", err)
 	}
 	return t, nil
-}
-
-func putEvent(tx *bolt.Tx, ev *Event) error {
-	raw, err := json.Marshal(ev)
-	if err != nil {
-		return fmt.Errorf("encode event %s/%d: %w", ev.TaskNo, ev.N, err)
-	}
-	if err := tx.Bucket(bucketOutbox).Put(outboxKey(ev.TaskNo, ev.N), raw); err != nil {
-		return err
-	}
-	meta := tx.Bucket(bucketMeta)
-	return meta.Put(keyOutbox, u64(getU64(meta, keyOutbox)+1))
 }
 
 func getU64(b *bolt.Bucket, k []byte) uint64 {

@@ -72,7 +72,7 @@ func BenchmarkAccept(b *testing.B) {
 								b.Error(err)
 								return
 							}
-							o, _ := acceptOp(rec)
+							o, _ := s.acceptOp(rec)
 							t0 := time.Now()
 							if err := m.run(s, o); err != nil && !errors.Is(err, errSkip) {
 								b.Error(err)

@@ -44,19 +44,52 @@ var (
 	ErrPruned = errors.New("task body pruned by retention")
 )
 
-// CorruptError reports that the spool file could not be used and was moved
-// aside so that printgate could start with a fresh spool. The agent shows it
-// loudly: tasks in the old file were not printed by this run.
+// CorruptError reports that the spool file could not be used: it was moved
+// aside, a new spool was started in its place, and every task that could be
+// read from the old file was salvaged into it (state, timeline, flags and
+// dedupe; tasks found SENDING re-armed as outcome unknown). The agent shows
+// it loudly: tasks in records that could not be read were not printed by
+// this run, and their task_no would be accepted again.
 type CorruptError struct {
 	Path    string    // the spool path that was unusable
 	MovedTo string    // where the unusable file now is
 	At      time.Time // when it was moved
 	Err     error     // why it was unusable
+
+	// Salvaged counts the tasks carried into the new spool, dedupe
+	// tombstones of pruned tasks included.
+	Salvaged int
+	// Active counts the salvaged tasks still to print (non-terminal).
+	Active int
+	// Rearmed counts the salvaged tasks found SENDING and moved to UNKNOWN:
+	// nobody knows whether their paper came out.
+	Rearmed int
+	// Suspect counts salvaged non-terminal tasks whose record was older than
+	// their outbox events showed (their latest record was unreadable); they
+	// are marked as possible duplicates.
+	Suspect int
+	// Unreadable counts pages of the old file's tree and records in them
+	// that could not be read; the tasks they held are lost.
+	Unreadable int
+	// SalvageErr is set when the salvage itself failed; the new spool is
+	// then empty and the counts above are zero (Unreadable aside).
+	SalvageErr error
 }
 
 // Error describes what happened and what the operator should know.
 func (e *CorruptError) Error() string {
-	return fmt.Sprintf("spool %s was unreadable (%v): moved it to %s and started an empty spool; tasks in the old file were not printed", e.Path, e.Err, e.MovedTo)
+	head := fmt.Sprintf("spool %s was unreadable (%v): moved it to %s", e.Path, e.Err, e.MovedTo)
+	if e.SalvageErr != nil {
+		return fmt.Sprintf("%s and started an empty spool, salvage failed (%v); tasks in the old file were not printed", head, e.SalvageErr)
+	}
+	msg := fmt.Sprintf("%s and started a new spool with the %d tasks salvaged from it (%d still to print, %d re-armed as outcome unknown, %d marked possible duplicates)", head, e.Salvaged, e.Active, e.Rearmed, e.Suspect)
+	switch {
+	case e.Unreadable > 0:
+		msg += fmt.Sprintf("; %d pages or records could not be read: tasks in them were not printed and their task_no would be accepted again", e.Unreadable)
+	case e.Salvaged == 0:
+		msg += "; nothing in it could be read: tasks in the old file were not printed"
+	}
+	return msg
 }
 
 // Unwrap exposes the underlying cause.

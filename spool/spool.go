@@ -68,6 +68,10 @@ type Options struct {
 	MaxBatch int
 	// Now is the clock for timestamps and deadlines. Default time.Now.
 	Now func() time.Time
+	// Outbox says whether events owed to the cloud are written and bounds
+	// them. The zero value writes them, capped; the agent disables it when
+	// no cloud link is configured.
+	Outbox OutboxOptions
 	// FailCommit is a failure injection point for robustness tests: when it
 	// returns an error, every operation of the next commit fails with it as
 	// if the disk had refused the write (wrap syscall.ENOSPC to get
@@ -100,6 +104,7 @@ func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	o.Outbox = o.Outbox.withDefaults()
 	return o
 }
 
@@ -120,14 +125,19 @@ type Spool struct {
 }
 
 // Open opens (creating if needed) the spool at path. A file that is not a
-// usable spool is moved aside as <path>.corrupt-<time> and a fresh spool is
-// opened in its place; Recovered then reports what happened. A file written
-// by a newer schema is refused with ErrSchemaTooNew and left untouched, and a
-// file held by another process fails with ErrLocked after LockTimeout.
+// usable spool is moved aside as <path>.corrupt-<time>, a fresh spool is
+// opened in its place and every task that can still be read from the old
+// file is salvaged into it, with its state, timeline, flags and dedupe
+// (outbox events are not: the cloud is told of re-armed tasks only);
+// Recovered then reports what happened. Salvage never makes Open fail: if it
+// fails, the fresh spool stays empty. A file written by a newer schema is
+// refused with ErrSchemaTooNew and left untouched, and a file held by
+// another process fails with ErrLocked after LockTimeout.
 func Open(path string, opts Options) (*Spool, error) {
 	opts = opts.withDefaults()
 	s := &Spool{path: path, opts: opts}
 	db, err := openChecked(path, opts)
+	var corrupt *CorruptError
 	if err != nil {
 		var ce *corruption
 		if !errors.As(err, &ce) {
@@ -137,13 +147,17 @@ func Open(path string, opts Options) (*Spool, error) {
 		if rerr := os.Rename(path, moved); rerr != nil {
 			return nil, fmt.Errorf("open spool %s: unusable (%v) and could not move it aside: %w", path, ce.err, rerr)
 		}
-		s.recovered = &CorruptError{Path: path, MovedTo: moved, At: opts.Now(), Err: ce.err}
+		corrupt = &CorruptError{Path: path, MovedTo: moved, At: opts.Now(), Err: ce.err}
+		s.recovered = corrupt
 		db, err = openChecked(path, opts)
 		if err != nil {
 			return nil, fmt.Errorf("open fresh spool %s after moving the corrupt one aside: %w", path, err)
 		}
 	}
 	s.db = db
+	if corrupt != nil {
+		s.salvage(corrupt)
+	}
 	s.free = newDiskFree(path)
 	s.startLoop()
 	return s, nil
@@ -268,7 +282,8 @@ func createSchema1(tx *bolt.Tx) error {
 func (s *Spool) Path() string { return s.path }
 
 // Recovered returns a *CorruptError when Open found the file unusable and
-// started afresh, else nil. The agent shows it loudly.
+// started afresh, else nil: where the old file went, how many tasks were
+// salvaged and how many records were unreadable. The agent shows it loudly.
 func (s *Spool) Recovered() error { return s.recovered }
 
 // Check runs bbolt's consistency check over the whole file and returns the

@@ -135,8 +135,9 @@ type Task struct {
 	AcceptedAt        time.Time       `json:"accepted_at"`
 	UpdatedAt         time.Time       `json:"updated_at"`
 	Timeline          []TimelineEntry `json:"timeline,omitempty"`
-	// Events counts the outbox events written for this task; the next one is
-	// numbered Events+1.
+	// Events counts the events of this task's history, one per transition;
+	// the next one is numbered Events+1. It counts on when the outbox is
+	// disabled (and events are not written), so numbers never repeat.
 	Events int `json:"events"`
 	// Pruned is set when retention dropped the body and timeline and only the
 	// dedupe tombstone remains.
@@ -178,7 +179,8 @@ type Event struct {
 }
 
 // JobInfo describes a locally submitted task to the cloud without its body;
-// it rides on the task's first event.
+// it rides on the task's first event, or on its latest once compaction of a
+// full outbox removed the first.
 type JobInfo struct {
 	Printer  string   `json:"printer"`
 	Priority Priority `json:"priority"`

@@ -114,7 +114,7 @@ func (s *Spool) applyTransition(tx *bolt.Tx, cur *Task, to State, c Change) (*Ta
 	if err := putTask(tx, &t); err != nil {
 		return nil, err
 	}
-	if err := putEvent(tx, ev); err != nil {
+	if err := s.putEvent(tx, ev); err != nil {
 		return nil, err
 	}
 	meta := tx.Bucket(bucketMeta)
