@@ -64,9 +64,10 @@ type CorruptError struct {
 	// Rearmed counts the salvaged tasks found SENDING and moved to UNKNOWN:
 	// nobody knows whether their paper came out.
 	Rearmed int
-	// Suspect counts salvaged non-terminal tasks whose record was older than
-	// their outbox events showed (their latest record was unreadable); they
-	// are marked as possible duplicates.
+	// Suspect counts salvaged non-terminal tasks whose record was provably
+	// older than their outbox events showed (their latest record was
+	// unreadable). Every salvaged non-terminal task is marked a possible
+	// duplicate, since without such evidence a record may still be stale.
 	Suspect int
 	// Unreadable counts pages of the old file's tree and records in them
 	// that could not be read; the tasks they held are lost.
@@ -82,7 +83,7 @@ func (e *CorruptError) Error() string {
 	if e.SalvageErr != nil {
 		return fmt.Sprintf("%s and started an empty spool, salvage failed (%v); tasks in the old file were not printed", head, e.SalvageErr)
 	}
-	msg := fmt.Sprintf("%s and started a new spool with the %d tasks salvaged from it (%d still to print, %d re-armed as outcome unknown, %d marked possible duplicates)", head, e.Salvaged, e.Active, e.Rearmed, e.Suspect)
+	msg := fmt.Sprintf("%s and started a new spool with the %d tasks salvaged from it (%d still to print, each marked a possible duplicate, %d of them re-armed as outcome unknown, %d with evidence of lost progress)", head, e.Salvaged, e.Active, e.Rearmed, e.Suspect)
 	switch {
 	case e.Unreadable > 0:
 		msg += fmt.Sprintf("; %d pages or records could not be read: tasks in them were not printed and their task_no would be accepted again", e.Unreadable)

@@ -77,7 +77,7 @@ func TestOutboxDisabled(t *testing.T) {
 	}
 	mustMove(t, s, "A_v1", StateSending, Change{})
 	a := mustMove(t, s, "A_v1", StatePrinted, Change{Confirmation: ConfirmPrinted})
-	if _, err := s.TransitionBatch([]Move{{TaskNo: "B_v1", Path: []State{StateParked}}}); err != nil {
+	if _, err := s.TransitionBatch([]Move{{TaskNo: "B_v1", From: StateQueued, Path: []State{StateParked}}}); err != nil {
 		t.Fatal(err)
 	}
 	if evs, _ := s.ReadOutbox(100); len(evs) != 0 {

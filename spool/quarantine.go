@@ -72,7 +72,7 @@ func (s *Spool) Quarantine(lane string, item QueueItem, cause error) (*Task, err
 		if err := putTask(tx, t); err != nil {
 			return err
 		}
-		if err := putEvent(tx, ev); err != nil {
+		if err := s.putEvent(tx, ev); err != nil {
 			return err
 		}
 		out = t

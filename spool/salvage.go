@@ -490,10 +490,17 @@ func (s *Spool) restore(found *salvaged, ce *CorruptError) (err error) {
 				t.Seq = maxSeq
 			}
 			used[t.Seq] = true
-			if !t.State.Terminal() && found.events[t.TaskNo] > t.Events {
+			if !t.State.Terminal() {
+				// A salvaged record may be an older copy of the task (the
+				// page with its latest state was lost): it may have printed
+				// since. Any copy it still prints carries the POSSIBLE
+				// DUPLICATE banner, never silently a second time.
 				t.PossibleDuplicate = true
-				t.Message = fmt.Sprintf("%s: its record misses its last %d transitions; it may have printed", reasonSalvaged, found.events[t.TaskNo]-t.Events)
-				st.Suspect++
+				t.Message = reasonSalvaged + ": its latest record may have been lost; it may have printed"
+				if found.events[t.TaskNo] > t.Events {
+					t.Message = fmt.Sprintf("%s: its record misses its last %d transitions; it may have printed", reasonSalvaged, found.events[t.TaskNo]-t.Events)
+					st.Suspect++
+				}
 			}
 			if err := putTask(tx, t); err != nil {
 				return err
