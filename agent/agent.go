@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -147,6 +148,8 @@ type Agent struct {
 	stopCore context.CancelFunc
 	failMu   sync.Mutex
 	failed   error // why the core stopped, if it did
+
+	outboxDropped int // last outbox loss reported, owned by gauges
 }
 
 var _ localapi.Backend = (*Agent)(nil)
@@ -297,9 +300,7 @@ func (a *Agent) gauges(ctx context.Context) {
 		if counts, err := a.spool.Counts(); err == nil {
 			a.m.SetTaskCounts(counts)
 		}
-		if n, err := a.spool.OutboxDepth(); err == nil {
-			a.m.SetOutboxDepth(n)
-		}
+		a.reportIntegrity()
 		t := a.opts.Clock.NewTimer(5 * time.Second)
 		select {
 		case <-ctx.Done():
@@ -514,12 +515,39 @@ func (a *Agent) Health() localapi.Health {
 		h.Status, h.Error = "failed", firstLine(err.Error())
 		return h
 	}
-	if n, err := a.spool.OutboxDepth(); err == nil {
-		h.Outbox = n
+	if st, err := a.spool.OutboxStats(); err == nil {
+		h.Outbox, h.OutboxDropped = st.Depth, st.Dropped
 	} else {
+		h.Status, h.Error = "degraded", "the spool cannot be read: "+err.Error()
+	}
+	var ce *spool.CorruptError
+	if errors.As(a.spool.Recovered(), &ce) {
 		h.Status = "degraded"
+		h.SpoolQuarantined, h.UnreadableRecords = ce.MovedTo, ce.Unreadable
+		h.Error = fmt.Sprintf("the spool file was corrupt and was moved to %s; %d tasks were salvaged, %d records could not be read", ce.MovedTo, ce.Salvaged, ce.Unreadable)
 	}
 	return h
+}
+
+// reportIntegrity publishes what the spool knows of lost work, at start and
+// with the gauges: salvage counts, and outbox events the cap dropped (with
+// an ERROR line each time that number grows).
+func (a *Agent) reportIntegrity() {
+	var ce *spool.CorruptError
+	if errors.As(a.spool.Recovered(), &ce) {
+		a.m.SetUnreadableRecords(ce.Unreadable)
+	}
+	st, err := a.spool.OutboxStats()
+	if err != nil {
+		return
+	}
+	a.m.SetOutboxDepth(st.Depth)
+	a.m.SetOutboxLoss(st.Dropped, st.Compacted)
+	if st.Dropped > a.outboxDropped {
+		a.log.Error("OUTBOX FULL: events the cloud never acknowledged were dropped; the cloud lacks part of those tasks' history",
+			"dropped_total", st.Dropped, "new", st.Dropped-a.outboxDropped, "compacted_total", st.Compacted, "depth", st.Depth)
+		a.outboxDropped = st.Dropped
+	}
 }
 
 // render builds the job bytes for t as printed on lane l: the document

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"printgate/agent/localapi"
 	"printgate/drivers/escpos"
 	"printgate/drivers/printertest"
@@ -211,4 +213,85 @@ func freeTCPPort(t *testing.T) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// TestStoreOnlyWritesNoOutbox ensures an agent without a [cloud] table
+// writes no outbox events (nothing would ever read or delete them), so a
+// store-only install does not grow its spool without bound.
+func TestStoreOnlyWritesNoOutbox(t *testing.T) {
+	p := printertest.New(printertest.Options{Name: "k", Model: printertest.ModelEpson})
+	if err := p.ListenTCP(); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	cfg, err := ParseConfig("/x/printgate.toml", []byte(fmt.Sprintf("data_dir = %q\napi_token = \"tok\"\n[[printers]]\nname = \"k\"\nurl = \"tcp://%s\"\n", t.TempDir(), p.Addr())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := spoolOptions(cfg); !o.Outbox.Disabled {
+		t.Fatalf("store-only config: outbox %+v, want disabled", o.Outbox)
+	}
+	h := buildHarnessAt(t, t.TempDir(), spoolOptions(cfg), nil, []printerSpec{{name: "k", model: printertest.ModelEpson}}, "")
+	for _, no := range []string{"A_v1", "B_v1", "C_v1"} {
+		h.submit(no, "k")
+		h.waitTask(no, spool.StatePrinted)
+	}
+	if hl := h.a.Health(); hl.Outbox != 0 || hl.Status != "ok" {
+		t.Errorf("store-only health %+v, want an empty outbox", hl)
+	}
+	cloudCfg, err := ParseConfig("/x/printgate.toml", []byte("api_token = \"tok\"\n[cloud]\nurl = \"wss://c.example/a\"\nauth_url = \"https://c.example/o\"\noutbox_max_events = 5000\n[[printers]]\nname = \"k\"\nurl = \"tcp://127.0.0.1:9\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := spoolOptions(cloudCfg); o.Outbox.Disabled || o.Outbox.MaxEvents != 5000 || o.Outbox.MaxAge != 7*24*time.Hour {
+		t.Errorf("cloud config: outbox %+v, want enabled, 5000 events, 7 days", o.Outbox)
+	}
+}
+
+// TestHealthReportsSalvagedSpool ensures an agent started on a corrupt spool
+// says so: /healthz degraded, naming the quarantined file and the count of
+// records that could not be read, and a metric.
+func TestHealthReportsSalvagedSpool(t *testing.T) {
+	dir := t.TempDir()
+	garbage := make([]byte, 64<<10)
+	for i := range garbage {
+		garbage[i] = byte(i*7 + i/13)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "spool.db"), garbage, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := buildHarnessAt(t, dir, spool.Options{}, nil, []printerSpec{{name: "k", model: printertest.ModelEpson}}, "")
+	hl := h.a.Health()
+	if hl.Status != "degraded" || !strings.Contains(hl.SpoolQuarantined, "spool.db.corrupt-") || !strings.Contains(hl.Error, hl.SpoolQuarantined) {
+		t.Errorf("health after a corrupt spool: %+v", hl)
+	}
+	h.a.reportIntegrity()
+	if got := metricValue(t, h.a.m, "printgate_spool_unreadable_records"); got != float64(hl.UnreadableRecords) {
+		t.Errorf("unreadable metric %v, health says %d", got, hl.UnreadableRecords)
+	}
+	// The agent still prints.
+	h.submit("AFTER_v1", "k")
+	h.waitTask("AFTER_v1", spool.StatePrinted)
+}
+
+// metricValue reads an unlabelled gauge or counter from m's registry.
+func metricValue(t *testing.T, m interface {
+	Registry() *prometheus.Registry
+}, name string) float64 {
+	t.Helper()
+	fams, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() == name && len(f.GetMetric()) == 1 {
+			s := f.GetMetric()[0]
+			if s.Gauge != nil {
+				return s.GetGauge().GetValue()
+			}
+			return s.GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("metric %s not found", name)
+	return 0
 }

@@ -53,18 +53,15 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("create data dir %s: %w", cfg.DataDir, err)
 	}
-	sp, err := spool.Open(filepath.Join(cfg.DataDir, "spool.db"), spool.Options{
-		MaxSize:        cfg.Spool.MaxSize,
-		Retention:      cfg.Spool.Retention,
-		DedupeWindow:   cfg.Spool.DedupeWindow,
-		DefaultTimeout: cfg.Defaults.Timeout,
-	})
+	sp, err := spool.Open(filepath.Join(cfg.DataDir, "spool.db"), spoolOptions(cfg))
 	if err != nil {
 		return err
 	}
 	defer sp.Close()
-	if rerr := sp.Recovered(); rerr != nil {
-		log.Error("SPOOL RECOVERED FROM CORRUPTION", "err", rerr)
+	var ce *spool.CorruptError
+	if errors.As(sp.Recovered(), &ce) {
+		log.Error("SPOOL RECOVERED FROM CORRUPTION", "quarantined_file", ce.MovedTo, "salvaged", ce.Salvaged,
+			"unreadable_records", ce.Unreadable, "err", ce)
 	}
 	m := metrics.New()
 	opts := Options{Logger: log, Metrics: m}
@@ -160,6 +157,22 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 	return nil
 }
 
+// spoolOptions maps the config onto the spool's options. Without a [cloud]
+// table nothing would ever read the outbox, so none is written.
+func spoolOptions(cfg *Config) spool.Options {
+	o := spool.Options{
+		MaxSize:        cfg.Spool.MaxSize,
+		Retention:      cfg.Spool.Retention,
+		DedupeWindow:   cfg.Spool.DedupeWindow,
+		DefaultTimeout: cfg.Defaults.Timeout,
+		Outbox:         spool.OutboxOptions{Disabled: true},
+	}
+	if c := cfg.Cloud; c != nil {
+		o.Outbox = spool.OutboxOptions{MaxEvents: c.OutboxMaxEvents, MaxAge: c.OutboxMaxAge}
+	}
+	return o
+}
+
 // checkDocument refuses at intake a ticket document the renderer would
 // refuse, with its message naming the line.
 func checkDocument(raw json.RawMessage) error {
@@ -177,6 +190,10 @@ func (a *Agent) maintain(ctx context.Context, sp *spool.Spool) {
 			t.Stop()
 			return
 		case <-t.C():
+		}
+		// Loss is reported by the gauges loop within seconds.
+		if _, err := sp.TrimOutbox(a.opts.Clock.Now()); err != nil {
+			a.log.Error("outbox trim failed", "err", err)
 		}
 		st, err := sp.Prune(a.opts.Clock.Now())
 		if err != nil {

@@ -57,6 +57,14 @@ type Health struct {
 	Link string `json:"link"`
 	// Outbox counts events not yet acknowledged by the cloud.
 	Outbox int `json:"outbox"`
+	// OutboxDropped counts events dropped by the outbox cap before the
+	// cloud acknowledged them: history the cloud will never see.
+	OutboxDropped int `json:"outbox_dropped"`
+	// SpoolQuarantined names the corrupt spool file moved aside at start,
+	// when there was one; UnreadableRecords counts what of it could not be
+	// salvaged. Either makes Status "degraded".
+	SpoolQuarantined  string `json:"spool_quarantined,omitempty"`
+	UnreadableRecords int    `json:"unreadable_records,omitempty"`
 	// Error says why Status is "failed" (the core stopped) or "degraded".
 	Error string `json:"error,omitempty"`
 }
