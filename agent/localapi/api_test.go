@@ -424,8 +424,13 @@ func TestHealthzAndPrinters(t *testing.T) {
 	c.auth = ""
 	a = c.do("GET", "/healthz", "")
 	wantStatus(t, a, http.StatusOK, "")
-	if got := strings.TrimSpace(string(a.body)); got != `{"status":"ok","link":"offline","outbox":3}` {
+	if got := strings.TrimSpace(string(a.body)); got != `{"status":"ok","link":"offline","outbox":3,"outbox_dropped":0}` {
 		t.Errorf("healthz %s", got)
+	}
+	f.health = localapi.Health{Status: "failed", Link: "offline", Error: "agent core stopped: lane k panicked"}
+	a = c.do("GET", "/healthz", "")
+	if a.status != http.StatusServiceUnavailable || !bytes.Contains(a.body, []byte(`"error":"agent core stopped: lane k panicked"`)) {
+		t.Errorf("failed healthz %s", a.body)
 	}
 	f.health = localapi.Health{Link: "unpaired"}
 	if a = c.do("GET", "/healthz", ""); !bytes.Contains(a.body, []byte(`"status":"ok"`)) {
