@@ -220,7 +220,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		defer wg.Done()
 		a.deadlines.Run(runCtx, func(taskNo string, _ struct{}) { a.toOwner(taskNo, msgDeadline{taskNo: taskNo}) })
 	}()
-	if err := a.restore(runCtx); err != nil {
+	if err := a.safeRestore(runCtx); err != nil {
 		a.fail(err)
 	} else if runCtx.Err() == nil {
 		close(a.started)
@@ -251,6 +251,17 @@ func (a *Agent) Run(ctx context.Context) error {
 	cancel()
 	wg.Wait()
 	return a.Failed()
+}
+
+// safeRestore is restore with a panic (a spool damaged in a way the
+// checks at open did not catch) turned into an error.
+func (a *Agent) safeRestore(ctx context.Context) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("restore panicked: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return a.restore(ctx)
 }
 
 // Ready is closed once the agent has restored every lane from the spool and

@@ -158,3 +158,36 @@ func TestOpenCorruptFile(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenMissingBucketSalvages ensures a file that passes bbolt's check but
+// lost one of the schema's buckets is treated as corrupt and salvaged, not
+// opened as it is to fail (or panic) on first use.
+func TestOpenMissingBucketSalvages(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "spool.db")
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAccept(t, s, task("A_v1", "k"))
+	s.Close()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketQueue) }); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s, err = Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var ce *CorruptError
+	if !errors.As(s.Recovered(), &ce) || ce.Salvaged != 1 {
+		t.Fatalf("Recovered() = %v, want a salvage of 1 task", s.Recovered())
+	}
+	if q, err := s.Queue("k"); err != nil || len(q) != 1 || q[0].TaskNo != "A_v1" {
+		t.Errorf("queue after salvage: %v %v", q, err)
+	}
+}

@@ -210,7 +210,25 @@ func openChecked(path string, opts Options) (db *bolt.DB, err error) {
 		db.Close()
 		return nil, err
 	}
+	if err := checkBuckets(db); err != nil {
+		db.Close()
+		return nil, &corruption{err}
+	}
 	return db, nil
+}
+
+// checkBuckets makes sure every bucket of the schema is there: a file that
+// passes bbolt's check but lost one (damage, a stray tool) is corrupt, and
+// salvaging it beats failing on it later.
+func checkBuckets(db *bolt.DB) error {
+	return db.View(func(tx *bolt.Tx) error {
+		for _, name := range [][]byte{bucketMeta, bucketTasks, bucketQueue, bucketSeq, bucketOutbox, bucketDone, bucketTombs} {
+			if tx.Bucket(name) == nil {
+				return fmt.Errorf("bucket %s is missing", name)
+			}
+		}
+		return nil
+	})
 }
 
 func isSizeError(err error) bool {
