@@ -29,8 +29,6 @@ type (
 		tasks []*spool.Task
 		ack   chan struct{}
 	}
-	// msgRestored tells the lane its whole backlog has been handed over.
-	msgRestored struct{}
 	// msgStatus is the monitor's latest reading of the printer.
 	msgStatus struct {
 		state escpos.PrinterState
@@ -107,10 +105,11 @@ type lane struct {
 	state      escpos.PrinterState // "" until the first reading
 	stateErr   error               // what explained the last not-ready reading
 	stateSince time.Time
-	failures   int    // failed attempts in a row
-	failedOver string // backup receiving this printer's work, if failed over
-	retryFwd   bool   // a forward to the backup failed; try again on wake
-	restoring  bool   // the backlog is still being handed over
+	failures   int       // failed attempts in a row
+	failedOver string    // backup receiving this printer's work, if failed over
+	retryFwd   bool      // a forward to the backup failed; try again on wake
+	started    time.Time // when the lane started, on the agent's clock
+	expiryWake bool      // a wake is set for deadlines held until the first reading
 	stopping   bool
 	idleClosed bool
 	moveErr    error // the last move's error, to tell refusal from trouble
@@ -127,14 +126,13 @@ func newLane(a *Agent, pc *PrinterConfig, dev Printer) (*lane, error) {
 	}
 	l := &lane{
 		a: a, pc: pc, name: pc.Name, dev: dev, backoff: b,
-		log:       a.log.With("printer", pc.Name),
-		signal:    make(chan struct{}, 1),
-		pollNow:   make(chan struct{}, 1),
-		jobEnded:  make(chan struct{}, 1),
-		idle:      make(chan struct{}),
-		held:      map[string]*entry{},
-		waiting:   map[string]*entry{},
-		restoring: true,
+		log:      a.log.With("printer", pc.Name),
+		signal:   make(chan struct{}, 1),
+		pollNow:  make(chan struct{}, 1),
+		jobEnded: make(chan struct{}, 1),
+		idle:     make(chan struct{}),
+		held:     map[string]*entry{},
+		waiting:  map[string]*entry{},
 	}
 	l.snap = localapi.PrinterInfo{Name: pc.Name, URL: pc.URL, State: "UNKNOWN"}
 	return l, nil
@@ -163,6 +161,7 @@ func (l *lane) take() []laneMsg {
 // Agent.fail) instead of leaving a lane that silently prints nothing.
 func (l *lane) run(ctx context.Context) {
 	defer l.a.recoverCore("lane " + l.name)
+	l.started = l.now()
 	for {
 		select {
 		case <-l.signal:
@@ -191,8 +190,6 @@ func (l *lane) handle(msg laneMsg) {
 			l.receive(t)
 		}
 		close(m.ack)
-	case msgRestored:
-		l.restoring = false
 	case msgStatus:
 		if m.state == "" {
 			// The monitor could not tell (a link flap): stop pushing until
@@ -504,14 +501,29 @@ func (l *lane) flush() {
 		}
 	}
 	if x := l.expiring; len(x) > 0 {
-		l.expiring = nil
-		l.expire(x)
+		if wait := l.started.Add(firstReadingWait).Sub(l.now()); l.state == "" && wait > 0 {
+			// No reading of the printer yet (just started, deadlines that
+			// passed while the agent was down): the reason must be the
+			// state the printer is in, so wait for the first reading.
+			if !l.expiryWake {
+				l.expiryWake = true
+				l.a.after("expire:"+l.name, wait, l.name, msgWake{})
+			}
+		} else {
+			l.expiring = nil
+			l.expire(x)
+		}
 	}
-	if l.toQueue != nil || l.toPark != nil || l.expiring != nil {
+	if l.toQueue != nil || l.toPark != nil {
 		// A resync during the flush handed tasks back: take them next round.
 		l.post(msgWake{})
 	}
 }
+
+// firstReadingWait bounds how long deadlines wait for a lane's first
+// reading of its printer, so their reason is the printer's actual state: a
+// status poll's own timeout and a little more.
+const firstReadingWait = 10 * time.Second
 
 // forwardable reports whether a task in state s may move to a backup.
 func forwardable(s spool.State) bool {
@@ -884,6 +896,10 @@ func (l *lane) expire(list []*entry) {
 	for _, e := range list {
 		if l.held[e.task.TaskNo] != e {
 			continue // gone meanwhile (printed, canceled)
+		}
+		if l.inflight == e {
+			e.timedOut = true // started meanwhile: its outcome decides
+			continue
 		}
 		l.detach(e)
 		r, m := l.timeoutReason(e)

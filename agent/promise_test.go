@@ -295,3 +295,61 @@ func metricValue(t *testing.T, m interface {
 	t.Fatalf("metric %s not found", name)
 	return 0
 }
+
+// TestTimeoutReasonIsPrinterState ensures a task times out with the reason
+// of the state its printer is actually in: a task parked while the printer
+// was offline, whose printer came back out of paper, times out PAPER_OUT,
+// not DEVICE_OFFLINE, even when its deadline had passed before the agent
+// started.
+func TestTimeoutReasonIsPrinterState(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		ahead time.Duration // deadline relative to the restart
+	}{{"during the run", time.Second}, {"while down", -time.Second}} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, []printerSpec{{name: "k", model: printertest.ModelEpson, faults: []printertest.FaultKind{printertest.FaultPaperOut}}}, "")
+			h.stop()
+			if _, _, err := h.sp.Accept(spool.NewTask{TaskNo: "P_v1", Printer: "k", Payload: []byte("x"), Timeout: 10 * time.Second}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := h.sp.Transition("P_v1", spool.StateAccepted, spool.StateParked, spool.Change{Reason: spool.ReasonDeviceOffline}); err != nil {
+				t.Fatal(err)
+			}
+			h.clock.Advance(10*time.Second - tc.ahead)
+			h.start()
+			h.waitPrinter("k", "PAPER_OUT")
+			h.clock.Advance(2 * time.Second)
+			got := h.waitTask("P_v1", spool.StateTimedOut)
+			if got.Reason != spool.ReasonPaperOut {
+				t.Errorf("timed out with %s (%s), want PAPER_OUT", got.Reason, got.Message)
+			}
+		})
+	}
+}
+
+// TestOfflineIntakeParksInBatches ensures a burst of tasks for an offline
+// printer is parked in a few transactions, not one fsync per task, so no
+// ACCEPTED backlog builds up behind the lane.
+func TestOfflineIntakeParksInBatches(t *testing.T) {
+	const n = 600
+	var commits atomic.Int64
+	count := func() error { commits.Add(1); return nil }
+	dir := t.TempDir()
+	h := buildHarnessAt(t, dir, spool.Options{FailCommit: count}, nil, []printerSpec{{name: "k", model: printertest.ModelEpson, faults: []printertest.FaultKind{printertest.FaultOffline}}}, "")
+	h.waitPrinter("k", "OFFLINE")
+	h.stop()
+	for i := 0; i < n; i++ {
+		if _, _, err := h.sp.Accept(spool.NewTask{TaskNo: fmt.Sprintf("B%04d_v1", i), Printer: "k", Payload: []byte("x"), Timeout: time.Hour}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := commits.Load()
+	h.start()
+	h.waitUntil("all parked", func() bool {
+		c, _ := h.sp.Counts()
+		return c[spool.StateParked] == n
+	})
+	if got := commits.Load() - before; got > 8 {
+		t.Errorf("parking %d restored ACCEPTED tasks took %d commits, want a few batches", n, got)
+	}
+}

@@ -39,9 +39,6 @@ func (a *Agent) restore(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	for _, name := range a.order {
-		a.lanes[name].post(msgRestored{})
-	}
 	return errors.Join(errs...)
 }
 
