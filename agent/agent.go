@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"printgate/agent/config"
 	"regexp"
 	"runtime/debug"
 	"strconv"
@@ -48,7 +49,7 @@ type Options struct {
 	Metrics *metrics.Metrics
 	// OpenPrinter builds the Printer for a configured printer. Default:
 	// an escpos.Device over drivers.Open.
-	OpenPrinter func(pc *PrinterConfig) Printer
+	OpenPrinter func(pc *config.Printer) Printer
 	// Rand seeds retry jitter. Default: a random seed.
 	Rand *rand.Rand
 	// PollIdle and PollBusy are the status monitor's intervals while a
@@ -122,7 +123,7 @@ func (o *Options) fill() {
 // Agent runs the lanes of every configured printer over one spool. Create it
 // with New, start it with Run; its methods implement localapi.Backend.
 type Agent struct {
-	cfg   *Config
+	cfg   *config.Config
 	spool *spool.Spool
 	opts  Options
 	log   *slog.Logger
@@ -155,7 +156,7 @@ type Agent struct {
 var _ localapi.Backend = (*Agent)(nil)
 
 // New builds an agent for cfg over an open spool. Nothing runs until Run.
-func New(cfg *Config, sp *spool.Spool, opts Options) (*Agent, error) {
+func New(cfg *config.Config, sp *spool.Spool, opts Options) (*Agent, error) {
 	opts.fill()
 	a := &Agent{
 		cfg:     cfg,

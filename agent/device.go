@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"printgate/agent/config"
 
 	"printgate/drivers"
 	"printgate/drivers/escpos"
@@ -9,14 +10,14 @@ import (
 
 // OpenDevice is the default Options.OpenPrinter: an escpos.Device that dials
 // the printer's URL on demand and keeps one connection while work flows.
-func OpenDevice(pc *PrinterConfig) Printer {
+func OpenDevice(pc *config.Printer) Printer {
 	return openDevice(pc, escpos.SessionOptions{})
 }
 
 // openDevice builds the device with the given session timeouts. A printer
 // whose profile promises status answers is expected to give them, so that a
 // silent one counts as not answering rather than as one-way.
-func openDevice(pc *PrinterConfig, so escpos.SessionOptions) *escpos.Device {
+func openDevice(pc *config.Printer, so escpos.SessionOptions) *escpos.Device {
 	target := pc.Target
 	dial := func(ctx context.Context) (escpos.Conn, error) {
 		return drivers.OpenTarget(ctx, target, drivers.Options{})

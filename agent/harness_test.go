@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"printgate/agent/config"
 	"strings"
 	"sync"
 	"testing"
@@ -48,7 +49,7 @@ type harness struct {
 	clock  *wheel.FakeClock
 	sp     *spool.Spool
 	a      *Agent
-	cfg    *Config
+	cfg    *config.Config
 	p      map[string]*printertest.Printer
 	cancel context.CancelFunc
 	done   chan error
@@ -94,7 +95,7 @@ func buildHarnessAt(t testing.TB, spoolDir string, so spool.Options, clock *whee
 		h.p[s.name] = p
 		fmt.Fprintf(&b, "[[printers]]\nname = %q\nurl = \"tcp://%s\"\n%s\n", s.name, p.Addr(), s.extra)
 	}
-	cfg, err := ParseConfig(filepath.Join(dir, "printgate.toml"), []byte(b.String()))
+	cfg, err := config.Parse(filepath.Join(dir, "printgate.toml"), []byte(b.String()))
 	if err != nil {
 		t.Fatalf("config: %v\n%s", err, b.String())
 	}
@@ -139,7 +140,7 @@ func (h *harness) start(tweak ...func(*Options)) {
 		clock = h.clock
 	}
 	opts := Options{Clock: clock, Logger: testLogger(), Observe: h.observe, StopGrace: 5 * time.Second, JobTimeout: 10 * time.Second,
-		OpenPrinter: func(pc *PrinterConfig) Printer { return openDevice(pc, testSession) }}
+		OpenPrinter: func(pc *config.Printer) Printer { return openDevice(pc, testSession) }}
 	for _, f := range tweak {
 		f(&opts)
 	}
@@ -301,3 +302,5 @@ func printedOrder(ts []printertest.Ticket) []string {
 	}
 	return out
 }
+
+func ptr[T any](v T) *T { return &v }

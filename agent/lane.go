@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"printgate/agent/config"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,7 +71,7 @@ func (e *renderError) Unwrap() error { return e.err }
 // fields below the inbox are owned by the run goroutine.
 type lane struct {
 	a       *Agent
-	pc      *PrinterConfig
+	pc      *config.Printer
 	name    string
 	dev     Printer
 	backoff wheel.Backoff
@@ -115,7 +116,7 @@ type lane struct {
 	moveErr    error // the last move's error, to tell refusal from trouble
 }
 
-func newLane(a *Agent, pc *PrinterConfig, dev Printer) (*lane, error) {
+func newLane(a *Agent, pc *config.Printer, dev Printer) (*lane, error) {
 	d := a.cfg.Defaults
 	b := wheel.Backoff{Base: d.RetryBase, Factor: d.RetryFactor, Cap: d.RetryCap, Jitter: d.RetryJitter}
 	if b.Factor == 0 {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"printgate/agent/config"
 
 	"gopkg.in/natefinch/lumberjack.v2"
 )
@@ -15,7 +16,7 @@ import (
 // size-rotated file in the data dir (what support reads), and readable text
 // to console (what a person running `printgate run` sees). The returned
 // closer flushes and closes the file.
-func NewLogger(c LogConfig, console io.Writer) (*slog.Logger, io.Closer, error) {
+func NewLogger(c config.Log, console io.Writer) (*slog.Logger, io.Closer, error) {
 	level := c.Level
 	handlers := []slog.Handler{}
 	var closer io.Closer = nopCloser{}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"printgate/agent/config"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -52,7 +53,7 @@ func TestDoubleDeliveryPrintsOneUnmarkedCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, err := New(h.cfg, h.sp, Options{Clock: h.clock, Logger: testLogger(), Observe: h.observe, StopGrace: 5 * time.Second,
-		OpenPrinter: func(pc *PrinterConfig) Printer { return &unknownOnce{Printer: openDevice(pc, testSession)} }})
+		OpenPrinter: func(pc *config.Printer) Printer { return &unknownOnce{Printer: openDevice(pc, testSession)} }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,9 +129,9 @@ func TestCoreFailureStopsIntake(t *testing.T) {
 	dir := t.TempDir()
 	port := freeTCPPort(t)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	config := filepath.Join(dir, "printgate.toml")
+	cfgPath := filepath.Join(dir, "printgate.toml")
 	body := fmt.Sprintf("data_dir = %q\nlisten = \"127.0.0.1:%d\"\napi_token = \"tok\"\n[[printers]]\nname = \"k\"\nurl = \"tcp://%s\"\n", dir, port, p.Addr())
-	if err := os.WriteFile(config, []byte(body), 0o600); err != nil {
+	if err := os.WriteFile(cfgPath, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	old := CoreFailLinger
@@ -140,12 +141,12 @@ func TestCoreFailureStopsIntake(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- runService(ctx, config, io.Discard, func(o *Options) {
+		done <- runService(ctx, cfgPath, io.Discard, func(o *Options) {
 			open := o.OpenPrinter
 			if open == nil {
 				open = OpenDevice
 			}
-			o.OpenPrinter = func(pc *PrinterConfig) Printer { return panicPrinter{open(pc)} }
+			o.OpenPrinter = func(pc *config.Printer) Printer { return panicPrinter{open(pc)} }
 		})
 	}()
 	post := func(no string) (int, string) {
@@ -224,7 +225,7 @@ func TestStoreOnlyWritesNoOutbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	cfg, err := ParseConfig("/x/printgate.toml", []byte(fmt.Sprintf("data_dir = %q\napi_token = \"tok\"\n[[printers]]\nname = \"k\"\nurl = \"tcp://%s\"\n", t.TempDir(), p.Addr())))
+	cfg, err := config.Parse("/x/printgate.toml", []byte(fmt.Sprintf("data_dir = %q\napi_token = \"tok\"\n[[printers]]\nname = \"k\"\nurl = \"tcp://%s\"\n", t.TempDir(), p.Addr())))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +240,7 @@ func TestStoreOnlyWritesNoOutbox(t *testing.T) {
 	if hl := h.a.Health(); hl.Outbox != 0 || hl.Status != "ok" {
 		t.Errorf("store-only health %+v, want an empty outbox", hl)
 	}
-	cloudCfg, err := ParseConfig("/x/printgate.toml", []byte("api_token = \"tok\"\n[cloud]\nurl = \"wss://c.example/a\"\nauth_url = \"https://c.example/o\"\noutbox_max_events = 5000\n[[printers]]\nname = \"k\"\nurl = \"tcp://127.0.0.1:9\"\n"))
+	cloudCfg, err := config.Parse("/x/printgate.toml", []byte("api_token = \"tok\"\n[cloud]\nurl = \"wss://c.example/a\"\nauth_url = \"https://c.example/o\"\noutbox_max_events = 5000\n[[printers]]\nname = \"k\"\nurl = \"tcp://127.0.0.1:9\"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

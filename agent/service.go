@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"printgate/agent/config"
 	"time"
 
 	"printgate/agent/localapi"
@@ -41,7 +42,7 @@ var CoreFailLinger = 3 * time.Second
 // runService is RunService with a hook that adjusts the agent's options, for
 // tests that inject failures into the real service path.
 func runService(ctx context.Context, configPath string, console io.Writer, tweak func(*Options)) error {
-	cfg, err := LoadConfig(configPath)
+	cfg, err := config.Load(configPath)
 	if err != nil {
 		return err
 	}
@@ -159,7 +160,7 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 
 // spoolOptions maps the config onto the spool's options. Without a [cloud]
 // table nothing would ever read the outbox, so none is written.
-func spoolOptions(cfg *Config) spool.Options {
+func spoolOptions(cfg *config.Config) spool.Options {
 	o := spool.Options{
 		MaxSize:        cfg.Spool.MaxSize,
 		Retention:      cfg.Spool.Retention,

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"printgate/agent/config"
 	"sync"
 	"syscall"
 	"testing"
@@ -90,7 +91,7 @@ func TestFailedWriteNeverDropsTask(t *testing.T) {
 	cases := []struct {
 		name    string
 		specs   []printerSpec
-		wrap    func(pc *PrinterConfig, p Printer) Printer
+		wrap    func(pc *config.Printer, p Printer) Printer
 		doc     string
 		armOn   spool.State // arm when the task enters this state; "" arms at submit
 		skip    int         // commits to let through after arming
@@ -107,14 +108,14 @@ func TestFailedWriteNeverDropsTask(t *testing.T) {
 		{
 			name:  "requeue",
 			specs: []printerSpec{{name: "k", model: printertest.ModelEpson}},
-			wrap:  func(_ *PrinterConfig, p Printer) Printer { return failingPrinter{p} },
+			wrap:  func(_ *config.Printer, p Printer) Printer { return failingPrinter{p} },
 			armOn: spool.StateRetryWait, // RETRY_WAIT → QUEUED fails
 			want:  spool.StateTimedOut, reason: spool.ReasonNoAck,
 		},
 		{
 			name:  "unknown",
 			specs: []printerSpec{{name: "k", model: printertest.ModelEpson}},
-			wrap:  func(_ *PrinterConfig, p Printer) Printer { return &unknownOnce{Printer: p} },
+			wrap:  func(_ *config.Printer, p Printer) Printer { return &unknownOnce{Printer: p} },
 			armOn: spool.StateUnknown, // UNKNOWN → QUEUED (marked) fails
 			want:  spool.StatePrinted,
 		},
@@ -143,7 +144,7 @@ func TestFailedWriteNeverDropsTask(t *testing.T) {
 				func(o *Options) {
 					if tc.wrap != nil {
 						open := o.OpenPrinter
-						o.OpenPrinter = func(pc *PrinterConfig) Printer { return tc.wrap(pc, open(pc)) }
+						o.OpenPrinter = func(pc *config.Printer) Printer { return tc.wrap(pc, open(pc)) }
 					}
 					obs := o.Observe
 					o.Observe = func(e Event) {

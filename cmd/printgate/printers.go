@@ -10,11 +10,11 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
+	"printgate/agent/config"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"printgate/agent"
 	"printgate/drivers"
 )
 
@@ -51,7 +51,7 @@ var defaultPrintersEnv = printersEnv{
 // config that does not exist yields none, so the command still lists what
 // it discovers on a machine that is not set up yet.
 func loadConfigured(path string, explicit bool) ([]configuredPrinter, error) {
-	cfg, err := agent.LoadConfig(path)
+	cfg, err := config.Load(path)
 	if err != nil {
 		if !explicit && errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
@@ -78,7 +78,7 @@ func printersCmd(ctx context.Context, env printersEnv, args []string, stdout, st
 	port := fs.Int("port", drivers.DefaultTCPPort, "TCP `port` to scan for")
 	timeout := fs.Duration("timeout", 500*time.Millisecond, "connect timeout per scanned host")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
-	configPath := fs.String("config", agent.DefaultConfigPath(), "the config `file` whose printers to list")
+	configPath := fs.String("config", config.DefaultConfigPath(), "the config `file` whose printers to list")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: printgate printers [--config FILE] [--scan CIDR] [--port 9100] [--json]")
 		fmt.Fprintln(stderr, "\nLists the configured printers and the serial ports and USB printers of this")

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"printgate/agent/config"
 	"syscall"
 
 	"printgate/agent"
@@ -20,7 +21,7 @@ func init() {
 func runRun(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	configPath := fs.String("config", agent.DefaultConfigPath(), "the config `file`")
+	configPath := fs.String("config", config.DefaultConfigPath(), "the config `file`")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: printgate run [--config FILE]\n\nRuns the agent in the foreground until SIGINT or SIGTERM.")
 		fs.PrintDefaults()

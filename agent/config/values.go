@@ -1,4 +1,4 @@
-package agent
+package config
 
 import (
 	"fmt"
@@ -17,36 +17,36 @@ import (
 // one deliberate way to get the value.
 type Secret string
 
-const configRedacted = "[redacted]"
+const redacted = "[redacted]"
 
 // Reveal returns the secret itself, for comparing a presented token.
 func (s Secret) Reveal() string { return string(s) }
 
 // String hides the secret from %v and %s.
-func (s Secret) String() string { return configRedacted }
+func (s Secret) String() string { return redacted }
 
 // GoString hides the secret from %#v.
-func (s Secret) GoString() string { return configRedacted }
+func (s Secret) GoString() string { return redacted }
 
 // Format hides the secret from every other verb (%q, %x, %d, ...), which
 // would otherwise print the underlying string.
-func (s Secret) Format(f fmt.State, verb rune) { _, _ = f.Write([]byte(configRedacted)) }
+func (s Secret) Format(f fmt.State, verb rune) { _, _ = f.Write([]byte(redacted)) }
 
 // MarshalText hides the secret from encoding/json, TOML and other encoders.
-func (s Secret) MarshalText() ([]byte, error) { return []byte(configRedacted), nil }
+func (s Secret) MarshalText() ([]byte, error) { return []byte(redacted), nil }
 
 // LogValue hides the secret from log/slog.
-func (s Secret) LogValue() slog.Value { return slog.StringValue(configRedacted) }
+func (s Secret) LogValue() slog.Value { return slog.StringValue(redacted) }
 
-// configDurationDays matches a leading whole number of days: "7d", "1d12h".
-var configDurationDays = regexp.MustCompile(`^([+-]?[0-9]+)d(.*)$`)
+// durationDays matches a leading whole number of days: "7d", "1d12h".
+var durationDays = regexp.MustCompile(`^([+-]?[0-9]+)d(.*)$`)
 
-// configParseDuration accepts Go durations ("90s", "1m30s") and, because
+// parseDuration accepts Go durations ("90s", "1m30s") and, because
 // retention is naturally said in days, a leading "Nd" ("7d", "1d12h").
-func configParseDuration(s string) (time.Duration, error) {
+func parseDuration(s string) (time.Duration, error) {
 	bad := fmt.Errorf("%q is not a duration: write it like \"90s\", \"1m30s\", \"15m\" or \"7d\"", s)
 	t := strings.TrimSpace(s)
-	if m := configDurationDays.FindStringSubmatch(t); m != nil {
+	if m := durationDays.FindStringSubmatch(t); m != nil {
 		days, err := strconv.ParseInt(m[1], 10, 64)
 		if err != nil || days > math.MaxInt64/int64(24*time.Hour) || days < math.MinInt64/int64(24*time.Hour) {
 			return 0, bad
@@ -74,9 +74,9 @@ func configParseDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// configFormatDuration prints a duration the way the config spells it, so
+// formatDuration prints a duration the way the config spells it, so
 // messages quote what the user would write.
-func configFormatDuration(d time.Duration) string {
+func formatDuration(d time.Duration) string {
 	day := 24 * time.Hour
 	if d >= day && d%day == 0 {
 		return strconv.FormatInt(int64(d/day), 10) + "d"
@@ -84,23 +84,23 @@ func configFormatDuration(d time.Duration) string {
 	return d.String()
 }
 
-var configSizeRe = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)$`)
+var sizeRe = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)$`)
 
-var configSizeUnits = map[string]float64{
+var sizeUnits = map[string]float64{
 	"": 1, "b": 1,
 	"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
 	"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
 }
 
-// configParseSize reads a byte size such as "512MiB", "1GiB" or "500MB"
+// parseSize reads a byte size such as "512MiB", "1GiB" or "500MB"
 // (KiB/MiB/GiB are powers of 1024, KB/MB/GB powers of 1000).
-func configParseSize(s string) (int64, error) {
+func parseSize(s string) (int64, error) {
 	bad := fmt.Errorf("%q is not a size: write it like \"512MiB\" or \"1GiB\", or as a number of bytes", s)
-	m := configSizeRe.FindStringSubmatch(strings.TrimSpace(s))
+	m := sizeRe.FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
 		return 0, bad
 	}
-	unit, ok := configSizeUnits[strings.ToLower(m[2])]
+	unit, ok := sizeUnits[strings.ToLower(m[2])]
 	if !ok {
 		return 0, bad
 	}
@@ -111,9 +111,9 @@ func configParseSize(s string) (int64, error) {
 	return int64(n * unit), nil
 }
 
-// configTypeName says what kind of TOML value v is, in words for people who
+// typeName says what kind of TOML value v is, in words for people who
 // do not know TOML's type names.
-func configTypeName(v any) string {
+func typeName(v any) string {
 	switch v.(type) {
 	case string:
 		return "text"
@@ -132,18 +132,18 @@ func configTypeName(v any) string {
 	}
 }
 
-// configTable reads one TOML table, reporting every wrong type and, in
+// table reads one TOML table, reporting every wrong type and, in
 // finish, every key nobody asked for.
-type configTable struct {
-	p     *configParser
-	path  string // configLines path of the table, "" at the top level
+type table struct {
+	p     *parser
+	path  string // lineIndex path of the table, "" at the top level
 	label string // how messages name the table, "" at the top level
 	m     map[string]any
 	asked []string
 }
 
 // where names a key in messages: "timeout in [defaults]".
-func (t *configTable) where(key string) string {
+func (t *table) where(key string) string {
 	if t.label == "" {
 		return key
 	}
@@ -152,17 +152,17 @@ func (t *configTable) where(key string) string {
 
 // line is the line of key, or of the table when the key is not written
 // (or not found).
-func (t *configTable) line(key string) int {
-	return t.p.lines.find(configJoin(t.path, key))
+func (t *table) line(key string) int {
+	return t.p.lines.find(joinKey(t.path, key))
 }
 
 // errf reports a problem with key, at key's line.
-func (t *configTable) errf(key, format string, args ...any) {
+func (t *table) errf(key, format string, args ...any) {
 	t.p.add(t.line(key), t.where(key)+": "+fmt.Sprintf(format, args...))
 }
 
 // get returns the raw value of key and notes that key is known.
-func (t *configTable) get(key string) (any, bool) {
+func (t *table) get(key string) (any, bool) {
 	if !slices.Contains(t.asked, key) {
 		t.asked = append(t.asked, key)
 	}
@@ -170,12 +170,12 @@ func (t *configTable) get(key string) (any, bool) {
 	return v, ok
 }
 
-func (t *configTable) wrongType(key, want string, v any) {
-	t.errf(key, "must be %s, not %s", want, configTypeName(v))
+func (t *table) wrongType(key, want string, v any) {
+	t.errf(key, "must be %s, not %s", want, typeName(v))
 }
 
 // str returns a text value; ok is false when key is absent or wrong.
-func (t *configTable) str(key string) (string, bool) {
+func (t *table) str(key string) (string, bool) {
 	v, ok := t.get(key)
 	if !ok {
 		return "", false
@@ -188,7 +188,7 @@ func (t *configTable) str(key string) (string, bool) {
 }
 
 // int returns a whole-number value.
-func (t *configTable) int(key string) (int, bool) {
+func (t *table) int(key string) (int, bool) {
 	v, ok := t.get(key)
 	if !ok {
 		return 0, false
@@ -206,7 +206,7 @@ func (t *configTable) int(key string) (int, bool) {
 }
 
 // float returns a number; whole numbers are fine ("retry_factor = 2").
-func (t *configTable) float(key string) (float64, bool) {
+func (t *table) float(key string) (float64, bool) {
 	v, ok := t.get(key)
 	if !ok {
 		return 0, false
@@ -226,7 +226,7 @@ func (t *configTable) float(key string) (float64, bool) {
 }
 
 // duration returns a duration written as text ("90s", "7d").
-func (t *configTable) duration(key string) (time.Duration, bool) {
+func (t *table) duration(key string) (time.Duration, bool) {
 	v, ok := t.get(key)
 	if !ok {
 		return 0, false
@@ -236,7 +236,7 @@ func (t *configTable) duration(key string) (time.Duration, bool) {
 		t.wrongType(key, `a duration in quotes such as "90s"`, v)
 		return 0, false
 	}
-	d, err := configParseDuration(s)
+	d, err := parseDuration(s)
 	if err != nil {
 		t.errf(key, "%v", err)
 		return 0, false
@@ -246,20 +246,20 @@ func (t *configTable) duration(key string) (time.Duration, bool) {
 
 // positive reads an optional duration into *dst, keeping *dst when key is
 // absent, and requires it to be longer than zero.
-func (t *configTable) positive(key string, dst *time.Duration) {
+func (t *table) positive(key string, dst *time.Duration) {
 	d, ok := t.duration(key)
 	if !ok {
 		return
 	}
 	if d <= 0 {
-		t.errf(key, "%s must be longer than zero", configFormatDuration(d))
+		t.errf(key, "%s must be longer than zero", formatDuration(d))
 		return
 	}
 	*dst = d
 }
 
 // table returns the sub-table key, or nil when it is absent or not a table.
-func (t *configTable) table(key, label string) *configTable {
+func (t *table) table(key, label string) *table {
 	v, ok := t.get(key)
 	if !ok {
 		return nil
@@ -269,12 +269,12 @@ func (t *configTable) table(key, label string) *configTable {
 		t.wrongType(key, "a table (["+key+"] followed by its keys)", v)
 		return nil
 	}
-	return &configTable{p: t.p, path: configJoin(t.path, key), label: label, m: m}
+	return &table{p: t.p, path: joinKey(t.path, key), label: label, m: m}
 }
 
 // finish reports the keys of the table that no reader asked for: a typo in
 // a key name would otherwise silently leave a setting at its default.
-func (t *configTable) finish() {
+func (t *table) finish() {
 	keys := make([]string, 0, len(t.m))
 	for k := range t.m {
 		if !slices.Contains(t.asked, k) {
@@ -287,10 +287,10 @@ func (t *configTable) finish() {
 		if t.label != "" {
 			msg += " in " + t.label
 		}
-		switch s := configSuggest(k, t.asked); {
+		switch s := suggest(k, t.asked); {
 		case s != "":
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
-		case t.label != "" && slices.Contains(configTopKeys, k):
+		case t.label != "" && slices.Contains(topKeys, k):
 			msg += fmt.Sprintf("; %s belongs at the top of the file, before the first [table] header", k)
 		}
 		t.p.add(t.line(k), msg)
@@ -299,7 +299,7 @@ func (t *configTable) finish() {
 
 // intAtLeast stores the integer under key in dst when it is at least min,
 // else reports it with why, the plain reason the key exists.
-func (t *configTable) intAtLeast(key string, min int, why string, dst *int) {
+func (t *table) intAtLeast(key string, min int, why string, dst *int) {
 	n, ok := t.int(key)
 	if !ok {
 		return

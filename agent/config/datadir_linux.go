@@ -1,4 +1,4 @@
-package agent
+package config
 
 // DefaultDataDir is where the agent keeps its spool, log and state when the
 // config sets no data_dir: /var/lib/printgate, the FHS place for a

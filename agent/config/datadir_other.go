@@ -1,6 +1,6 @@
 //go:build !linux && !windows
 
-package agent
+package config
 
 // DefaultDataDir is where the agent keeps its spool, log and state when the
 // config sets no data_dir. printgate ships for Linux and Windows; other

@@ -1,4 +1,4 @@
-package agent
+package config
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 	"printgate/drivers/escpos"
 )
 
-const sampleConfig = "../testdata/config/printgate.toml"
+const sampleConfig = "../../testdata/config/printgate.toml"
 
 // headerLines returns the lines of the [[printers]] headers in src, so tests
 // do not break when the sample's comments change.
@@ -61,7 +61,7 @@ func ptr[T any](v T) *T { return &v }
 // exactly as written, the per-printer values overriding [defaults] and the
 // rest inherited.
 func TestLoadSampleConfig(t *testing.T) {
-	cfg, err := LoadConfig(sampleConfig)
+	cfg, err := Load(sampleConfig)
 	if err != nil {
 		t.Fatalf("sample config does not load:\n%v", err)
 	}
@@ -84,7 +84,7 @@ func TestLoadSampleConfig(t *testing.T) {
 		DataDir:  dataDir,
 		Listen:   "0.0.0.0:8631",
 		APIToken: "s3cret-token-for-the-pos-7f3a9c",
-		Cloud: &CloudConfig{URL: "wss://print.example.com/agent/v1", AuthURL: "https://print.example.com/oauth",
+		Cloud: &Cloud{URL: "wss://print.example.com/agent/v1", AuthURL: "https://print.example.com/oauth",
 			OutboxMaxEvents: 50000, OutboxMaxAge: 3 * 24 * time.Hour},
 		Defaults: Defaults{
 			Timeout: 2 * time.Minute, RetryBase: 500 * time.Millisecond, RetryCap: 20 * time.Second,
@@ -92,9 +92,9 @@ func TestLoadSampleConfig(t *testing.T) {
 			FailoverAfter: 30 * time.Second, FailoverFailures: 2, FailbackAfter: 2 * time.Minute,
 			OnUnknown: "hold", Profile: "epson-58", JobTimeout: 45 * time.Second,
 		},
-		Spool: SpoolConfig{MaxSize: 512 << 20, Retention: 14 * 24 * time.Hour, DedupeWindow: 30 * 24 * time.Hour},
-		Log:   LogConfig{Level: slog.LevelDebug, File: logFile, MaxSizeMB: 20, MaxBackups: 3},
-		Printers: []PrinterConfig{
+		Spool: Spool{MaxSize: 512 << 20, Retention: 14 * 24 * time.Hour, DedupeWindow: 30 * 24 * time.Hour},
+		Log:   Log{Level: slog.LevelDebug, File: logFile, MaxSizeMB: 20, MaxBackups: 3},
+		Printers: []Printer{
 			{
 				Name: "kitchen", URL: "tcp://192.168.1.50:9100", Target: mustTarget(t, "tcp://192.168.1.50:9100"),
 				ProfileName: "epson-80", Profile: mustProfile(t, "epson-80", escpos.ProfileOverrides{}),
@@ -151,7 +151,7 @@ func TestConfigDefaults(t *testing.T) {
 name = "kitchen"
 url  = "tcp://10.0.0.5"
 `
-	cfg, err := ParseConfig("/etc/printgate/printgate.toml", []byte(src))
+	cfg, err := Parse("/etc/printgate/printgate.toml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,9 +167,9 @@ url  = "tcp://10.0.0.5"
 			FailoverFailures: 3, MaxAttempts: 0, OnUnknown: "reprint-marked", Profile: "epson-80",
 			JobTimeout: 30 * time.Second,
 		},
-		Spool: SpoolConfig{MaxSize: 0, Retention: week, DedupeWindow: week},
-		Log:   LogConfig{Level: slog.LevelInfo, File: filepath.Join(DefaultDataDir(), "printgate.log"), MaxSizeMB: 10, MaxBackups: 5},
-		Printers: []PrinterConfig{{
+		Spool: Spool{MaxSize: 0, Retention: week, DedupeWindow: week},
+		Log:   Log{Level: slog.LevelInfo, File: filepath.Join(DefaultDataDir(), "printgate.log"), MaxSizeMB: 10, MaxBackups: 5},
+		Printers: []Printer{{
 			Name: "kitchen", URL: "tcp://10.0.0.5", Target: mustTarget(t, "tcp://10.0.0.5"),
 			ProfileName: "epson-80", Profile: mustProfile(t, "epson-80", escpos.ProfileOverrides{}),
 			OnUnknown: "reprint-marked", Timeout: 90 * time.Second, FailoverAfter: 15 * time.Second,
@@ -194,7 +194,7 @@ url  = "tcp://10.0.0.5"
 // configured retention, not to the built-in one.
 func TestConfigDedupeFollowsRetention(t *testing.T) {
 	src := "api_token = \"t\"\n[spool]\nretention = \"10d\"\n[[printers]]\nname = \"p\"\nurl = \"tcp://h\"\n"
-	cfg, err := ParseConfig("c.toml", []byte(src))
+	cfg, err := Parse("c.toml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,9 +235,9 @@ func checkErrors(t *testing.T, file, src string, err error, want []wantErr) {
 	if err == nil {
 		t.Fatalf("config was accepted; want %d problem(s)", len(want))
 	}
-	var errs ConfigErrors
+	var errs Errors
 	if !errors.As(err, &errs) {
-		t.Fatalf("error is %T, want ConfigErrors: %v", err, err)
+		t.Fatalf("error is %T, want Errors: %v", err, err)
 	}
 	if len(errs) != len(want) {
 		t.Errorf("got %d problems, want %d:\n%v", len(errs), len(want), err)
@@ -270,7 +270,7 @@ func checkErrors(t *testing.T, file, src string, err error, want []wantErr) {
 			t.Errorf("no problem at %s:%d with %q; got:\n%v", file, line, w.words, err)
 		}
 	}
-	if !slices.IsSortedFunc(errs, func(a, b ConfigError) int { return a.Line - b.Line }) {
+	if !slices.IsSortedFunc(errs, func(a, b Error) int { return a.Line - b.Line }) {
 		t.Errorf("problems are not in line order:\n%v", err)
 	}
 }
@@ -432,9 +432,9 @@ func TestConfigErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			const file = "/etc/printgate/printgate.toml"
-			cfg, err := ParseConfig(file, []byte(tc.src))
+			cfg, err := Parse(file, []byte(tc.src))
 			if cfg != nil {
-				t.Errorf("ParseConfig returned a config along with errors")
+				t.Errorf("Parse returned a config along with errors")
 			}
 			checkErrors(t, file, tc.src, err, tc.want)
 		})
@@ -457,7 +457,7 @@ url = "tcp://h2"
 backup = "nobody" #!backup
 profile = "tm-t88" #!profile
 `
-	_, err := ParseConfig("printgate.toml", []byte(src))
+	_, err := Parse("printgate.toml", []byte(src))
 	checkErrors(t, "printgate.toml", src, err, []wantErr{
 		{line: 1, words: []string{"no api_token"}},
 		{mark: "listen", words: []string{"listen"}},
@@ -531,16 +531,16 @@ cloud.auth_url = "https://x"
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseConfig("c.toml", []byte(tc.src))
+			_, err := Parse("c.toml", []byte(tc.src))
 			checkErrors(t, "c.toml", strings.ReplaceAll(tc.src, "\r", ""), err, tc.want)
 		})
 	}
 }
 
-// TestConfigPrinterLine ensures PrinterConfig.Line is the entry's header.
+// TestConfigPrinterLine ensures Printer.Line is the entry's header.
 func TestConfigPrinterLine(t *testing.T) {
 	src := okTop + "\n# kitchen\n[[printers]]\nname = \"k\"\nurl = \"tcp://h1\"\n\n[[printers]]\nname = \"b\"\nurl = \"tcp://h2\"\n"
-	cfg, err := ParseConfig("c.toml", []byte(src))
+	cfg, err := Parse("c.toml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -553,7 +553,7 @@ func TestConfigPrinterLine(t *testing.T) {
 // formatting, JSON or structured logs of the config.
 func TestConfigTokenNeverPrinted(t *testing.T) {
 	const token = "tok-9d8e7f6a5b4c"
-	cfg, err := ParseConfig("c.toml", []byte("api_token = \""+token+"\"\n"+okPrinter))
+	cfg, err := Parse("c.toml", []byte("api_token = \""+token+"\"\n"+okPrinter))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -612,7 +612,7 @@ func TestConfigTokenFile(t *testing.T) {
 		t.Helper()
 		path := filepath.Join(etc, "printgate.toml")
 		write(path, body+okPrinter)
-		return LoadConfig(path)
+		return Load(path)
 	}
 	for _, tc := range []struct{ file, token, resolved string }{
 		{"token.txt", "from-config-dir", filepath.Join(etc, "token.txt")},
@@ -643,7 +643,7 @@ func TestConfigTokenFile(t *testing.T) {
 func TestConfigRelativePaths(t *testing.T) {
 	dir := filepath.Join("srv", "store")
 	file := filepath.Join(dir, "printgate.toml")
-	cfg, err := ParseConfig(file, []byte(okTop+"data_dir = \"state\"\n"+okPrinter))
+	cfg, err := Parse(file, []byte(okTop+"data_dir = \"state\"\n"+okPrinter))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -653,7 +653,7 @@ func TestConfigRelativePaths(t *testing.T) {
 	if want := filepath.Join(dir, "state", "printgate.log"); cfg.Log.File != want {
 		t.Errorf("log file = %q, want %q", cfg.Log.File, want)
 	}
-	cfg, err = ParseConfig(file, []byte(okTop+"[log]\nfile = \"logs/agent.log\"\n"+okPrinter))
+	cfg, err = Parse(file, []byte(okTop+"[log]\nfile = \"logs/agent.log\"\n"+okPrinter))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -663,13 +663,13 @@ func TestConfigRelativePaths(t *testing.T) {
 }
 
 // TestLoadConfigMissingFile ensures a missing file is an ordinary wrapped
-// file error, not a ConfigErrors.
+// file error, not a Errors.
 func TestLoadConfigMissingFile(t *testing.T) {
-	_, err := LoadConfig(filepath.Join(t.TempDir(), "nope.toml"))
+	_, err := Load(filepath.Join(t.TempDir(), "nope.toml"))
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("err = %v, want fs.ErrNotExist", err)
 	}
-	var errs ConfigErrors
+	var errs Errors
 	if errors.As(err, &errs) {
 		t.Errorf("a missing file is not a config problem: %v", err)
 	}
@@ -698,9 +698,9 @@ func TestConfigParseDuration(t *testing.T) {
 		{"soon", 0, false},
 		{"99999999999d", 0, false},
 	} {
-		got, err := configParseDuration(tc.in)
+		got, err := parseDuration(tc.in)
 		if (err == nil) != tc.ok || got != tc.want {
-			t.Errorf("configParseDuration(%q) = %v, %v; want %v, ok=%v", tc.in, got, err, tc.want, tc.ok)
+			t.Errorf("parseDuration(%q) = %v, %v; want %v, ok=%v", tc.in, got, err, tc.want, tc.ok)
 		}
 	}
 }
@@ -723,9 +723,9 @@ func TestConfigParseSize(t *testing.T) {
 		{"-1GiB", 0, false},
 		{"99999999TiB", 0, false},
 	} {
-		got, err := configParseSize(tc.in)
+		got, err := parseSize(tc.in)
 		if (err == nil) != tc.ok || got != tc.want {
-			t.Errorf("configParseSize(%q) = %v, %v; want %v, ok=%v", tc.in, got, err, tc.want, tc.ok)
+			t.Errorf("parseSize(%q) = %v, %v; want %v, ok=%v", tc.in, got, err, tc.want, tc.ok)
 		}
 	}
 }
@@ -737,8 +737,8 @@ func TestConfigSuggest(t *testing.T) {
 		"bakup": "backup", "backpu": "backup", "URL": "url", "timout": "timeout",
 		"failover_afer": "failover_after", "colour": "", "nmae": "name",
 	} {
-		if got := configSuggest(in, keys); got != want {
-			t.Errorf("configSuggest(%q) = %q, want %q", in, got, want)
+		if got := suggest(in, keys); got != want {
+			t.Errorf("suggest(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -759,7 +759,7 @@ func TestDefaultDataDir(t *testing.T) {
 // stays a config the agent accepts, so the documentation cannot drift from
 // the code.
 func TestProtocolDocConfigLoads(t *testing.T) {
-	doc, err := os.ReadFile("../docs/PROTOCOL.md")
+	doc, err := os.ReadFile("../../docs/PROTOCOL.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -772,7 +772,7 @@ func TestProtocolDocConfigLoads(t *testing.T) {
 		t.Fatal("section 2 has no ```toml example")
 	}
 	block, _, _ = strings.Cut(block, "```")
-	cfg, err := ParseConfig("PROTOCOL.md", []byte(block))
+	cfg, err := Parse("PROTOCOL.md", []byte(block))
 	if err != nil {
 		t.Fatalf("the documented config is rejected:\n%v", err)
 	}

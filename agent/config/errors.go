@@ -1,4 +1,4 @@
-package agent
+package config
 
 import (
 	"fmt"
@@ -6,10 +6,10 @@ import (
 	"strings"
 )
 
-// ConfigError is one problem found in a config file, placed where the person
+// Error is one problem found in a config file, placed where the person
 // editing the file has to look.
-type ConfigError struct {
-	// File is the config path as given to LoadConfig or ParseConfig.
+type Error struct {
+	// File is the config path as given to Load or Parse.
 	File string
 	// Line is the 1-based line of the offending key or table header.
 	Line int
@@ -19,20 +19,20 @@ type ConfigError struct {
 
 // Error returns "file:line: msg", the form editors and terminals turn into
 // a link to the line.
-func (e ConfigError) Error() string {
+func (e Error) Error() string {
 	if e.Line <= 0 {
 		return e.File + ": " + e.Msg
 	}
 	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
 }
 
-// ConfigErrors is every problem of one config file, in line order. The
+// Errors is every problem of one config file, in line order. The
 // agent refuses to start on any of them, and reports them all at once so
 // that fixing a file takes one round, not one per mistake.
-type ConfigErrors []ConfigError
+type Errors []Error
 
 // Error lists the problems one per line.
-func (es ConfigErrors) Error() string {
+func (es Errors) Error() string {
 	parts := make([]string, len(es))
 	for i, e := range es {
 		parts[i] = e.Error()
@@ -41,7 +41,7 @@ func (es ConfigErrors) Error() string {
 }
 
 // Unwrap exposes each problem to errors.As and errors.Is.
-func (es ConfigErrors) Unwrap() []error {
+func (es Errors) Unwrap() []error {
 	out := make([]error, len(es))
 	for i, e := range es {
 		out[i] = e
@@ -51,16 +51,16 @@ func (es ConfigErrors) Unwrap() []error {
 
 // sortByLine orders problems as the file reads, keeping the order of
 // problems on one line.
-func (es ConfigErrors) sortByLine() {
+func (es Errors) sortByLine() {
 	sort.SliceStable(es, func(i, j int) bool { return es[i].Line < es[j].Line })
 }
 
-// configSuggest returns the candidate closest to s when it is close enough
+// suggest returns the candidate closest to s when it is close enough
 // to be a likely typo ("bakup" for "backup"), else "".
-func configSuggest(s string, candidates []string) string {
+func suggest(s string, candidates []string) string {
 	best, bestDist := "", 0
 	for _, c := range candidates {
-		d := configEditDistance(strings.ToLower(s), strings.ToLower(c))
+		d := editDistance(strings.ToLower(s), strings.ToLower(c))
 		limit := 2
 		if len(c) <= 4 {
 			limit = 1
@@ -72,9 +72,9 @@ func configSuggest(s string, candidates []string) string {
 	return best
 }
 
-// configEditDistance is the Levenshtein distance with adjacent swaps counted
+// editDistance is the Levenshtein distance with adjacent swaps counted
 // as one edit, since swapped letters are the commonest typo.
-func configEditDistance(a, b string) int {
+func editDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
 	prev2 := make([]int, len(rb)+1)
 	prev := make([]int, len(rb)+1)

@@ -1,11 +1,11 @@
-package agent
+package config
 
 import (
 	"strconv"
 	"strings"
 )
 
-// configLines maps where things are written in a config file to their line
+// lineIndex maps where things are written in a config file to their line
 // numbers. BurntSushi/toml keeps key positions private, yet a restaurant's IT
 // person needs "line 14" to find a typo, so the source is scanned once more.
 //
@@ -16,15 +16,15 @@ import (
 // to get lines right for the ordinary layout (one key per line, comments,
 // multi-line strings and arrays); anything it cannot place falls back to an
 // enclosing table's line.
-type configLines map[string]int
+type lineIndex map[string]int
 
-// scanConfigLines indexes src. It never fails: a line it does not
+// scanLines indexes src. It never fails: a line it does not
 // understand is skipped.
-func scanConfigLines(src string) configLines {
-	lines := configLines{}
+func scanLines(src string) lineIndex {
+	lines := lineIndex{}
 	arrays := map[string]int{} // resolved array-of-tables path -> entries seen
 	table := ""                // resolved path of the current table
-	var st configScanState
+	var st scanState
 	for i, ln := range strings.Split(strings.TrimPrefix(src, "\ufeff"), "\n") {
 		lineNo := i + 1
 		ln = strings.TrimSuffix(ln, "\r")
@@ -36,32 +36,32 @@ func scanConfigLines(src string) configLines {
 		switch {
 		case s == "" || s[0] == '#':
 		case strings.HasPrefix(s, "[["):
-			segs, _, ok := configSplitKey(s[2:], ']')
+			segs, _, ok := splitKey(s[2:], ']')
 			if !ok {
 				continue
 			}
-			parent := configResolve(arrays, segs[:len(segs)-1])
-			name := configJoin(parent, segs[len(segs)-1])
+			parent := resolveKey(arrays, segs[:len(segs)-1])
+			name := joinKey(parent, segs[len(segs)-1])
 			idx := arrays[name]
 			arrays[name] = idx + 1
 			table = name + "." + strconv.Itoa(idx)
 			lines.set(table, lineNo)
 			lines.set(name, lineNo)
 		case s[0] == '[':
-			segs, _, ok := configSplitKey(s[1:], ']')
+			segs, _, ok := splitKey(s[1:], ']')
 			if !ok {
 				continue
 			}
-			table = configResolve(arrays, segs)
+			table = resolveKey(arrays, segs)
 			lines.set(table, lineNo)
 		default:
-			segs, rest, ok := configSplitKey(s, '=')
+			segs, rest, ok := splitKey(s, '=')
 			if !ok {
 				continue
 			}
 			p := table
 			for _, seg := range segs {
-				p = configJoin(p, seg)
+				p = joinKey(p, seg)
 				lines.set(p, lineNo)
 			}
 			st.scan(rest)
@@ -72,7 +72,7 @@ func scanConfigLines(src string) configLines {
 
 // set records the first line a path appears on: a later mention (a dotted
 // key reopening a table) is not where the reader should look.
-func (l configLines) set(path string, line int) {
+func (l lineIndex) set(path string, line int) {
 	if _, ok := l[path]; !ok {
 		l[path] = line
 	}
@@ -80,7 +80,7 @@ func (l configLines) set(path string, line int) {
 
 // find returns the line of path, or of its nearest enclosing path that has
 // one, or 0.
-func (l configLines) find(path string) int {
+func (l lineIndex) find(path string) int {
 	for {
 		if n, ok := l[path]; ok {
 			return n
@@ -93,20 +93,20 @@ func (l configLines) find(path string) int {
 	}
 }
 
-func configJoin(parent, key string) string {
+func joinKey(parent, key string) string {
 	if parent == "" {
 		return key
 	}
 	return parent + "." + key
 }
 
-// configResolve turns the segments of a table header into a path, inserting
+// resolveKey turns the segments of a table header into a path, inserting
 // the current index after every array-of-tables segment so that [a.b] after
 // [[a]] lands under the last a entry, as TOML defines.
-func configResolve(arrays map[string]int, segs []string) string {
+func resolveKey(arrays map[string]int, segs []string) string {
 	p := ""
 	for _, seg := range segs {
-		p = configJoin(p, seg)
+		p = joinKey(p, seg)
 		if n, ok := arrays[p]; ok {
 			p += "." + strconv.Itoa(n-1)
 		}
@@ -114,10 +114,10 @@ func configResolve(arrays map[string]int, segs []string) string {
 	return p
 }
 
-// configSplitKey parses a (possibly dotted, possibly quoted) key from the
+// splitKey parses a (possibly dotted, possibly quoted) key from the
 // start of s up to the terminator byte and returns its segments and the text
 // after the terminator.
-func configSplitKey(s string, term byte) (segs []string, rest string, ok bool) {
+func splitKey(s string, term byte) (segs []string, rest string, ok bool) {
 	i := 0
 	for {
 		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
@@ -150,7 +150,7 @@ func configSplitKey(s string, term byte) (segs []string, rest string, ok bool) {
 			seg, i = s[i+1:i+1+j], i+j+2
 		default:
 			j := i
-			for j < len(s) && configBareKeyByte(s[j]) {
+			for j < len(s) && bareKeyByte(s[j]) {
 				j++
 			}
 			if j == i {
@@ -176,24 +176,24 @@ func configSplitKey(s string, term byte) (segs []string, rest string, ok bool) {
 	}
 }
 
-func configBareKeyByte(c byte) bool {
+func bareKeyByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
 }
 
-// configScanState follows a value across lines: an open multi-line string
+// scanState follows a value across lines: an open multi-line string
 // or an unclosed array or inline table means the next lines hold no keys or
 // headers of their own.
-type configScanState struct {
+type scanState struct {
 	multi string // `"""` or `'''` while inside a multi-line string
 	depth int    // open [ and { of the current value
 }
 
 // scan consumes one line (or the rest of one) of value text.
-func (st *configScanState) scan(s string) {
+func (st *scanState) scan(s string) {
 	i := 0
 	for i < len(s) {
 		if st.multi != "" {
-			j := configFindClose(s[i:], st.multi)
+			j := findClose(s[i:], st.multi)
 			if j < 0 {
 				return
 			}
@@ -241,9 +241,9 @@ func (st *configScanState) scan(s string) {
 	}
 }
 
-// configFindClose finds the closing delimiter of a multi-line string in s;
+// findClose finds the closing delimiter of a multi-line string in s;
 // in basic strings ("""), a backslash escapes the next byte.
-func configFindClose(s, delim string) int {
+func findClose(s, delim string) int {
 	for i := 0; i+len(delim) <= len(s); i++ {
 		if delim[0] == '"' && s[i] == '\\' {
 			i++

@@ -1,4 +1,4 @@
-package agent
+package config
 
 import (
 	"errors"
@@ -41,21 +41,21 @@ type Config struct {
 	APITokenFile string
 	// Cloud is the cloud link, or nil when the [cloud] table is absent and
 	// the agent runs store-only.
-	Cloud *CloudConfig
+	Cloud *Cloud
 	// Defaults are the [defaults] table: dispatch timing every printer
 	// inherits unless it sets its own.
 	Defaults Defaults
 	// Spool sizes and ages the task store.
-	Spool SpoolConfig
+	Spool Spool
 	// Log says how much to log and where.
-	Log LogConfig
+	Log Log
 	// Printers are the [[printers]] entries in file order; there is at
 	// least one.
-	Printers []PrinterConfig
+	Printers []Printer
 }
 
-// CloudConfig is the [cloud] table: where the agent's outbound link goes.
-type CloudConfig struct {
+// Cloud is the [cloud] table: where the agent's outbound link goes.
+type Cloud struct {
 	// URL is the agent WebSocket endpoint, ws:// or wss://.
 	URL string
 	// AuthURL is the http(s) base of the OAuth device-flow endpoints
@@ -108,8 +108,8 @@ type Defaults struct {
 	JobTimeout time.Duration
 }
 
-// SpoolConfig is the [spool] table.
-type SpoolConfig struct {
+// Spool is the [spool] table.
+type Spool struct {
 	// MaxSize caps the spool file in bytes; 0 (the default) means no cap.
 	MaxSize int64
 	// Retention is how long finished tasks keep their body and timeline.
@@ -120,8 +120,8 @@ type SpoolConfig struct {
 	DedupeWindow time.Duration
 }
 
-// LogConfig is the [log] table.
-type LogConfig struct {
+// Log is the [log] table.
+type Log struct {
 	// Level is the least severe level written: debug, info (default), warn
 	// or error.
 	Level slog.Level
@@ -134,9 +134,9 @@ type LogConfig struct {
 	MaxBackups int
 }
 
-// PrinterConfig is one [[printers]] entry, with the [defaults] it inherits
+// Printer is one [[printers]] entry, with the [defaults] it inherits
 // already applied.
-type PrinterConfig struct {
+type Printer struct {
 	// Name is what tasks name the printer by; unique, 1–64 characters of
 	// [A-Za-z0-9._-].
 	Name string
@@ -167,7 +167,7 @@ type PrinterConfig struct {
 }
 
 // Printer returns the configured printer called name.
-func (c *Config) Printer(name string) (*PrinterConfig, bool) {
+func (c *Config) Printer(name string) (*Printer, bool) {
 	for i := range c.Printers {
 		if c.Printers[i].Name == name {
 			return &c.Printers[i], true
@@ -176,28 +176,28 @@ func (c *Config) Printer(name string) (*PrinterConfig, bool) {
 	return nil, false
 }
 
-// LoadConfig reads and checks the config file at path. A file that cannot
-// be used yields ConfigErrors listing every problem with its line.
-func LoadConfig(path string) (*Config, error) {
+// Load reads and checks the config file at path. A file that cannot
+// be used yields Errors listing every problem with its line.
+func Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	return ParseConfig(path, data)
+	return Parse(path, data)
 }
 
-// ParseConfig checks config text that came from path. path names the file
+// Parse checks config text that came from path. path names the file
 // in messages, and relative paths inside the config (api_token_file,
 // data_dir, the log file) are taken relative to its directory, because a
 // service's working directory is not something an installer controls.
-// Problems are returned together as ConfigErrors, in line order.
-func ParseConfig(path string, data []byte) (*Config, error) {
-	p := &configParser{file: path, dir: filepath.Dir(path)}
+// Problems are returned together as Errors, in line order.
+func Parse(path string, data []byte) (*Config, error) {
+	p := &parser{file: path, dir: filepath.Dir(path)}
 	var raw map[string]any
 	if _, err := toml.Decode(string(data), &raw); err != nil {
 		return nil, p.syntaxError(err)
 	}
-	p.lines = scanConfigLines(string(data))
+	p.lines = scanLines(string(data))
 	p.lastLine = max(1, strings.Count(strings.TrimRight(string(data), "\r\n"), "\n")+1)
 	cfg := p.config(raw)
 	if len(p.errs) > 0 {
@@ -209,64 +209,64 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 
 // Built-in values of the config; docs/PROTOCOL.md §2 documents them.
 const (
-	configDefaultListen    = ":8631"
-	configOnUnknownReprint = "reprint-marked"
-	configOnUnknownHold    = "hold"
-	configMinSpoolSize     = 8 << 20 // the spool keeps 4 MiB in reserve
-	configDefaultLogName   = "printgate.log"
-	configDefaultRetention = 7 * 24 * time.Hour
-	// configDefaultOutboxEvents and configDefaultOutboxAge bound the events
+	defaultListen      = ":8631"
+	onUnknownReprint   = "reprint-marked"
+	onUnknownHold      = "hold"
+	configMinSpoolSize = 8 << 20 // the spool keeps 4 MiB in reserve
+	defaultLogName     = "printgate.log"
+	defaultRetention   = 7 * 24 * time.Hour
+	// defaultOutboxEvents and defaultOutboxAge bound the events
 	// kept for an unreachable cloud: about a week of a busy store.
-	configDefaultOutboxEvents = 100_000
-	configDefaultOutboxAge    = 7 * 24 * time.Hour
-	configDefaultLogSizeMB    = 10
-	configDefaultLogBackups   = 5
+	defaultOutboxEvents = 100_000
+	defaultOutboxAge    = 7 * 24 * time.Hour
+	defaultLogSizeMB    = 10
+	defaultLogBackups   = 5
 )
 
-// configTopKeys are the keys allowed at the top of the file.
-var configTopKeys = []string{"data_dir", "listen", "api_token", "api_token_file", "cloud", "defaults", "spool", "log", "printers"}
+// topKeys are the keys allowed at the top of the file.
+var topKeys = []string{"data_dir", "listen", "api_token", "api_token_file", "cloud", "defaults", "spool", "log", "printers"}
 
-// configParser collects the problems of one file while reading it.
-type configParser struct {
+// parser collects the problems of one file while reading it.
+type parser struct {
 	file     string
 	dir      string
-	lines    configLines
+	lines    lineIndex
 	lastLine int
-	errs     ConfigErrors
+	errs     Errors
 }
 
-func (p *configParser) add(line int, msg string) {
-	p.errs = append(p.errs, ConfigError{File: p.file, Line: line, Msg: msg})
+func (p *parser) add(line int, msg string) {
+	p.errs = append(p.errs, Error{File: p.file, Line: line, Msg: msg})
 }
 
-// syntaxError turns a TOML parse failure into a ConfigErrors with its line;
+// syntaxError turns a TOML parse failure into a Errors with its line;
 // nothing else can be checked in a file that does not parse.
-func (p *configParser) syntaxError(err error) error {
+func (p *parser) syntaxError(err error) error {
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
 		msg := "this is not valid TOML: " + pe.Message
 		if strings.Contains(pe.Message, "cannot contain newlines") {
 			msg += " (is a closing quote missing?)"
 		}
-		return ConfigErrors{{File: p.file, Line: pe.Position.Line, Msg: msg}}
+		return Errors{{File: p.file, Line: pe.Position.Line, Msg: msg}}
 	}
-	return ConfigErrors{{File: p.file, Line: 1, Msg: "this is not valid TOML: " + err.Error()}}
+	return Errors{{File: p.file, Line: 1, Msg: "this is not valid TOML: " + err.Error()}}
 }
 
 // abs resolves a path written in the config against the config's directory.
-func (p *configParser) abs(path string) string {
+func (p *parser) abs(path string) string {
 	if filepath.IsAbs(path) {
 		return filepath.Clean(path)
 	}
 	return filepath.Join(p.dir, path)
 }
 
-func (p *configParser) config(raw map[string]any) *Config {
-	top := &configTable{p: p, m: raw}
+func (p *parser) config(raw map[string]any) *Config {
+	top := &table{p: p, m: raw}
 	cfg := &Config{
 		Path:    p.file,
 		DataDir: DefaultDataDir(),
-		Listen:  configDefaultListen,
+		Listen:  defaultListen,
 		Defaults: Defaults{
 			Timeout:          90 * time.Second,
 			RetryBase:        time.Second,
@@ -276,12 +276,12 @@ func (p *configParser) config(raw map[string]any) *Config {
 			FailoverAfter:    15 * time.Second,
 			FailbackAfter:    60 * time.Second,
 			FailoverFailures: 3,
-			OnUnknown:        configOnUnknownReprint,
+			OnUnknown:        onUnknownReprint,
 			Profile:          "epson-80",
 			JobTimeout:       30 * time.Second,
 		},
-		Spool: SpoolConfig{Retention: configDefaultRetention},
-		Log:   LogConfig{Level: slog.LevelInfo, MaxSizeMB: configDefaultLogSizeMB, MaxBackups: configDefaultLogBackups},
+		Spool: Spool{Retention: defaultRetention},
+		Log:   Log{Level: slog.LevelInfo, MaxSizeMB: defaultLogSizeMB, MaxBackups: defaultLogBackups},
 	}
 	if s, ok := top.str("data_dir"); ok {
 		if strings.TrimSpace(s) == "" {
@@ -291,7 +291,7 @@ func (p *configParser) config(raw map[string]any) *Config {
 		}
 	}
 	if s, ok := top.str("listen"); ok {
-		if err := configCheckListen(s); err != nil {
+		if err := checkListen(s); err != nil {
 			top.errf("listen", "%v", err)
 		} else {
 			cfg.Listen = s
@@ -315,16 +315,16 @@ func (p *configParser) config(raw map[string]any) *Config {
 		p.log(t, &cfg.Log)
 	}
 	if cfg.Log.File == "" {
-		cfg.Log.File = filepath.Join(cfg.DataDir, configDefaultLogName)
+		cfg.Log.File = filepath.Join(cfg.DataDir, defaultLogName)
 	}
 	cfg.Printers = p.printers(top, &cfg.Defaults, defaultProfileOK)
 	top.finish()
 	return cfg
 }
 
-// configCheckListen accepts what net.Listen will: host:port with a port
+// checkListen accepts what net.Listen will: host:port with a port
 // number, the host optional.
-func configCheckListen(s string) error {
+func checkListen(s string) error {
 	_, port, err := net.SplitHostPort(s)
 	if err != nil {
 		return fmt.Errorf("%q is not an address to listen on: write \":8631\" for every network interface or \"127.0.0.1:8631\" for this computer only", s)
@@ -336,7 +336,7 @@ func configCheckListen(s string) error {
 }
 
 // apiToken reads exactly one of api_token and api_token_file.
-func (p *configParser) apiToken(top *configTable, cfg *Config) {
+func (p *parser) apiToken(top *table, cfg *Config) {
 	tok, hasTok := top.str("api_token")
 	file, hasFile := top.str("api_token_file")
 	_, wroteTok := top.m["api_token"]
@@ -378,12 +378,12 @@ func (p *configParser) apiToken(top *configTable, cfg *Config) {
 	}
 }
 
-func (p *configParser) cloud(t *configTable) *CloudConfig {
-	c := &CloudConfig{OutboxMaxEvents: configDefaultOutboxEvents, OutboxMaxAge: configDefaultOutboxAge}
+func (p *parser) cloud(t *table) *Cloud {
+	c := &Cloud{OutboxMaxEvents: defaultOutboxEvents, OutboxMaxAge: defaultOutboxAge}
 	t.intAtLeast("outbox_max_events", 1000, "events kept for the cloud while it is unreachable", &c.OutboxMaxEvents)
 	t.positive("outbox_max_age", &c.OutboxMaxAge)
 	if s, ok := t.str("url"); ok {
-		if err := configCheckURL(s, "ws", "wss"); err != nil {
+		if err := checkURL(s, "ws", "wss"); err != nil {
 			t.errf("url", "%v; it is the agent link the cloud gave you, such as \"wss://print.example.com/agent/v1\"", err)
 		}
 		c.URL = s
@@ -391,7 +391,7 @@ func (p *configParser) cloud(t *configTable) *CloudConfig {
 		p.add(t.line(""), `[cloud] has no url: add url = "wss://..." as given by the cloud, or remove the [cloud] table to run store-only`)
 	}
 	if s, ok := t.str("auth_url"); ok {
-		if err := configCheckURL(s, "http", "https"); err != nil {
+		if err := checkURL(s, "http", "https"); err != nil {
 			t.errf("auth_url", "%v; it is the pairing address the cloud gave you, such as \"https://print.example.com/oauth\"", err)
 		}
 		c.AuthURL = s
@@ -402,8 +402,8 @@ func (p *configParser) cloud(t *configTable) *CloudConfig {
 	return c
 }
 
-// configCheckURL requires an absolute URL with one of schemes and a host.
-func configCheckURL(s string, schemes ...string) error {
+// checkURL requires an absolute URL with one of schemes and a host.
+func checkURL(s string, schemes ...string) error {
 	want := strings.Join(schemes, ":// or ") + "://"
 	u, err := url.Parse(s)
 	if err != nil {
@@ -420,7 +420,7 @@ func configCheckURL(s string, schemes ...string) error {
 
 // defaults reads [defaults] into d and reports whether its profile exists,
 // so printers inheriting a bad one are not each blamed for it.
-func (p *configParser) defaults(t *configTable, d *Defaults) (profileOK bool) {
+func (p *parser) defaults(t *table, d *Defaults) (profileOK bool) {
 	t.positive("timeout", &d.Timeout)
 	t.positive("job_timeout", &d.JobTimeout)
 	t.positive("retry_base", &d.RetryBase)
@@ -444,14 +444,14 @@ func (p *configParser) defaults(t *configTable, d *Defaults) (profileOK bool) {
 	t.intAtLeast("failover_failures", 1, "failed attempts in a row before tickets move to the backup", &d.FailoverFailures)
 	t.intAtLeast("max_attempts", 0, "0 means retry until the ticket's timeout", &d.MaxAttempts)
 	if s, ok := t.str("on_unknown"); ok {
-		if configCheckOnUnknown(t, s) {
+		if checkOnUnknown(t, s) {
 			d.OnUnknown = s
 		}
 	}
 	profileOK = true
 	if s, ok := t.str("profile"); ok {
 		if _, err := escpos.LookupProfile(s); err != nil {
-			configProfileError(t, s, err)
+			profileError(t, s, err)
 			profileOK = false
 		} else {
 			d.Profile = s
@@ -462,29 +462,29 @@ func (p *configParser) defaults(t *configTable, d *Defaults) (profileOK bool) {
 		if _, wrote := t.m[key]; !wrote {
 			key = "retry_base"
 		}
-		t.errf(key, "retry_cap (%s) is shorter than retry_base (%s): the longest wait between retries must be at least the first", configFormatDuration(d.RetryCap), configFormatDuration(d.RetryBase))
+		t.errf(key, "retry_cap (%s) is shorter than retry_base (%s): the longest wait between retries must be at least the first", formatDuration(d.RetryCap), formatDuration(d.RetryBase))
 	}
 	t.finish()
 	return profileOK
 }
 
-func configCheckOnUnknown(t *configTable, s string) bool {
-	if s == configOnUnknownReprint || s == configOnUnknownHold {
+func checkOnUnknown(t *table, s string) bool {
+	if s == onUnknownReprint || s == onUnknownHold {
 		return true
 	}
 	t.errf("on_unknown", `%q is not a choice: use "reprint-marked" (print again with a POSSIBLE DUPLICATE banner) or "hold" (wait for a manager to decide)`, s)
 	return false
 }
 
-func configProfileError(t *configTable, name string, err error) {
-	if s := configSuggest(name, escpos.ProfileNames()); s != "" {
+func profileError(t *table, name string, err error) {
+	if s := suggest(name, escpos.ProfileNames()); s != "" {
 		t.errf("profile", "%v; did you mean %q?", err, s)
 		return
 	}
 	t.errf("profile", "%v", err)
 }
 
-func (p *configParser) spool(t *configTable, s *SpoolConfig) {
+func (p *parser) spool(t *table, s *Spool) {
 	if v, ok := t.get("max_size"); ok {
 		var n int64
 		good := true
@@ -493,7 +493,7 @@ func (p *configParser) spool(t *configTable, s *SpoolConfig) {
 			n = x
 		case string:
 			var err error
-			if n, err = configParseSize(x); err != nil {
+			if n, err = parseSize(x); err != nil {
 				t.errf("max_size", "%v", err)
 				good = false
 			}
@@ -514,12 +514,12 @@ func (p *configParser) spool(t *configTable, s *SpoolConfig) {
 	t.positive("retention", &s.Retention)
 	t.positive("dedupe_window", &s.DedupeWindow)
 	if s.DedupeWindow != 0 && s.DedupeWindow < s.Retention {
-		t.errf("dedupe_window", "%s is shorter than retention (%s): a ticket number must stay known at least as long as the ticket is kept, or a resent ticket could print twice", configFormatDuration(s.DedupeWindow), configFormatDuration(s.Retention))
+		t.errf("dedupe_window", "%s is shorter than retention (%s): a ticket number must stay known at least as long as the ticket is kept, or a resent ticket could print twice", formatDuration(s.DedupeWindow), formatDuration(s.Retention))
 	}
 	t.finish()
 }
 
-func (p *configParser) log(t *configTable, l *LogConfig) {
+func (p *parser) log(t *table, l *Log) {
 	if s, ok := t.str("level"); ok {
 		levels := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
 		if lv, ok := levels[strings.ToLower(s)]; ok {
@@ -530,7 +530,7 @@ func (p *configParser) log(t *configTable, l *LogConfig) {
 	}
 	if s, ok := t.str("file"); ok {
 		if strings.TrimSpace(s) == "" {
-			t.errf("file", "is empty: leave it out to log to %s in data_dir, or name a file", configDefaultLogName)
+			t.errf("file", "is empty: leave it out to log to %s in data_dir, or name a file", defaultLogName)
 		} else {
 			l.File = p.abs(s)
 		}
@@ -542,7 +542,7 @@ func (p *configParser) log(t *configTable, l *LogConfig) {
 
 // printers reads every [[printers]] entry, then checks what involves more
 // than one: unique names, one entry per physical printer, backups.
-func (p *configParser) printers(top *configTable, d *Defaults, defaultProfileOK bool) []PrinterConfig {
+func (p *parser) printers(top *table, d *Defaults, defaultProfileOK bool) []Printer {
 	v, ok := top.get("printers")
 	if !ok {
 		p.add(p.lastLine, `no printers: a config must name at least one printer; add a [[printers]] table with a name and a url (see the sample config)`)
@@ -573,8 +573,8 @@ func (p *configParser) printers(top *configTable, d *Defaults, defaultProfileOK 
 		return nil
 	}
 
-	out := make([]PrinterConfig, 0, len(entries))
-	tables := make([]*configTable, 0, len(entries))
+	out := make([]Printer, 0, len(entries))
+	tables := make([]*table, 0, len(entries))
 	for i, m := range entries {
 		pc, t := p.printer(i, m, d, defaultProfileOK)
 		out = append(out, pc)
@@ -593,9 +593,9 @@ func (p *configParser) printers(top *configTable, d *Defaults, defaultProfileOK 
 			}
 		}
 		if pc.Target.Scheme != "" {
-			key := configTargetKey(pc.Target)
+			key := targetKey(pc.Target)
 			if j, dup := byTarget[key]; dup {
-				t.errf("url", "%q is the same printer as %s at line %d: list each physical printer once (to send one printer's tickets to another, use backup)", pc.URL, configPrinterLabel(&out[j], j), out[j].Line)
+				t.errf("url", "%q is the same printer as %s at line %d: list each physical printer once (to send one printer's tickets to another, use backup)", pc.URL, printerLabel(&out[j], j), out[j].Line)
 			} else {
 				byTarget[key] = i
 			}
@@ -606,10 +606,10 @@ func (p *configParser) printers(top *configTable, d *Defaults, defaultProfileOK 
 }
 
 // printer reads one [[printers]] entry (i is its 0-based position).
-func (p *configParser) printer(i int, m map[string]any, d *Defaults, defaultProfileOK bool) (PrinterConfig, *configTable) {
+func (p *parser) printer(i int, m map[string]any, d *Defaults, defaultProfileOK bool) (Printer, *table) {
 	path := "printers." + strconv.Itoa(i)
-	t := &configTable{p: p, path: path, label: fmt.Sprintf("[[printers]] #%d", i+1), m: m}
-	pc := PrinterConfig{
+	t := &table{p: p, path: path, label: fmt.Sprintf("[[printers]] #%d", i+1), m: m}
+	pc := Printer{
 		Line:             p.lines.find(path),
 		ProfileName:      d.Profile,
 		OnUnknown:        d.OnUnknown,
@@ -651,15 +651,15 @@ func (p *configParser) printer(i int, m map[string]any, d *Defaults, defaultProf
 	if profileOK {
 		var err error
 		if prof, err = escpos.LookupProfile(pc.ProfileName); err != nil {
-			configProfileError(t, pc.ProfileName, err)
+			profileError(t, pc.ProfileName, err)
 			profileOK = false
 		}
 	}
 	// The usable overrides are checked even when another one is bad, so
 	// every problem of the entry is reported in one go.
-	if o, ok := configOverrides(t); profileOK {
+	if o, ok := overrides(t); profileOK {
 		if resolved, err := prof.With(o); err != nil {
-			configOverrideErrors(t, pc.Line, pc.ProfileName, err)
+			overrideErrors(t, pc.Line, pc.ProfileName, err)
 		} else if ok {
 			pc.Profile = resolved
 		}
@@ -668,7 +668,7 @@ func (p *configParser) printer(i int, m map[string]any, d *Defaults, defaultProf
 	if s, ok := t.str("backup"); ok {
 		pc.Backup = s
 	}
-	if s, ok := t.str("on_unknown"); ok && configCheckOnUnknown(t, s) {
+	if s, ok := t.str("on_unknown"); ok && checkOnUnknown(t, s) {
 		pc.OnUnknown = s
 	}
 	t.positive("timeout", &pc.Timeout)
@@ -680,10 +680,10 @@ func (p *configParser) printer(i int, m map[string]any, d *Defaults, defaultProf
 	return pc, t
 }
 
-// configOverrides reads the inline profile overrides of a printer entry; ok
+// overrides reads the inline profile overrides of a printer entry; ok
 // is false when one of them is unusable (already reported, and left out of
 // o).
-func configOverrides(t *configTable) (o escpos.ProfileOverrides, ok bool) {
+func overrides(t *table) (o escpos.ProfileOverrides, ok bool) {
 	ok = true
 	ints := []struct {
 		key string
@@ -734,16 +734,16 @@ func configOverrides(t *configTable) (o escpos.ProfileOverrides, ok bool) {
 	return o, ok
 }
 
-// configOverrideMsgKeys maps the start of a Profile.Validate message to the
+// overrideMsgKeys maps the start of a Profile.Validate message to the
 // override key it is about; columns_b comes before columns for that reason.
-var configOverrideMsgKeys = []struct{ prefix, key string }{
+var overrideMsgKeys = []struct{ prefix, key string }{
 	{"dots", "dots"}, {"columns_b", "columns_b"}, {"columns", "columns"},
 	{"code page", "code_page"}, {"unknown encoding", "encoding"},
 }
 
-// configOverrideErrors reports each problem Profile.With found, at the line
+// overrideErrors reports each problem Profile.With found, at the line
 // of the override it concerns when that can be told from the message.
-func configOverrideErrors(t *configTable, header int, profile string, err error) {
+func overrideErrors(t *table, header int, profile string, err error) {
 	parts := []error{err}
 	if j, ok := errors.Unwrap(err).(interface{ Unwrap() []error }); ok {
 		parts = j.Unwrap()
@@ -751,7 +751,7 @@ func configOverrideErrors(t *configTable, header int, profile string, err error)
 	for _, e := range parts {
 		msg := e.Error()
 		key := ""
-		for _, k := range configOverrideMsgKeys {
+		for _, k := range overrideMsgKeys {
 			if strings.HasPrefix(msg, k.prefix) {
 				key = k.key
 				break
@@ -765,9 +765,9 @@ func configOverrideErrors(t *configTable, header int, profile string, err error)
 	}
 }
 
-// configTargetKey identifies the physical printer behind a target: host
+// targetKey identifies the physical printer behind a target: host
 // names and Windows queue names ignore case, device paths do not.
-func configTargetKey(t drivers.Target) string {
+func targetKey(t drivers.Target) string {
 	switch t.Scheme {
 	case drivers.SchemeTCP, drivers.SchemeWinspool:
 		return strings.ToLower(t.String())
@@ -777,7 +777,7 @@ func configTargetKey(t drivers.Target) string {
 	return t.String()
 }
 
-func configPrinterLabel(pc *PrinterConfig, i int) string {
+func printerLabel(pc *Printer, i int) string {
 	if pc.Name != "" {
 		return fmt.Sprintf("%q", pc.Name)
 	}
@@ -786,7 +786,7 @@ func configPrinterLabel(pc *PrinterConfig, i int) string {
 
 // checkBackups requires every backup to be another configured printer and
 // the backup chains to end: a loop would move tickets round it forever.
-func (p *configParser) checkBackups(out []PrinterConfig, tables []*configTable, byName map[string]int) {
+func (p *parser) checkBackups(out []Printer, tables []*table, byName map[string]int) {
 	next := make([]int, len(out)) // index of the backup, or -1
 	names := make([]string, 0, len(byName))
 	for n := range byName {
@@ -808,7 +808,7 @@ func (p *configParser) checkBackups(out []PrinterConfig, tables []*configTable, 
 			t.errf("backup", "a printer cannot be its own backup; name another printer, or leave backup out")
 		case !ok:
 			msg := fmt.Sprintf("there is no printer called %q", b)
-			if s := configSuggest(b, names); s != "" {
+			if s := suggest(b, names); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
 			t.errf("backup", "%s; backup must be the name of another [[printers]] entry", msg)
