@@ -40,11 +40,18 @@ type DeviceOptions struct {
 	// before the next operation (a status poll too) probes the printer's
 	// capabilities again, so a printer swapped, reconfigured or power-cycled
 	// while quiet is seen as it is now. Default 10 minutes; negative never.
-	// Independently, the device probes again on the first connection after
-	// one was lost (link error, no answer, closed by the printer) and on the
-	// operation after a downgrade. Its own idle close does not count as lost,
-	// so a quiet printer is not probed before every job.
+	// The device also probes again on the operation after a downgrade, and
+	// on reconnects (see ReprobeOnReconnect).
 	ReprobeAfter time.Duration
+	// ReprobeOnReconnect is how old the last probe must be for the first
+	// connection after one was lost (link error, no answer, closed by the
+	// printer) to probe again, because the printer may have been swapped or
+	// reset. The bound keeps a link that keeps dropping from paying a probe
+	// per reconnect: up to a second of silent waits on a printer that lacks
+	// GS ( H. Default 1 minute; negative never. The device's own idle close
+	// does not count as lost, so a quiet printer is not probed before every
+	// job.
+	ReprobeOnReconnect time.Duration
 	// Expected is the confirmation the printer's profile promises
 	// (Profile.Ack.Confirmation()). A probe that finds less is a downgrade,
 	// even the first one. ConfirmNone expects nothing: probes are then only
@@ -69,6 +76,17 @@ const DefaultReprobeAfter = 10 * time.Minute
 
 func (o DeviceOptions) reprobeAfter() time.Duration {
 	return orDefault(o.ReprobeAfter, DefaultReprobeAfter)
+}
+
+// DefaultReprobeOnReconnect is the ReprobeOnReconnect used when none is
+// set.
+const DefaultReprobeOnReconnect = time.Minute
+
+func (o DeviceOptions) reprobeOnReconnect() time.Duration {
+	if o.ReprobeOnReconnect < 0 {
+		return o.ReprobeOnReconnect
+	}
+	return orDefault(o.ReprobeOnReconnect, DefaultReprobeOnReconnect)
 }
 
 // Device is one printer as the agent uses it: it keeps one connection while
@@ -111,6 +129,8 @@ type Device struct {
 	// not); trigger says why the probe in progress was made, for the
 	// downgrade report.
 	reprobe, trigger string
+	// lost is set when a connection was lost, until the next one is made.
+	lost bool
 	// lastPrint is when the last job printed: only printing counts as work
 	// flowing, so status polls of an idle (or failing) printer do not hold
 	// its connection.
@@ -256,7 +276,7 @@ func (d *Device) session(ctx context.Context, op string) (*Session, bool, error)
 	}
 	if d.sess != nil && !d.sess.Broken() {
 		s := d.sess
-		if why := d.reprobeLocked(d.now()); why != "" {
+		if why := d.reprobeLocked(d.now(), false); why != "" {
 			d.trigger = why
 			s.forgetCapabilities()
 		}
@@ -281,7 +301,9 @@ func (d *Device) session(ctx context.Context, op string) (*Session, bool, error)
 		_ = conn.Close()
 		return nil, false, &PrintError{Op: op, Err: ErrClosed}
 	}
-	switch why := d.reprobeLocked(d.now()); {
+	why := d.reprobeLocked(d.now(), d.lost)
+	d.lost = false
+	switch {
 	case d.known && why == "":
 		s.SetCapabilities(d.caps)
 	case why != "":
@@ -297,13 +319,20 @@ func (d *Device) session(ctx context.Context, op string) (*Session, bool, error)
 }
 
 // reprobeLocked says why the next operation must probe the printer again,
-// or "" when what is known still stands.
-func (d *Device) reprobeLocked(now time.Time) string {
+// or "" when what is known still stands. reconnect says the operation runs
+// on the first connection after one was lost.
+func (d *Device) reprobeLocked(now time.Time, reconnect bool) string {
 	if d.reprobe != "" {
 		return d.reprobe
 	}
+	if !d.known {
+		return ""
+	}
+	if age := d.opts.reprobeOnReconnect(); reconnect && age >= 0 && now.Sub(d.probedAt) >= age {
+		return "re-probe after the connection was lost"
+	}
 	after := d.opts.reprobeAfter()
-	if !d.known || after < 0 {
+	if after < 0 {
 		return ""
 	}
 	last := d.lastPrint
@@ -486,7 +515,7 @@ func (d *Device) dropLocked() error {
 	d.sess, d.conn = nil, nil
 	if s.Broken() || s.linkLost() {
 		// The printer may have been power-cycled or swapped.
-		d.reprobe = "re-probe after the connection was lost"
+		d.lost = true
 	}
 	// Read before Close, which marks the session broken: a session closed
 	// while healthy delivered what it wrote, and owes only an unsent

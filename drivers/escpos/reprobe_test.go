@@ -57,18 +57,29 @@ func dropConnection(t *testing.T, p *printertest.Printer) {
 }
 
 // TestReprobeOnReconnect ensures a reconnect after the connection was lost
-// probes the printer again: a first probe that missed one slow GS ( H
-// answer weakens the printer's jobs to "consumed" only until the next
-// connection, not for the life of the process.
+// probes the printer again once the last probe is a minute old (by the
+// injected clock): a first probe that missed one slow GS ( H answer weakens
+// the printer's jobs to "consumed" only until such a reconnect, not for the
+// life of the process; and a link that keeps dropping does not pay a probe
+// per reconnect.
 func TestReprobeOnReconnect(t *testing.T) {
 	p := startPrinter(t, printertest.Options{Model: printertest.ModelEpson})
-	d := newDevice(t, p, testSession)
+	clock := newFakeClock()
+	d := escpos.NewDevice(tcpDial(p.Addr()), escpos.DeviceOptions{
+		Session: testSession, IdleTimeout: -1, Now: clock.Now, AfterFunc: noTimer,
+	})
+	t.Cleanup(func() { d.Close() })
 	p.HoldProcessID(1)
 	printWant(t, d, "one", 1, escpos.ConfirmConsumed)
 	// The same connection keeps what it probed.
 	printWant(t, d, "two", 2, escpos.ConfirmConsumed)
+	// A reconnect right after the probe does not probe again.
+	clock.Advance(59 * time.Second)
 	dropConnection(t, p)
-	printWant(t, d, "three", 3, escpos.ConfirmPrinted)
+	printWant(t, d, "three", 3, escpos.ConfirmConsumed)
+	clock.Advance(time.Second)
+	dropConnection(t, p)
+	printWant(t, d, "four", 4, escpos.ConfirmPrinted)
 	if caps, ok := d.Capabilities(); !ok || !caps.ProcessID {
 		t.Fatalf("capabilities after reconnect %+v (known %v), want GS ( H", caps, ok)
 	}
@@ -127,8 +138,10 @@ func (r *downgrades) get() []downgrade {
 func TestSlowProcessIDDowngradesOneJob(t *testing.T) {
 	p := startPrinter(t, printertest.Options{Model: printertest.ModelEpson})
 	var rec downgrades
+	clock := newFakeClock()
 	d := escpos.NewDevice(tcpDial(p.Addr()), escpos.DeviceOptions{
 		Session: testSession, IdleTimeout: -1, OnDowngrade: rec.hook,
+		Now: clock.Now, AfterFunc: noTimer,
 	})
 	t.Cleanup(func() { d.Close() })
 
@@ -137,6 +150,7 @@ func TestSlowProcessIDDowngradesOneJob(t *testing.T) {
 		t.Fatalf("downgrades after a printed job: %+v", got)
 	}
 	p.HoldProcessID(1)
+	clock.Advance(escpos.DefaultReprobeOnReconnect)
 	dropConnection(t, p)
 	printWant(t, d, "two", 2, escpos.ConfirmConsumed)
 	got := rec.get()
