@@ -38,6 +38,7 @@ type Metrics struct {
 	failovers    *prometheus.CounterVec
 	timeouts     *prometheus.CounterVec
 	accepted     *prometheus.CounterVec
+	downgrades   *prometheus.CounterVec
 	integrity
 }
 
@@ -83,12 +84,16 @@ func New() *Metrics {
 			Name: "printgate_tasks_accepted_total",
 			Help: "Task submissions answered with success, per origin (cloud, local, manager); duplicate=\"true\" counts resubmissions of a known task_no, which are answered but never printed again.",
 		}, []string{"origin", "duplicate"}),
+		downgrades: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "printgate_confirmation_downgrades_total",
+			Help: "Times a printer's completion proof weakened (e.g. printed to consumed: a status answer came too slowly or stopped coming), per printer and levels. Each is logged at WARN; the printer is probed again on its next job.",
+		}, []string{"printer", "from", "to"}),
 	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.tasks, m.queueDepth, m.printerState, m.outbox, m.printed,
-		m.attempts, m.failovers, m.timeouts, m.accepted,
+		m.attempts, m.failovers, m.timeouts, m.accepted, m.downgrades,
 	)
 	m.integrity = newIntegrity(m.reg)
 	return m
@@ -206,4 +211,15 @@ func (m *Metrics) IncAccepted(origin string, duplicate bool) {
 		return
 	}
 	m.accepted.WithLabelValues(origin, strconv.FormatBool(duplicate)).Inc()
+}
+
+// IncConfirmationDowngrade counts one weakening of printer's completion
+// proof from level from to level to (the words of escpos.Confirmation:
+// printed, consumed, delivered), as escpos.DeviceOptions.OnDowngrade
+// reports it.
+func (m *Metrics) IncConfirmationDowngrade(printer, from, to string) {
+	if m == nil {
+		return
+	}
+	m.downgrades.WithLabelValues(printer, from, to).Inc()
 }

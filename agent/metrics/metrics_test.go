@@ -98,6 +98,9 @@ func TestCountersAndHistogram(t *testing.T) {
 	m.ObservePrinted("kitchen", "printed", 40*time.Millisecond)
 	m.ObservePrinted("kitchen", "printed", 3*time.Second)
 	m.ObservePrinted("bar", "delivered", 2*time.Minute)
+	m.IncConfirmationDowngrade("kitchen", "printed", "consumed")
+	m.IncConfirmationDowngrade("kitchen", "printed", "consumed")
+	m.IncConfirmationDowngrade("bar", "consumed", "delivered")
 
 	checks := []struct {
 		name   string
@@ -112,6 +115,8 @@ func TestCountersAndHistogram(t *testing.T) {
 		{"printgate_tasks_timed_out_total", []string{"printer", "bar", "reason", "PAPER_OUT"}, 1},
 		{"printgate_tasks_accepted_total", []string{"origin", "local", "duplicate", "false"}, 1},
 		{"printgate_tasks_accepted_total", []string{"origin", "local", "duplicate", "true"}, 2},
+		{"printgate_confirmation_downgrades_total", []string{"printer", "kitchen", "from", "printed", "to", "consumed"}, 2},
+		{"printgate_confirmation_downgrades_total", []string{"printer", "bar", "from", "consumed", "to", "delivered"}, 1},
 	}
 	for _, c := range checks {
 		if got := gauge(t, m, c.name, c.labels...); got != c.want {
@@ -147,6 +152,7 @@ func TestRegistryIsLintClean(t *testing.T) {
 	m.IncFailover("kitchen", "bar")
 	m.IncTimeout("kitchen", spool.ReasonNoAck)
 	m.IncAccepted("cloud", false)
+	m.IncConfirmationDowngrade("kitchen", "printed", "consumed")
 
 	problems, err := testutil.GatherAndLint(m.Registry())
 	if err != nil {
@@ -173,7 +179,7 @@ func TestRegistryIsLintClean(t *testing.T) {
 		"printgate_outbox_events", "printgate_task_print_seconds",
 		"printgate_print_attempts_total", "printgate_failovers_total",
 		"printgate_tasks_timed_out_total", "printgate_tasks_accepted_total",
-		"go_goroutines",
+		"printgate_confirmation_downgrades_total", "go_goroutines",
 	} {
 		if !seen[want] {
 			t.Errorf("%s not gathered", want)
@@ -195,6 +201,7 @@ func TestNilMetricsIsNoOp(t *testing.T) {
 	m.IncFailover("k", "b")
 	m.IncTimeout("k", "NO_ACK")
 	m.IncAccepted("local", false)
+	m.IncConfirmationDowngrade("k", "printed", "consumed")
 	if m.Registry() != nil {
 		t.Error("nil Metrics has a registry")
 	}
@@ -224,5 +231,21 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	if h := histogram(t, m, "kitchen", "printed"); h.count != workers*each {
 		t.Errorf("histogram count = %d, want %d", h.count, workers*each)
+	}
+}
+
+// TestConfirmationDowngradesSeparateSeries ensures a downgrade is counted
+// only in its own printer and levels series: another printer, or the same
+// printer with other levels, stays at 0 (the series does not exist yet).
+func TestConfirmationDowngradesSeparateSeries(t *testing.T) {
+	m := metrics.New()
+	m.IncConfirmationDowngrade("kitchen", "printed", "consumed")
+	expect := `
+# HELP printgate_confirmation_downgrades_total Times a printer's completion proof weakened (e.g. printed to consumed: a status answer came too slowly or stopped coming), per printer and levels. Each is logged at WARN; the printer is probed again on its next job.
+# TYPE printgate_confirmation_downgrades_total counter
+printgate_confirmation_downgrades_total{from="printed",printer="kitchen",to="consumed"} 1
+`
+	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(expect), "printgate_confirmation_downgrades_total"); err != nil {
+		t.Fatal(err)
 	}
 }

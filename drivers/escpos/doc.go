@@ -15,7 +15,14 @@
 //     into printer states (online, cover open, paper end, error);
 //   - the session and completion barrier: after a job, ask the printer for the
 //     strongest proof it can give (printed, consumed or delivered, see
-//     ESCPOS.md §2) and report exactly that, never more.
+//     ESCPOS.md §2) and report exactly that, never more. Device probes the
+//     printer again when what it learned may be stale and says when the
+//     proof weakens (DeviceOptions.OnDowngrade), so the gate never weakens
+//     silently.
+//
+// Helpers for the agent's intake and start-up: CheckDocument (text the
+// printer's encoding cannot print), CompareProfiles (what a backup printer
+// cannot do) and JobTimeout (a job's time bound on a serial line).
 //
 // Nothing here opens connections by itself; transports live elsewhere in
 // drivers and hand this package an io.ReadWriter.

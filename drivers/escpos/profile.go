@@ -119,6 +119,19 @@ func (c *Cutter) UnmarshalText(t []byte) error {
 	return err
 }
 
+// Confirmation is the strongest completion proof a printer of this ack mode
+// can give, what DeviceOptions.Expected takes: ConfirmPrinted for
+// AckProcessID, ConfirmConsumed for AckTransmit, else ConfirmDelivered.
+func (a AckMode) Confirmation() Confirmation {
+	switch a {
+	case AckProcessID:
+		return ConfirmPrinted
+	case AckTransmit:
+		return ConfirmConsumed
+	}
+	return ConfirmDelivered
+}
+
 // String returns the config spelling: none, realtime, transmit or process-id.
 func (a AckMode) String() string { return enumString(ackNames, int(a), "AckMode") }
 

@@ -131,17 +131,26 @@ func (c *codec) printable(s string) string {
 			b.WriteRune(r)
 			continue
 		}
-		if f, ok := fallbacks[r]; ok && c.canPrint(f) {
-			b.WriteString(f)
-			continue
-		}
-		if hw, ok := halfwidth(r); ok && c.encodeRune(hw) != nil {
-			b.WriteRune(hw)
+		if sub, ok := c.substitute(r); ok {
+			b.WriteString(sub)
 			continue
 		}
 		b.WriteByte('?')
 	}
 	return b.String()
+}
+
+// substitute returns the look-alike that prints for r, which the profile
+// cannot print itself: a fallback, or the ASCII form of a fullwidth
+// character. false means r prints as "?" (CheckDocument refuses it).
+func (c *codec) substitute(r rune) (string, bool) {
+	if f, ok := fallbacks[r]; ok && c.canPrint(f) {
+		return f, true
+	}
+	if hw, ok := halfwidth(r); ok && c.encodeRune(hw) != nil {
+		return string(hw), true
+	}
+	return "", false
 }
 
 func (c *codec) canPrint(s string) bool {

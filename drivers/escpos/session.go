@@ -52,8 +52,9 @@ func (c Confirmation) String() string {
 	return ""
 }
 
-// Capabilities is what a probe found a printer answers. The agent remembers
-// it per printer, so a reconnect does not probe again.
+// Capabilities is what a probe found a printer answers. Device remembers
+// it per printer across idle reconnects, and probes again when it may have
+// changed (see DeviceOptions.ReprobeAfter).
 type Capabilities struct {
 	RealTime       bool // answers DLE EOT n
 	TransmitStatus bool // answers GS r 1
@@ -148,6 +149,7 @@ type Session struct {
 	op     sync.Mutex // held by every operation: one query in flight
 	caps   Capabilities
 	probed bool
+	probes int // probes run on this session, so Device can tell a fresh one
 	broken atomic.Bool
 
 	mu      sync.Mutex
@@ -245,11 +247,34 @@ func (s *Session) Capabilities() (Capabilities, bool) {
 }
 
 // SetCapabilities tells the session what an earlier probe of the same
-// printer found, so a reconnect does not probe again.
+// printer found, so a new connection need not probe again.
 func (s *Session) SetCapabilities(c Capabilities) {
 	s.op.Lock()
 	defer s.op.Unlock()
 	s.caps, s.probed = c, true
+}
+
+// probeState is Capabilities plus how many probes the session has run.
+func (s *Session) probeState() (Capabilities, bool, int) {
+	s.op.Lock()
+	defer s.op.Unlock()
+	return s.caps, s.probed, s.probes
+}
+
+// forgetCapabilities makes the next operation probe the printer again,
+// keeping the connection.
+func (s *Session) forgetCapabilities() {
+	s.op.Lock()
+	defer s.op.Unlock()
+	s.probed = false
+}
+
+// linkLost reports whether the reader stopped on a link error (the printer
+// closed or reset the connection), as opposed to a port that cannot answer.
+func (s *Session) linkLost() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.readErr != nil && !s.oneWay && !s.closed
 }
 
 // errTimeout and errDead are the internal outcomes of a wait.
@@ -498,6 +523,7 @@ func (s *Session) probe(ctx context.Context) (Capabilities, error) {
 	}
 	if c.RealTime && st.Err() != nil {
 		s.caps, s.probed = c, true
+		s.probes++
 		return c, nil
 	}
 	c.InOrderProbed = true
@@ -552,6 +578,7 @@ func (s *Session) probe(ctx context.Context) (Capabilities, error) {
 		}
 	}
 	s.caps, s.probed = c, true
+	s.probes++
 	return c, nil
 }
 

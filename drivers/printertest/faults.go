@@ -94,6 +94,31 @@ func (p *Printer) SetSlow(bps int) {
 	p.cond.Broadcast()
 }
 
+// HoldProcessID holds back the answers to the next n GS ( H fn48 commands
+// the printer processes (an Epson model only), as a printer busy with a long
+// job or a slow network interface answers late: the host waiting for them
+// times out. ReleaseProcessID sends them. n replaces any count still
+// pending; 0 stops holding (answers already held stay held).
+func (p *Printer) HoldProcessID(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.holdPID = max(0, n)
+}
+
+// ReleaseProcessID stops holding GS ( H answers and sends the held ones,
+// late and in order, to the connections they were owed to if still open.
+// It returns how many it had held.
+func (p *Printer) ReleaseProcessID() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	held := p.heldPID
+	p.holdPID, p.heldPID = 0, nil
+	for _, h := range held {
+		p.answerLocked(h.to, h.answer)
+	}
+	return len(held)
+}
+
 // PowerCycle switches the printer off and on: the receive buffer and the
 // unfinished ticket are lost, TCP connections drop, modes reset, and stall
 // and cutter faults clear. Paper and cover stay as they are.
@@ -111,6 +136,7 @@ func (p *Printer) powerCycleLocked() []*pconn {
 	p.ps.reset()
 	p.asb = nil
 	p.armed = nil
+	p.heldPID = nil // answers not sent before power went are never sent
 	p.f.Stall, p.f.CutterError = false, false
 	var tcp []*pconn
 	for c := range p.conns {

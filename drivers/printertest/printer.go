@@ -99,6 +99,13 @@ type chunk struct {
 	data []byte
 }
 
+// heldPID is a GS ( H answer held back by HoldProcessID, with the
+// connection it is owed to.
+type heldPID struct {
+	to     *pconn
+	answer []byte
+}
+
 // armed is a fault that switches on after some more bytes are received.
 type armed struct {
 	kind FaultKind
@@ -127,6 +134,8 @@ type Printer struct {
 	addr     string
 	asb      *pconn // connection that enabled automatic status back
 	lastASB  [4]byte
+	holdPID  int       // GS ( H answers still to hold back (HoldProcessID)
+	heldPID  []heldPID // answers held back, in order
 	tokens   float64
 	tokensAt time.Time
 	closed   bool
@@ -302,9 +311,16 @@ func (p *Printer) inOrderLocked(q inOrderQuery) {
 		}
 		p.answerLocked(p.src, []byte{b})
 	case 'H':
-		if m == ModelEpson {
-			p.answerLocked(p.src, []byte{0x37, 0x22, q.id[0], q.id[1], q.id[2], q.id[3], 0x00})
+		if m != ModelEpson {
+			return
 		}
+		answer := []byte{0x37, 0x22, q.id[0], q.id[1], q.id[2], q.id[3], 0x00}
+		if p.holdPID > 0 {
+			p.holdPID--
+			p.heldPID = append(p.heldPID, heldPID{to: p.src, answer: answer})
+			return
+		}
+		p.answerLocked(p.src, answer)
 	case 'I':
 		var s string
 		switch {

@@ -492,3 +492,27 @@ func TestRenderCJKWidth(t *testing.T) {
 		t.Fatalf("\n%s", b.String())
 	}
 }
+
+// TestHoldProcessID ensures a held GS ( H answer is not sent while held,
+// later ones are answered at once (in-order processing goes on), and the
+// held one arrives late, on release, to the connection that asked.
+func TestHoldProcessID(t *testing.T) {
+	p, c := start(t, Options{Model: ModelEpson})
+	gsH := func(id string) []byte { return append([]byte{0x1D, 0x28, 0x48, 0x06, 0x00, 0x30, 0x30}, id...) }
+	p.HoldProcessID(1)
+	write(t, c, cat(gsH("aaaa"), gsH("bbbb"))...)
+	if got := string(readN(t, c, 7)); got != "\x37\x22bbbb\x00" {
+		t.Fatalf("first answer % x, want the second query's (the first is held)", got)
+	}
+	expectSilence(t, c)
+	if n := p.ReleaseProcessID(); n != 1 {
+		t.Fatalf("released %d answers, want 1", n)
+	}
+	if got := string(readN(t, c, 7)); got != "\x37\x22aaaa\x00" {
+		t.Fatalf("released answer % x, want the held one", got)
+	}
+	write(t, c, gsH("cccc")...)
+	if got := string(readN(t, c, 7)); got != "\x37\x22cccc\x00" {
+		t.Fatalf("answer after release % x", got)
+	}
+}
