@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"printgate/agent/config"
 	"regexp"
 	"runtime/debug"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"printgate/agent/config"
 	"printgate/agent/localapi"
 	"printgate/agent/metrics"
 	"printgate/agent/wheel"
@@ -48,7 +48,8 @@ type Options struct {
 	// Metrics records what the agent does. Default: a private registry.
 	Metrics *metrics.Metrics
 	// OpenPrinter builds the Printer for a configured printer. Default:
-	// an escpos.Device over drivers.Open.
+	// an escpos.Device over drivers.Open that reports a weakened completion
+	// proof (log and metric).
 	OpenPrinter func(pc *config.Printer) Printer
 	// Rand seeds retry jitter. Default: a random seed.
 	Rand *rand.Rand
@@ -58,8 +59,8 @@ type Options struct {
 	// AgeAfter is how long a normal task waits before it counts as urgent.
 	// Default 30s.
 	AgeAfter time.Duration
-	// JobTimeout bounds one Print call (write plus completion barrier).
-	// Default 30s.
+	// JobTimeout, if set, overrides every printer's job_timeout (the
+	// bound on one Print call: write plus completion barrier), for tests.
 	JobTimeout time.Duration
 	// StopGrace bounds how long Run waits, after its context ends, for jobs
 	// in flight to finish their completion barrier. Default 10s.
@@ -97,9 +98,6 @@ func (o *Options) fill() {
 	if o.Metrics == nil {
 		o.Metrics = metrics.New()
 	}
-	if o.OpenPrinter == nil {
-		o.OpenPrinter = OpenDevice
-	}
 	if o.Rand == nil {
 		o.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	}
@@ -111,9 +109,6 @@ func (o *Options) fill() {
 	}
 	if o.AgeAfter <= 0 {
 		o.AgeAfter = 30 * time.Second
-	}
-	if o.JobTimeout <= 0 {
-		o.JobTimeout = 30 * time.Second
 	}
 	if o.StopGrace <= 0 {
 		o.StopGrace = 10 * time.Second
@@ -171,9 +166,15 @@ func New(cfg *config.Config, sp *spool.Spool, opts Options) (*Agent, error) {
 	}
 	a.push = wheel.NewScheduler[string, pushItem](opts.Clock, 0)
 	a.deadlines = wheel.NewScheduler[string, struct{}](opts.Clock, 0)
+	open := opts.OpenPrinter
+	if open == nil {
+		open = func(pc *config.Printer) Printer {
+			return openDevice(pc, escpos.SessionOptions{}, a.reportDowngrade(pc.Name), opts.Clock.Now)
+		}
+	}
 	for i := range cfg.Printers {
 		pc := &cfg.Printers[i]
-		l, err := newLane(a, pc, opts.OpenPrinter(pc))
+		l, err := newLane(a, pc, open(pc))
 		if err != nil {
 			return nil, err
 		}
@@ -392,15 +393,23 @@ func (a *Agent) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bool
 	if _, ok := a.lanes[nt.Printer]; !ok {
 		return nil, false, fmt.Errorf("%w: %q (configured: %v)", localapi.ErrUnknownPrinter, nt.Printer, a.order)
 	}
+	pc, _ := a.cfg.Printer(nt.Printer)
 	if len(nt.Document) > 0 {
-		if _, err := escpos.ParseDocument(nt.Document); err != nil {
-			return nil, false, fmt.Errorf("%w: bad document: %v", spool.ErrInvalid, err)
+		doc, err := escpos.ParseDocument(nt.Document)
+		if err != nil {
+			return nil, false, fmt.Errorf("%w: %v", localapi.ErrBadDocument, err)
+		}
+		if err := escpos.CheckDocument(doc, pc.Profile); err != nil {
+			// A resend of a task accepted before the printer's profile
+			// changed is still answered as the duplicate it is.
+			if t, gerr := a.spool.Get(nt.TaskNo); gerr == nil {
+				return t, true, nil
+			}
+			return nil, false, fmt.Errorf("%w: %v", localapi.ErrBadDocument, err)
 		}
 	}
 	if nt.Timeout == 0 {
-		if pc, ok := a.cfg.Printer(nt.Printer); ok {
-			nt.Timeout = pc.Timeout
-		}
+		nt.Timeout = pc.Timeout
 	}
 	t, dup, err := a.spool.Accept(nt)
 	if err != nil {

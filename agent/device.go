@@ -2,27 +2,52 @@ package agent
 
 import (
 	"context"
-	"printgate/agent/config"
+	"time"
 
+	"printgate/agent/config"
 	"printgate/drivers"
 	"printgate/drivers/escpos"
 )
 
-// OpenDevice is the default Options.OpenPrinter: an escpos.Device that dials
-// the printer's URL on demand and keeps one connection while work flows.
+// OpenDevice is an escpos.Device that dials the printer's URL on demand and
+// keeps one connection while work flows. The agent's default
+// Options.OpenPrinter is this device with the agent's downgrade reporting.
 func OpenDevice(pc *config.Printer) Printer {
-	return openDevice(pc, escpos.SessionOptions{})
+	return openDevice(pc, escpos.SessionOptions{}, nil, nil)
 }
 
 // openDevice builds the device with the given session timeouts. A printer
 // whose profile promises status answers is expected to give them, so that a
-// silent one counts as not answering rather than as one-way.
-func openDevice(pc *config.Printer, so escpos.SessionOptions) *escpos.Device {
+// silent one counts as not answering rather than as one-way; a completion
+// proof weaker than the profile promises is reported to onDowngrade (nil:
+// not reported) and the printer re-probed. now is the clock that times
+// re-probing (nil: the real one).
+func openDevice(pc *config.Printer, so escpos.SessionOptions, onDowngrade func(from, to escpos.Confirmation, why string), now func() time.Time) *escpos.Device {
 	target := pc.Target
 	dial := func(ctx context.Context) (escpos.Conn, error) {
 		return drivers.OpenTarget(ctx, target, drivers.Options{})
 	}
 	so.ExpectAnswers = pc.Profile.Ack != escpos.AckNone
 	so.XonXoff = target.Line.Flow == drivers.FlowXONXOFF
-	return escpos.NewDevice(dial, escpos.DeviceOptions{Session: so})
+	if target.Scheme == drivers.SchemeSerial && so.WriteTimeout == 0 {
+		// Each write chunk (4 KiB) must fit its wire time at this baud
+		// rate: over 10 s below about 4800 baud.
+		so.WriteTimeout = max(10*time.Second, escpos.JobTimeout(0, 4096, target.Line.Baud))
+	}
+	return escpos.NewDevice(dial, escpos.DeviceOptions{
+		Session:     so,
+		Expected:    pc.Profile.Ack.Confirmation(),
+		OnDowngrade: onDowngrade,
+		Now:         now,
+	})
+}
+
+// reportDowngrade is the OnDowngrade of printer's device: a WARN line and a
+// metric, since a weaker proof of paper is the promise weakening silently.
+func (a *Agent) reportDowngrade(printer string) func(from, to escpos.Confirmation, why string) {
+	return func(from, to escpos.Confirmation, why string) {
+		a.log.Warn("completion proof weakened: this printer's jobs are confirmed less strongly until it is re-probed",
+			"printer", printer, "from", from.String(), "to", to.String(), "why", why)
+		a.m.IncConfirmationDowngrade(printer, from.String(), to.String())
+	}
 }

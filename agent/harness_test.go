@@ -7,12 +7,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"printgate/agent/config"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"printgate/agent/config"
 	"printgate/agent/wheel"
 	"printgate/drivers/escpos"
 	"printgate/drivers/printertest"
@@ -140,7 +140,7 @@ func (h *harness) start(tweak ...func(*Options)) {
 		clock = h.clock
 	}
 	opts := Options{Clock: clock, Logger: testLogger(), Observe: h.observe, StopGrace: 5 * time.Second, JobTimeout: 10 * time.Second,
-		OpenPrinter: func(pc *config.Printer) Printer { return openDevice(pc, testSession) }}
+		OpenPrinter: func(pc *config.Printer) Printer { return openDevice(pc, testSession, nil, nil) }}
 	for _, f := range tweak {
 		f(&opts)
 	}

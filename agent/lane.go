@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"printgate/agent/config"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"printgate/agent/config"
 	"printgate/agent/localapi"
 	"printgate/agent/wheel"
+	"printgate/drivers"
 	"printgate/drivers/escpos"
 	"printgate/spool"
 )
@@ -673,14 +674,24 @@ func (l *lane) start(e *entry) {
 }
 
 // jobTimeout bounds one Print call of n job bytes: the printer's
-// job_timeout, stretched on a serial line by the time n bytes take at its
-// baud rate.
+// job_timeout, stretched on a serial line by the time the job and any
+// resync preamble owed to the printer take at its baud rate, so a large
+// logo at 9600 baud is not cut off and reprinted in a loop.
 func (l *lane) jobTimeout(n int) time.Duration {
-	base := l.a.opts.JobTimeout
-	if l.pc.JobTimeout > 0 {
-		base = l.pc.JobTimeout
+	base := l.pc.JobTimeout
+	if l.a.opts.JobTimeout > 0 {
+		base = l.a.opts.JobTimeout
 	}
-	return serialJobTimeout(base, n, l.pc.Target.Line.Baud)
+	if base <= 0 {
+		base = 30 * time.Second
+	}
+	if l.pc.Target.Scheme != drivers.SchemeSerial {
+		return base
+	}
+	if r, ok := l.dev.(interface{ ResyncPending() int }); ok {
+		n += r.ResyncPending()
+	}
+	return escpos.JobTimeout(base, n, l.pc.Target.Line.Baud)
 }
 
 // jobDone records a job's outcome (DESIGN.md "Completion gate").

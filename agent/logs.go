@@ -7,9 +7,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"printgate/agent/config"
 
 	"gopkg.in/natefinch/lumberjack.v2"
+
+	"printgate/agent/config"
 )
 
 // NewLogger builds the agent's logger from the [log] config: JSON lines to a

@@ -6,18 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"printgate/agent/config"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"printgate/agent/config"
 	"printgate/agent/localapi"
 	"printgate/drivers/escpos"
 	"printgate/drivers/printertest"
@@ -53,7 +55,7 @@ func TestDoubleDeliveryPrintsOneUnmarkedCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, err := New(h.cfg, h.sp, Options{Clock: h.clock, Logger: testLogger(), Observe: h.observe, StopGrace: 5 * time.Second,
-		OpenPrinter: func(pc *config.Printer) Printer { return &unknownOnce{Printer: openDevice(pc, testSession)} }})
+		OpenPrinter: func(pc *config.Printer) Printer { return &unknownOnce{Printer: openDevice(pc, testSession, nil, nil)} }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,4 +355,121 @@ func TestOfflineIntakeParksInBatches(t *testing.T) {
 	if got := commits.Load() - before; got > 8 {
 		t.Errorf("parking %d restored ACCEPTED tasks took %d commits, want a few batches", n, got)
 	}
+}
+
+// TestCompletionDowngradeIsReported ensures a job confirmed less strongly
+// than the printer's profile promises (a slow GS ( H answer) is recorded
+// with the level it actually got, logged at WARN and counted, and that the
+// next job, after a re-probe, is confirmed as printed again.
+func TestCompletionDowngradeIsReported(t *testing.T) {
+	var logs lockedLog
+	h := newHarness(t, []printerSpec{{name: "k", model: printertest.ModelEpson}}, "", func(o *Options) {
+		o.OpenPrinter = nil // the agent's own device, with its reporting
+		o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+		o.PollIdle = 24 * time.Hour // no status poll re-probes first
+	})
+	h.waitPrinter("k", "READY")
+	// Ten idle minutes: the next job re-probes, and the probe's GS ( H
+	// answer comes too late.
+	h.p["k"].HoldProcessID(1)
+	h.clock.Advance(escpos.DefaultReprobeAfter)
+	h.submit("SLOW_v1", "k")
+	if got := h.waitTask("SLOW_v1", spool.StatePrinted); got.Confirmation != spool.ConfirmConsumed {
+		t.Errorf("job with a held GS ( H answer: confirmation %q, want consumed", got.Confirmation)
+	}
+	h.p["k"].ReleaseProcessID()
+	h.submit("NEXT_v1", "k")
+	if got := h.waitTask("NEXT_v1", spool.StatePrinted); got.Confirmation != spool.ConfirmPrinted {
+		t.Errorf("job after the re-probe: confirmation %q, want printed", got.Confirmation)
+	}
+	if !strings.Contains(logs.String(), "level=WARN msg=\"completion proof weakened") {
+		t.Errorf("no WARN line for the downgrade:\n%s", logs.String())
+	}
+	if got := metricLabelled(t, h.a.m, "printgate_confirmation_downgrades_total"); got != 1 {
+		t.Errorf("downgrade metric %v, want 1", got)
+	}
+}
+
+// TestUnprintableTextRefusedAtIntake ensures a document with characters
+// the printer's encoding cannot print is refused at intake (400
+// bad_document) naming the line and the encoding, instead of printing "?".
+func TestUnprintableTextRefusedAtIntake(t *testing.T) {
+	h := newHarness(t, []printerSpec{{name: "k", model: printertest.ModelEpson, extra: `profile = "epson-80"`}}, "")
+	_, _, err := h.a.Submit(context.Background(), spool.NewTask{TaskNo: "CJK_v1", Printer: "k",
+		Document: []byte(`{"lines":[{"text":"Table 4"},{"text":"宫保鸡丁 x1"}]}`)})
+	if !errors.Is(err, localapi.ErrBadDocument) || !strings.Contains(err.Error(), "line 2") || !strings.Contains(err.Error(), "WPC1252") {
+		t.Errorf("CJK to epson-80: %v, want bad document naming line 2 and WPC1252", err)
+	}
+	if _, err := h.sp.Get("CJK_v1"); !errors.Is(err, spool.ErrNotFound) {
+		t.Errorf("refused task was spooled: %v", err)
+	}
+	h.submit("LATIN_v1", "k", func(nt *spool.NewTask) { nt.Document = []byte(`{"lines":[{"text":"Crème brûlée"}]}`) })
+	h.waitTask("LATIN_v1", spool.StatePrinted)
+}
+
+// TestBackupShortfallsWarned ensures `printgate run` warns at start about
+// each thing a backup cannot print that its primary can.
+func TestBackupShortfallsWarned(t *testing.T) {
+	cfg, err := config.Parse("/x/printgate.toml", []byte("api_token = \"tok\"\n"+
+		"[[printers]]\nname = \"kitchen\"\nurl = \"tcp://127.0.0.1:9\"\nprofile = \"xprinter-80\"\nbackup = \"bar\"\n"+
+		"[[printers]]\nname = \"bar\"\nurl = \"tcp://127.0.0.1:10\"\nprofile = \"epson-58\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs lockedLog
+	warnBackups(cfg, slog.New(slog.NewTextHandler(&logs, nil)))
+	out := logs.String()
+	for _, want := range []string{"level=WARN", "printer=kitchen", "backup=bar", "encoding", "paper"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("backup warnings lack %q:\n%s", want, out)
+		}
+	}
+	logs = lockedLog{}
+	warnBackups(cfg, slog.New(slog.NewTextHandler(&logs, nil)))
+	if n := strings.Count(logs.String(), "\n"); n < 2 {
+		t.Errorf("want one line per shortfall, got %d:\n%s", n, logs.String())
+	}
+}
+
+// lockedLog collects log output written from several goroutines.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// metricLabelled sums every series of a counter or gauge family.
+func metricLabelled(t *testing.T, m interface {
+	Registry() *prometheus.Registry
+}, name string) float64 {
+	t.Helper()
+	fams, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0.0
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+		for _, s := range f.GetMetric() {
+			if s.Gauge != nil {
+				sum += s.GetGauge().GetValue()
+			} else {
+				sum += s.GetCounter().GetValue()
+			}
+		}
+	}
+	return sum
 }

@@ -6,13 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"printgate/agent/config"
 	"time"
 
+	"printgate/agent/config"
 	"printgate/agent/localapi"
 	"printgate/agent/metrics"
 	"printgate/drivers/escpos"
@@ -64,6 +65,7 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 		log.Error("SPOOL RECOVERED FROM CORRUPTION", "quarantined_file", ce.MovedTo, "salvaged", ce.Salvaged,
 			"unreadable_records", ce.Unreadable, "err", ce)
 	}
+	warnBackups(cfg, log)
 	m := metrics.New()
 	opts := Options{Logger: log, Metrics: m}
 	if tweak != nil {
@@ -156,6 +158,25 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 	}
 	log.Info("printgate stopped")
 	return nil
+}
+
+// warnBackups says at start, one WARN line each, what a backup printer
+// cannot print that its primary can (another encoding, narrower paper, no
+// cutter...): failover would otherwise be the moment the store finds out.
+func warnBackups(cfg *config.Config, log *slog.Logger) {
+	for i := range cfg.Printers {
+		pc := &cfg.Printers[i]
+		if pc.Backup == "" {
+			continue
+		}
+		b, ok := cfg.Printer(pc.Backup)
+		if !ok {
+			continue
+		}
+		for _, why := range escpos.CompareProfiles(pc.Profile, b.Profile) {
+			log.Warn("backup printer cannot print everything its primary can", "printer", pc.Name, "backup", b.Name, "shortfall", why)
+		}
+	}
 }
 
 // spoolOptions maps the config onto the spool's options. Without a [cloud]

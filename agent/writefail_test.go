@@ -3,12 +3,12 @@ package agent
 import (
 	"context"
 	"fmt"
-	"printgate/agent/config"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"printgate/agent/config"
 	"printgate/agent/wheel"
 	"printgate/drivers/escpos"
 	"printgate/drivers/printertest"

@@ -80,4 +80,8 @@ var (
 	// ErrUnavailable means the agent cannot take the task now: it is still
 	// restoring its spool, or its core has stopped (503, Retry-After).
 	ErrUnavailable = errors.New("agent unavailable")
+	// ErrBadDocument means the ticket document cannot be printed as
+	// asked on its printer (400 bad_document); the wrapping error names the
+	// line and says why, e.g. characters the printer's encoding lacks.
+	ErrBadDocument = errors.New("bad document")
 )

@@ -97,6 +97,8 @@ func classify(err error, taskNo, printer string) *apiError {
 		return newError(http.StatusNotFound, CodeNotFound, "no task %q is known to this agent", taskNo)
 	case errors.Is(err, ErrConflict), errors.Is(err, spool.ErrIllegalTransition):
 		return newError(http.StatusConflict, CodeConflict, "task %q is in a state that does not allow this", taskNo)
+	case errors.Is(err, ErrBadDocument):
+		return newError(http.StatusBadRequest, CodeBadDocument, "%s", strings.TrimPrefix(err.Error(), ErrBadDocument.Error()+": "))
 	case errors.Is(err, ErrUnavailable):
 		return newError(http.StatusServiceUnavailable, CodeUnavailable, "the agent cannot print right now and took nothing: %s. Retry later (resubmitting the same task_no never prints twice)", unwrapUnavailable(err))
 	case errors.Is(err, spool.ErrClosed):

@@ -10,11 +10,11 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
-	"printgate/agent/config"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"printgate/agent/config"
 	"printgate/drivers"
 )
 

@@ -8,10 +8,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"printgate/agent/config"
 	"syscall"
 
 	"printgate/agent"
+	"printgate/agent/config"
 )
 
 func init() {
