@@ -7,6 +7,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	go.bug.st/serial v1.8.0
 	go.etcd.io/bbolt v1.5.0
+	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.50.0
 	golang.org/x/text v0.44.0
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"regexp"
@@ -234,6 +235,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	case <-runCtx.Done():
 		// The core failed: stop at once, there is nothing to wait for.
 		wg.Wait()
+		a.closeDevices()
 		return a.Failed()
 	}
 	a.log.Info("agent stopping: intake closed, waiting for jobs in flight", "grace", a.opts.StopGrace)
@@ -252,7 +254,20 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	cancel()
 	wg.Wait()
+	a.closeDevices()
 	return a.Failed()
+}
+
+// closeDevices lets go of every printer connection once no lane uses them,
+// so the printers are free for other software and nothing leaks.
+func (a *Agent) closeDevices() {
+	for _, name := range a.order {
+		if c, ok := a.lanes[name].dev.(io.Closer); ok {
+			if err := c.Close(); err != nil {
+				a.log.Warn("closing printer connection", "printer", name, "err", err)
+			}
+		}
+	}
 }
 
 // safeRestore is restore with a panic (a spool damaged in a way the

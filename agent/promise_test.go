@@ -473,3 +473,17 @@ func metricLabelled(t *testing.T, m interface {
 	}
 	return sum
 }
+
+// TestRunClosesDevices ensures a stopped agent holds no printer connection:
+// the emulator sees every connection closed.
+func TestRunClosesDevices(t *testing.T) {
+	h := newHarness(t, []printerSpec{{name: "k", model: printertest.ModelEpson}}, "")
+	h.submit("A_v1", "k")
+	h.waitTask("A_v1", spool.StatePrinted)
+	h.stop()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	if err := h.p["k"].WaitConnections(ctx, 0); err != nil {
+		t.Errorf("after stop: %v", err)
+	}
+}

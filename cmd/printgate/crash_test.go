@@ -356,8 +356,14 @@ func TestGracefulStop(t *testing.T) {
 		t.Errorf("intake still answering after stop: HTTP %d", code)
 	}
 
+	first := proc.logs.String()
 	proc = startAgent(t, bin, config, base)
 	defer proc.kill(t)
+	defer func() {
+		if t.Failed() {
+			t.Logf("first run:\n%s\nsecond run:\n%s", first, proc.logs.String())
+		}
+	}()
 	if strings.Contains(proc.logs.String(), "CORRUPTION") {
 		t.Fatalf("spool not closed cleanly:\n%s", proc.logs.String())
 	}
@@ -366,9 +372,9 @@ func TestGracefulStop(t *testing.T) {
 	if _, err := p.WaitTickets(ctx, 20); err != nil {
 		t.Fatalf("after restart: %v", err)
 	}
+	// A ticket is cut before its completion proof is recorded: wait for
+	// the state, not just the paper.
 	for i := 0; i < 20; i++ {
-		if v := getTask(t, base, token, fmt.Sprintf("G%02d_v1", i)); v.State != "PRINTED" {
-			t.Errorf("G%02d_v1: %s", i, v.State)
-		}
+		waitState(t, base, token, fmt.Sprintf("G%02d_v1", i), "PRINTED")
 	}
 }

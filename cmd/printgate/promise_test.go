@@ -76,13 +76,13 @@ type taskState struct {
 
 // waitState polls the API (the agent is another process) until taskNo is
 // in state, bounded.
-func waitState(t *testing.T, base, taskNo, state string) taskState {
+func waitState(t *testing.T, base, token, taskNo, state string) taskState {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	var v taskState
 	for {
 		req, _ := http.NewRequest("GET", base+"/api/v1/tasks/"+taskNo, nil)
-		req.Header.Set("Authorization", "Bearer "+promiseToken)
+		req.Header.Set("Authorization", "Bearer "+token)
 		if resp, err := http.DefaultClient.Do(req); err == nil {
 			v = taskState{}
 			json.NewDecoder(resp.Body).Decode(&v)
@@ -113,15 +113,15 @@ func TestCorruptRecordFailsOnlyItsTask(t *testing.T) {
 	})
 	proc := startAgent(t, bin, config, base)
 	defer proc.kill(t)
-	if got := waitState(t, base, "BAD_v1", "FAILED"); got.Reason != "CORRUPT_RECORD" {
+	if got := waitState(t, base, promiseToken, "BAD_v1", "FAILED"); got.Reason != "CORRUPT_RECORD" {
 		t.Errorf("corrupt task: %+v, want FAILED CORRUPT_RECORD", got)
 	}
-	waitState(t, base, "GOOD1_v1", "PRINTED")
-	waitState(t, base, "GOOD2_v1", "PRINTED")
+	waitState(t, base, promiseToken, "GOOD1_v1", "PRINTED")
+	waitState(t, base, promiseToken, "GOOD2_v1", "PRINTED")
 	if code := submit(base, promiseToken, "NEW_v1", "k"); code != http.StatusAccepted {
 		t.Fatalf("submit after restore: %d", code)
 	}
-	waitState(t, base, "NEW_v1", "PRINTED")
+	waitState(t, base, promiseToken, "NEW_v1", "PRINTED")
 	if code := submit(base, promiseToken, "BAD_v1", "k"); code != http.StatusOK {
 		t.Errorf("resubmitting the corrupt task's task_no: %d, want 200 duplicate", code)
 	}
