@@ -31,8 +31,11 @@ vet:
 	$(GO) vet $(PKGS)
 	GOOS=windows $(GO) vet $(PKGS)
 
+# The race detector allocates on its own, so allocation tests (named
+# *Allocs*) skip under -race and run again here without it.
 test: fmt-check vet
 	$(GO) test -race -timeout 30m $(PKGS)
+	$(GO) test -count=1 -run 'Allocs' $(PKGS)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) $(PKGS)

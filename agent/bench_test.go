@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"printgate/drivers/printertest"
-	"printgate/spool"
 )
 
 // BenchmarkAgentOverhead measures the agent's own latency: from the Submit
@@ -52,7 +50,7 @@ func BenchmarkAgentOverhead(b *testing.B) {
 		<-tick.C
 		no := fmt.Sprintf("B%07d_K_v1", i)
 		start := time.Now()
-		h.submit(no, fmt.Sprintf("p%d", i%printers), func(nt *spool.NewTask) {})
+		h.submit(no, fmt.Sprintf("p%d", i%printers))
 		submitted[no] = start
 	}
 	for {
@@ -79,5 +77,4 @@ func BenchmarkAgentOverhead(b *testing.B) {
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max-ms")
-	_ = context.Background
 }

@@ -49,6 +49,9 @@ func TestSpoolFullBeforeSending(t *testing.T) {
 		h.clock.Advance(time.Second)
 		h.a.Refresh("k")
 	}
+	if idle := h.settle("k"); idle.inflight {
+		t.Fatal("a job is in flight while SENDING could not be recorded")
+	}
 	if n, pending := len(h.p["k"].Tickets()), h.p["k"].Pending(); n != 0 || len(pending.Lines) != 0 {
 		t.Fatalf("printed while SENDING could not be recorded: %d tickets, pending %q", n, pending.Lines)
 	}
@@ -103,6 +106,9 @@ func TestSpoolFullAfterSending(t *testing.T) {
 	}
 	if a, _ := h.sp.Get("A_v1"); a.State != spool.StateSending {
 		t.Fatalf("A is %s while its outcome could not be written, want SENDING", a.State)
+	}
+	if idle := h.settle("k"); !idle.inflight {
+		t.Fatal("A's job left the lane while its outcome was unrecorded: B could print")
 	}
 	if order := printedOrder(h.p["k"].Tickets()); strings.Join(order, " ") != "A_v1" {
 		t.Fatalf("lane printed %v while A's outcome was unrecorded", order)

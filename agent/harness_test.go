@@ -304,3 +304,20 @@ func printedOrder(ts []printertest.Ticket) []string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// settle lets printer's lane act on everything posted to it so far (a
+// refresh's reading included, when the monitor has delivered it) and
+// reports whether a job is in flight: a test asserting that nothing printed
+// asserts it after the lane had every chance to print.
+func (h *harness) settle(printer string) laneIdle {
+	h.t.Helper()
+	reply := make(chan laneIdle, 1)
+	h.a.lanes[printer].post(msgBarrier{reply: reply})
+	select {
+	case r := <-reply:
+		return r
+	case <-time.After(h.limit):
+		h.t.Fatalf("lane %s did not settle", printer)
+	}
+	return laneIdle{}
+}

@@ -44,7 +44,10 @@ type (
 	msgFailback struct{}
 	msgWake     struct{}
 	msgStop     struct{}
-	msgCancel   struct {
+	// msgBarrier is answered at the end of the inbox round that takes it,
+	// after dispatch: whatever the lane was going to start, it has.
+	msgBarrier struct{ reply chan laneIdle }
+	msgCancel  struct {
 		taskNo string
 		reply  chan cancelResult
 	}
@@ -54,6 +57,12 @@ type (
 		err  error
 	}
 )
+
+// laneIdle is a lane's answer to a barrier.
+type laneIdle struct {
+	inflight bool // a job is being printed
+	queued   int  // tasks waiting to print
+}
 
 type cancelResult struct {
 	task *spool.Task
@@ -115,6 +124,7 @@ type lane struct {
 	stopping   bool
 	idleClosed bool
 	moveErr    error // the last move's error, to tell refusal from trouble
+	barriers   []chan laneIdle
 }
 
 func newLane(a *Agent, pc *config.Printer, dev Printer) (*lane, error) {
@@ -176,6 +186,10 @@ func (l *lane) run(ctx context.Context) {
 		l.flush()
 		l.dispatch()
 		l.publish()
+		for _, r := range l.barriers {
+			r <- laneIdle{inflight: l.inflight != nil, queued: l.queue.len() + l.parked.Len()}
+		}
+		l.barriers = nil
 		if l.stopping && l.inflight == nil && !l.idleClosed {
 			l.idleClosed = true
 			close(l.idle)
@@ -219,6 +233,8 @@ func (l *lane) handle(msg laneMsg) {
 		l.maybeFailback()
 	case msgStop:
 		l.stopping = true
+	case msgBarrier:
+		l.barriers = append(l.barriers, m.reply)
 	case msgWake:
 		l.retryFwd = true
 	}

@@ -71,8 +71,11 @@ func TestPaperOutSpendsNoAttempt(t *testing.T) {
 		h.clock.Advance(time.Second)
 		h.a.Refresh("k")
 	}
-	if n := len(h.p["k"].Tickets()); n != 0 {
-		t.Fatalf("%d tickets printed while out of paper", n)
+	if idle := h.settle("k"); idle.inflight || idle.queued != 3 {
+		t.Fatalf("lane while out of paper: %+v, want nothing in flight and 3 queued", idle)
+	}
+	if n, pending := len(h.p["k"].Tickets()), h.p["k"].Pending(); n != 0 || len(pending.Lines) != 0 {
+		t.Fatalf("%d tickets printed while out of paper, pending %q", n, pending.Lines)
 	}
 	for _, no := range []string{"A_v1", "B_v1", "C_v1"} {
 		task, _ := h.sp.Get(no)

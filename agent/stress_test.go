@@ -11,14 +11,16 @@ import (
 	"printgate/spool"
 )
 
+// dropRate is the chance, at each look, that a printer connection still
+// carrying bytes gets a drop armed at a random offset.
+var dropRate = 0.1
+
 // TestExactlyOnceUnderDrops submits 1,000 tasks over 4 emulated printers
 // whose connections drop at random byte offsets (before, inside and after
 // job bytes) and checks the promise: every task ends PRINTED, with exactly
 // one unmarked copy on paper or, when the link died after job bytes left,
 // at most one unmarked copy plus copies under the POSSIBLE DUPLICATE banner
 // with possible_duplicate set. It runs on the real clock with short backoff.
-var dropRate = 0.1
-
 func TestExactlyOnceUnderDrops(t *testing.T) {
 	if testing.Short() {
 		t.Skip("stress test")

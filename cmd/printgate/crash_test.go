@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -186,7 +187,16 @@ func TestCrashRealBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("PRINTGATE_CRASH_SEED"); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("PRINTGATE_CRASH_SEED=%q: %v", s, err)
+		}
+		seed = n
+	}
+	t.Logf("seed %d (replay with PRINTGATE_CRASH_SEED=%d)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
 	var mu sync.Mutex
 	acked := map[string]bool{}
 	unanswered := map[string]string{} // task_no → printer
