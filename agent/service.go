@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -108,11 +107,10 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 
 	srv := &http.Server{
 		Handler: localapi.New(a, localapi.Options{
-			Token:         cfg.APIToken.Reveal(),
-			MaxBodyBytes:  localapi.BodyLimit(1 << 20),
-			Metrics:       m.Registry(),
-			Logger:        log,
-			CheckDocument: checkDocument,
+			Token:        cfg.APIToken.Reveal(),
+			MaxBodyBytes: localapi.BodyLimit(1 << 20),
+			Metrics:      m.Registry(),
+			Logger:       log,
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
@@ -193,42 +191,4 @@ func spoolOptions(cfg *config.Config) spool.Options {
 		o.Outbox = spool.OutboxOptions{MaxEvents: c.OutboxMaxEvents, MaxAge: c.OutboxMaxAge}
 	}
 	return o
-}
-
-// checkDocument refuses at intake a ticket document the renderer would
-// refuse, with its message naming the line.
-func checkDocument(raw json.RawMessage) error {
-	_, err := escpos.ParseDocument(raw)
-	return err
-}
-
-// maintain applies retention every hour and compacts the spool when pruning
-// freed a lot, so the file does not grow without bound.
-func (a *Agent) maintain(ctx context.Context, sp *spool.Spool) {
-	for {
-		t := a.opts.Clock.NewTimer(time.Hour)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C():
-		}
-		// Loss is reported by the gauges loop within seconds.
-		if _, err := sp.TrimOutbox(a.opts.Clock.Now()); err != nil {
-			a.log.Error("outbox trim failed", "err", err)
-		}
-		st, err := sp.Prune(a.opts.Clock.Now())
-		if err != nil {
-			a.log.Error("spool retention failed", "err", err)
-			continue
-		}
-		if st.Pruned+st.Expired >= 1000 {
-			cs, err := sp.Compact()
-			if err != nil && !errors.Is(err, spool.ErrClosed) {
-				a.log.Error("spool compaction failed", "err", err)
-				continue
-			}
-			a.log.Info("spool compacted", "pruned", st.Pruned, "expired", st.Expired, "before", cs.Before, "after", cs.After)
-		}
-	}
 }

@@ -125,6 +125,28 @@ func TestCorruptRecordFailsOnlyItsTask(t *testing.T) {
 	if code := submit(base, promiseToken, "BAD_v1", "k"); code != http.StatusOK {
 		t.Errorf("resubmitting the corrupt task's task_no: %d, want 200 duplicate", code)
 	}
+	// Documents the printer cannot print are refused at intake, naming
+	// the line: a parse error, and text its encoding lacks.
+	for _, tc := range []struct{ doc, want string }{
+		{`{"lines":[{"text":"ok"},{"bogus":1}]}`, "line 2"},
+		{`{"lines":[{"text":"宫保鸡丁"}]}`, "WPC1252"},
+	} {
+		body := `{"task_no":"DOC_v1","printer":"k","document":` + tc.doc + `}`
+		req, _ := http.NewRequest("POST", base+"/api/v1/tasks", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+promiseToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct {
+			Error struct{ Code, Message string } `json:"error"`
+		}
+		json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || e.Error.Code != "bad_document" || !strings.Contains(e.Error.Message, tc.want) {
+			t.Errorf("document %s: %d %+v, want 400 bad_document naming %q", tc.doc, resp.StatusCode, e.Error, tc.want)
+		}
+	}
 	var printed []string
 	for _, tk := range p.Tickets() {
 		for _, l := range tk.Lines {

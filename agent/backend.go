@@ -1,0 +1,159 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+
+	"printgate/agent/localapi"
+	"printgate/drivers/escpos"
+	"printgate/spool"
+)
+
+// Submit accepts a task into the spool and hands it to its printer's lane.
+// It returns once the task is fsync'd; printing happens afterwards.
+func (a *Agent) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bool, error) {
+	if a.Failed() != nil {
+		return nil, false, fmt.Errorf("%w: its core has stopped on a failure (see the agent's log)", localapi.ErrUnavailable)
+	}
+	select {
+	case <-a.started:
+	default:
+		return nil, false, fmt.Errorf("%w: the agent is still restoring its spool", localapi.ErrUnavailable)
+	}
+	if _, ok := a.lanes[nt.Printer]; !ok {
+		return nil, false, fmt.Errorf("%w: %q (configured: %v)", localapi.ErrUnknownPrinter, nt.Printer, a.order)
+	}
+	pc, _ := a.cfg.Printer(nt.Printer)
+	if len(nt.Document) > 0 {
+		doc, err := escpos.ParseDocument(nt.Document)
+		if err != nil {
+			return nil, false, fmt.Errorf("%w: %v", localapi.ErrBadDocument, err)
+		}
+		if err := escpos.CheckDocument(doc, pc.Profile); err != nil {
+			// A resend of a task accepted before the printer's profile
+			// changed is still answered as the duplicate it is.
+			if t, gerr := a.spool.Get(nt.TaskNo); gerr == nil {
+				return t, true, nil
+			}
+			return nil, false, fmt.Errorf("%w: %v", localapi.ErrBadDocument, err)
+		}
+	}
+	if nt.Timeout == 0 {
+		nt.Timeout = pc.Timeout
+	}
+	t, dup, err := a.spool.Accept(nt)
+	if err != nil {
+		return nil, false, err
+	}
+	a.m.IncAccepted(string(t.Origin), dup)
+	if dup {
+		return t, true, nil
+	}
+	a.log.Info("task accepted", "task_no", t.TaskNo, "printer", t.Printer, "state", t.State, "origin", t.Origin, "seq", t.Seq, "size", t.Size)
+	a.setOwner(t.TaskNo, t.Printer)
+	a.lanes[t.Printer].post(msgTask{task: t})
+	// After the post: a deadline already due must reach the lane after the
+	// task does.
+	a.scheduleDeadline(t)
+	if a.Failed() != nil {
+		// The core stopped while this task was being written: it is on
+		// disk and prints at the next start, but nobody prints it now.
+		return nil, false, fmt.Errorf("%w: its core stopped while task %s was being accepted; the task is spooled and prints after a restart", localapi.ErrUnavailable, t.TaskNo)
+	}
+	return t, false, nil
+}
+
+// Task returns a task by task_no.
+func (a *Agent) Task(taskNo string) (*spool.Task, error) { return a.spool.Get(taskNo) }
+
+// Tasks lists tasks a page at a time.
+func (a *Agent) Tasks(o spool.ListOptions) (spool.Page, error) { return a.spool.List(o) }
+
+// Cancel cancels a task that has not started printing. A task being sent or
+// already finished cannot be canceled (localapi.ErrConflict).
+func (a *Agent) Cancel(ctx context.Context, taskNo string) (*spool.Task, error) {
+	t, err := a.spool.Get(taskNo)
+	if err != nil {
+		return nil, err
+	}
+	if t.State.Terminal() || t.State == spool.StateSending {
+		return nil, fmt.Errorf("%w: task %s is %s", localapi.ErrConflict, taskNo, t.State)
+	}
+	reply := make(chan cancelResult, 1)
+	if !a.toOwner(taskNo, msgCancel{taskNo: taskNo, reply: reply}) {
+		return nil, fmt.Errorf("%w: task %s is not held by any lane", localapi.ErrConflict, taskNo)
+	}
+	select {
+	case r := <-reply:
+		return r.task, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+var versionSuffix = regexp.MustCompile(`^(.*)_v([0-9]+)$`)
+
+// nextVersion returns the task_no of the next reprint version of taskNo:
+// _vN becomes _vN+1, anything else gets _v2.
+func nextVersion(taskNo string) string {
+	if m := versionSuffix.FindStringSubmatch(taskNo); m != nil {
+		n, err := strconv.Atoi(m[2])
+		if err == nil {
+			return fmt.Sprintf("%s_v%d", m[1], n+1)
+		}
+	}
+	return taskNo + "_v2"
+}
+
+// Reprint prints a task again as a new version (_vN → _vN+1) marked REPRINT
+// and linked by reprint_of. If that version exists already, the next free one
+// is used, so each reprint request prints exactly one more copy.
+func (a *Agent) Reprint(ctx context.Context, taskNo string) (*spool.Task, error) {
+	orig, err := a.spool.Get(taskNo)
+	if err != nil {
+		return nil, err
+	}
+	if orig.Pruned {
+		return nil, fmt.Errorf("reprint %s: %w", taskNo, spool.ErrPruned)
+	}
+	next := taskNo
+	for i := 0; i < 100; i++ {
+		next = nextVersion(next)
+		nt := spool.NewTask{
+			TaskNo: next, Printer: orig.Printer, Priority: spool.PriorityUrgent, Origin: spool.OriginManager,
+			Payload: orig.Payload, Document: orig.Document, ReprintOf: taskNo,
+		}
+		t, dup, err := a.Submit(ctx, nt)
+		if err != nil {
+			return nil, fmt.Errorf("reprint %s as %s: %w", taskNo, next, err)
+		}
+		if !dup {
+			return t, nil
+		}
+	}
+	return nil, fmt.Errorf("reprint %s: 100 versions already exist", taskNo)
+}
+
+// Refresh asks printer's monitor to read its status now instead of at the
+// next poll, for example after someone put paper in.
+func (a *Agent) Refresh(printer string) bool {
+	l, ok := a.lanes[printer]
+	if ok {
+		select {
+		case l.pollNow <- struct{}{}:
+		default:
+		}
+	}
+	return ok
+}
+
+// Printers reports each printer's state and queue for the API and the page.
+func (a *Agent) Printers() []localapi.PrinterInfo {
+	out := make([]localapi.PrinterInfo, 0, len(a.order))
+	for _, name := range a.order {
+		out = append(out, a.lanes[name].info())
+	}
+	return out
+}

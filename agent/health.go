@@ -1,0 +1,83 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"printgate/agent/localapi"
+	"printgate/spool"
+)
+
+// Health reports the agent's overall state for /healthz.
+func (a *Agent) Health() localapi.Health {
+	h := localapi.Health{Status: "ok", Link: "disabled"}
+	if a.opts.Link != nil {
+		h.Link = a.opts.Link()
+	}
+	if err := a.Failed(); err != nil {
+		h.Status, h.Error = "failed", firstLine(err.Error())
+		return h
+	}
+	if st, err := a.spool.OutboxStats(); err == nil {
+		h.Outbox, h.OutboxDropped = st.Depth, st.Dropped
+	} else {
+		h.Status, h.Error = "degraded", "the spool cannot be read: "+err.Error()
+	}
+	var ce *spool.CorruptError
+	if errors.As(a.spool.Recovered(), &ce) {
+		h.Status = "degraded"
+		h.SpoolQuarantined, h.UnreadableRecords = ce.MovedTo, ce.Unreadable
+		h.Error = fmt.Sprintf("the spool file was corrupt and was moved to %s; %d tasks were salvaged, %d records could not be read", ce.MovedTo, ce.Salvaged, ce.Unreadable)
+	}
+	return h
+}
+
+// reportIntegrity publishes what the spool knows of lost work, at start and
+// with the gauges: salvage counts, and outbox events the cap dropped (with
+// an ERROR line each time that number grows).
+func (a *Agent) reportIntegrity() {
+	var ce *spool.CorruptError
+	if errors.As(a.spool.Recovered(), &ce) {
+		a.m.SetUnreadableRecords(ce.Unreadable)
+	}
+	st, err := a.spool.OutboxStats()
+	if err != nil {
+		return
+	}
+	a.m.SetOutboxDepth(st.Depth)
+	a.m.SetOutboxLoss(st.Dropped, st.Compacted)
+	if st.Dropped > a.outboxDropped {
+		a.log.Error("OUTBOX FULL: events the cloud never acknowledged were dropped; the cloud lacks part of those tasks' history",
+			"dropped_total", st.Dropped, "new", st.Dropped-a.outboxDropped, "compacted_total", st.Compacted, "depth", st.Depth)
+		a.outboxDropped = st.Dropped
+	}
+}
+
+// gauges refreshes the metrics that are read from the spool rather than
+// counted as they happen: tasks by state and the outbox depth.
+func (a *Agent) gauges(ctx context.Context) {
+	for {
+		if counts, err := a.spool.Counts(); err == nil {
+			a.m.SetTaskCounts(counts)
+		}
+		a.reportIntegrity()
+		t := a.opts.Clock.NewTimer(5 * time.Second)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+	}
+}
+
+// firstLine is s up to its first newline: a panic's cause without its stack.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
