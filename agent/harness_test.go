@@ -85,7 +85,7 @@ func buildHarnessAt(t testing.TB, spoolDir string, so spool.Options, clock *whee
 	h := &harness{t: t, clock: clock, p: map[string]*printertest.Printer{}, changed: make(chan struct{}), limit: waitLimit}
 	dir := t.TempDir()
 	var b strings.Builder
-	fmt.Fprintf(&b, "data_dir = %q\nlisten = \"127.0.0.1:8631\"\napi_token = \"test-token\"\n[defaults]\n%s\n", dir, defaults)
+	fmt.Fprintf(&b, "data_dir = %q\nlisten = \"127.0.0.1:8631\"\napi_token = \"test-token-0123456789abcdef\"\n[defaults]\n%s\n", dir, defaults)
 	for _, s := range specs {
 		p := printertest.New(printertest.Options{Name: s.name, Model: s.model, OnTicket: s.onTicket})
 		if err := p.ListenTCP(); err != nil {

@@ -132,7 +132,7 @@ func TestCoreFailureStopsIntake(t *testing.T) {
 	port := freeTCPPort(t)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	cfgPath := filepath.Join(dir, "printgate.toml")
-	body := fmt.Sprintf("data_dir = %q\nlisten = \"127.0.0.1:%d\"\napi_token = \"tok\"\n[[printers]]\nname = \"k\"\nurl = \"tcp://%s\"\n", dir, port, p.Addr())
+	body := fmt.Sprintf("data_dir = %q\nlisten = \"127.0.0.1:%d\"\napi_token = \"tok-0123456789abcdef01234\"\n[[printers]]\nname = \"k\"\nurl = \"tcp://%s\"\n", dir, port, p.Addr())
 	if err := os.WriteFile(cfgPath, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestCoreFailureStopsIntake(t *testing.T) {
 	}()
 	post := func(no string) (int, string) {
 		req, _ := http.NewRequest("POST", base+"/api/v1/tasks", strings.NewReader(`{"task_no":"`+no+`","printer":"k","payload":"eA=="}`))
-		req.Header.Set("Authorization", "Bearer tok")
+		req.Header.Set("Authorization", "Bearer tok-0123456789abcdef01234")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			return 0, err.Error()
@@ -227,7 +227,7 @@ func TestStoreOnlyWritesNoOutbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	cfg, err := config.Parse("/x/printgate.toml", []byte(fmt.Sprintf("data_dir = %q\napi_token = \"tok\"\n[[printers]]\nname = \"k\"\nurl = \"tcp://%s\"\n", t.TempDir(), p.Addr())))
+	cfg, err := config.Parse("/x/printgate.toml", []byte(fmt.Sprintf("data_dir = %q\napi_token = \"tok-0123456789abcdef01234\"\n[[printers]]\nname = \"k\"\nurl = \"tcp://%s\"\n", t.TempDir(), p.Addr())))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +242,7 @@ func TestStoreOnlyWritesNoOutbox(t *testing.T) {
 	if hl := h.a.Health(); hl.Outbox != 0 || hl.Status != "ok" {
 		t.Errorf("store-only health %+v, want an empty outbox", hl)
 	}
-	cloudCfg, err := config.Parse("/x/printgate.toml", []byte("api_token = \"tok\"\n[cloud]\nurl = \"wss://c.example/a\"\nauth_url = \"https://c.example/o\"\noutbox_max_events = 5000\n[[printers]]\nname = \"k\"\nurl = \"tcp://127.0.0.1:9\"\n"))
+	cloudCfg, err := config.Parse("/x/printgate.toml", []byte("api_token = \"tok-0123456789abcdef01234\"\n[cloud]\nurl = \"wss://c.example/a\"\nauth_url = \"https://c.example/o\"\noutbox_max_events = 5000\n[[printers]]\nname = \"k\"\nurl = \"tcp://127.0.0.1:9\"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,7 +410,7 @@ func TestUnprintableTextRefusedAtIntake(t *testing.T) {
 // TestBackupShortfallsWarned ensures `printgate run` warns at start about
 // each thing a backup cannot print that its primary can.
 func TestBackupShortfallsWarned(t *testing.T) {
-	cfg, err := config.Parse("/x/printgate.toml", []byte("api_token = \"tok\"\n"+
+	cfg, err := config.Parse("/x/printgate.toml", []byte("api_token = \"tok-0123456789abcdef01234\"\n"+
 		"[[printers]]\nname = \"kitchen\"\nurl = \"tcp://127.0.0.1:9\"\nprofile = \"xprinter-80\"\nbackup = \"bar\"\n"+
 		"[[printers]]\nname = \"bar\"\nurl = \"tcp://127.0.0.1:10\"\nprofile = \"epson-58\"\n"))
 	if err != nil {

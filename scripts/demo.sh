@@ -15,12 +15,13 @@ cd "$(dirname "$0")/.."
 
 API=18631 P0=19100 CTL=19180
 DIR=${DEMO_DIR:-$PWD/.demo}
-TOKEN=demo-token
 rm -rf "$DIR" && mkdir -p "$DIR/bin"
 
 echo "== building printgate and printersim"
 go mod download
 CGO_ENABLED=0 go build -o "$DIR/bin/" ./cmd/printgate ./cmd/printersim
+"$DIR/bin/printgate" token > "$DIR/api-token.txt"
+TOKEN=$(cat "$DIR/api-token.txt")
 
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }

@@ -209,7 +209,7 @@ func Parse(path string, data []byte) (*Config, error) {
 
 // Built-in values of the config; docs/PROTOCOL.md §2 documents them.
 const (
-	defaultListen      = ":8631"
+	defaultListen      = "127.0.0.1:8631"
 	onUnknownReprint   = "reprint-marked"
 	onUnknownHold      = "hold"
 	configMinSpoolSize = 8 << 20 // the spool keeps 4 MiB in reserve
@@ -336,6 +336,10 @@ func checkListen(s string) error {
 }
 
 // apiToken reads exactly one of api_token and api_token_file.
+// MinTokenLength is the shortest API token the agent accepts: the local API
+// is reachable from the shop's Wi-Fi, where guests' phones are too.
+const MinTokenLength = 24
+
 func (p *parser) apiToken(top *table, cfg *Config) {
 	tok, hasTok := top.str("api_token")
 	file, hasFile := top.str("api_token_file")
@@ -349,8 +353,13 @@ func (p *parser) apiToken(top *table, cfg *Config) {
 		p.add(1, `no api_token: the POS needs a token to send tickets; add api_token = "..." or api_token_file = "..." at the top of the file`)
 		return
 	case hasTok:
-		if strings.TrimSpace(tok) == "" {
+		tok = strings.TrimSpace(tok)
+		if tok == "" {
 			top.errf("api_token", "is empty: set the token the POS sends, or use api_token_file")
+			return
+		}
+		if len(tok) < MinTokenLength {
+			top.errf("api_token", "is %d characters: too easy to guess for anyone on the shop's network; use at least %d (`printgate token` prints a new one)", len(tok), MinTokenLength)
 			return
 		}
 		cfg.APIToken = Secret(tok)
@@ -372,6 +381,10 @@ func (p *parser) apiToken(top *table, cfg *Config) {
 		tok := strings.TrimSpace(string(data))
 		if tok == "" {
 			top.errf("api_token_file", "%s is empty: put the token the POS sends in it", path)
+			return
+		}
+		if len(tok) < MinTokenLength {
+			top.errf("api_token_file", "%s holds a %d-character token: too easy to guess for anyone on the shop's network; use at least %d (`printgate token > %s` writes a new one)", path, len(tok), MinTokenLength, path)
 			return
 		}
 		cfg.APIToken, cfg.APITokenFile = Secret(tok), path

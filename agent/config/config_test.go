@@ -61,13 +61,24 @@ func ptr[T any](v T) *T { return &v }
 // exactly as written, the per-printer values overriding [defaults] and the
 // rest inherited.
 func TestLoadSampleConfig(t *testing.T) {
-	cfg, err := Load(sampleConfig)
-	if err != nil {
-		t.Fatalf("sample config does not load:\n%v", err)
-	}
+	// The sample ships no token: it names a file, made here as
+	// `printgate token > api-token.txt` would.
 	src, err := os.ReadFile(sampleConfig)
 	if err != nil {
 		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	sampleConfig := filepath.Join(dir, "printgate.toml")
+	const token = "Q7RZKX3M2VDPY4NHTW6BJ5CF"
+	if err := os.WriteFile(sampleConfig, src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "api-token.txt"), []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(sampleConfig)
+	if err != nil {
+		t.Fatalf("sample config does not load:\n%v", err)
 	}
 	hdr := headerLines(string(src))
 	if len(hdr) != 3 {
@@ -82,8 +93,8 @@ func TestLoadSampleConfig(t *testing.T) {
 	want := &Config{
 		Path:     sampleConfig,
 		DataDir:  dataDir,
-		Listen:   "0.0.0.0:8631",
-		APIToken: "s3cret-token-for-the-pos-7f3a9c",
+		Listen:   "127.0.0.1:8631",
+		APIToken: token, APITokenFile: filepath.Join(dir, "api-token.txt"),
 		Cloud: &Cloud{URL: "wss://print.example.com/agent/v1", AuthURL: "https://print.example.com/oauth",
 			OutboxMaxEvents: 50000, OutboxMaxAge: 3 * 24 * time.Hour},
 		Defaults: Defaults{
@@ -145,7 +156,7 @@ func TestLoadSampleConfig(t *testing.T) {
 
 // TestConfigDefaults ensures a minimal config gets every documented default.
 func TestConfigDefaults(t *testing.T) {
-	src := `api_token = "tok"
+	src := `api_token = "tok-0123456789abcdef01234"
 
 [[printers]]
 name = "kitchen"
@@ -159,8 +170,8 @@ url  = "tcp://10.0.0.5"
 	want := &Config{
 		Path:     "/etc/printgate/printgate.toml",
 		DataDir:  DefaultDataDir(),
-		Listen:   ":8631",
-		APIToken: "tok",
+		Listen:   "127.0.0.1:8631",
+		APIToken: "tok-0123456789abcdef01234",
 		Defaults: Defaults{
 			Timeout: 90 * time.Second, RetryBase: time.Second, RetryCap: 15 * time.Second,
 			RetryFactor: 2, RetryJitter: 0.2, FailoverAfter: 15 * time.Second, FailbackAfter: 60 * time.Second,
@@ -193,7 +204,7 @@ url  = "tcp://10.0.0.5"
 // TestConfigDedupeFollowsRetention ensures dedupe_window defaults to the
 // configured retention, not to the built-in one.
 func TestConfigDedupeFollowsRetention(t *testing.T) {
-	src := "api_token = \"t\"\n[spool]\nretention = \"10d\"\n[[printers]]\nname = \"p\"\nurl = \"tcp://h\"\n"
+	src := "api_token = \"tok-0123456789abcdef01234\"\n[spool]\nretention = \"10d\"\n[[printers]]\nname = \"p\"\nurl = \"tcp://h\"\n"
 	cfg, err := Parse("c.toml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +224,7 @@ type wantErr struct {
 }
 
 const (
-	okTop     = "api_token = \"tok\"\n"
+	okTop     = "api_token = \"tok-0123456789abcdef01234\"\n"
 	okPrinter = "[[printers]]\nname = \"p\"\nurl = \"tcp://10.9.9.9\"\n"
 )
 
@@ -397,6 +408,8 @@ func TestConfigErrors(t *testing.T) {
 			[]wantErr{{mark: "a", words: []string{"not both"}}}},
 		{"api token empty", "api_token = \" \" #!a\n" + okPrinter,
 			[]wantErr{{mark: "a", words: []string{"api_token", "is empty"}}}},
+		{"api token short", "api_token = \" s3cret-pos-token \" #!a\n" + okPrinter,
+			[]wantErr{{mark: "a", words: []string{"api_token", "is 16 characters", "at least 24", "printgate token"}}}},
 		{"bad listen", okTop + "listen = \"8631\" #!a\n" + okPrinter,
 			[]wantErr{{mark: "a", words: []string{`listen: "8631" is not an address`, `":8631"`}}}},
 		{"listen port out of range", okTop + "listen = \":99999\" #!a\n" + okPrinter,
@@ -552,7 +565,7 @@ func TestConfigPrinterLine(t *testing.T) {
 // TestConfigTokenNeverPrinted ensures the API token cannot leak through
 // formatting, JSON or structured logs of the config.
 func TestConfigTokenNeverPrinted(t *testing.T) {
-	const token = "tok-9d8e7f6a5b4c"
+	const token = "tok-9d8e7f6a5b4c3d2e1f0a9b8c"
 	cfg, err := Parse("c.toml", []byte("api_token = \""+token+"\"\n"+okPrinter))
 	if err != nil {
 		t.Fatal(err)
@@ -601,12 +614,12 @@ func TestConfigTokenFile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(filepath.Join(etc, "token.txt"), "  from-config-dir\r\n")
-	write(filepath.Join(secrets, "pos"), "from-secrets\n")
+	write(filepath.Join(etc, "token.txt"), "  from-config-dir-0123456789\r\n")
+	write(filepath.Join(secrets, "pos"), "from-secrets-0123456789abcd\n")
 	write(filepath.Join(etc, "empty"), " \n")
 	// A token.txt in the working directory must not be the one read.
 	t.Chdir(root)
-	write(filepath.Join(root, "token.txt"), "from-working-dir")
+	write(filepath.Join(root, "token.txt"), "from-working-dir-0123456789")
 
 	load := func(body string) (*Config, error) {
 		t.Helper()
@@ -615,9 +628,9 @@ func TestConfigTokenFile(t *testing.T) {
 		return Load(path)
 	}
 	for _, tc := range []struct{ file, token, resolved string }{
-		{"token.txt", "from-config-dir", filepath.Join(etc, "token.txt")},
-		{"../secrets/pos", "from-secrets", filepath.Join(secrets, "pos")},
-		{filepath.Join(secrets, "pos"), "from-secrets", filepath.Join(secrets, "pos")},
+		{"token.txt", "from-config-dir-0123456789", filepath.Join(etc, "token.txt")},
+		{"../secrets/pos", "from-secrets-0123456789abcd", filepath.Join(secrets, "pos")},
+		{filepath.Join(secrets, "pos"), "from-secrets-0123456789abcd", filepath.Join(secrets, "pos")},
 	} {
 		cfg, err := load(fmt.Sprintf("api_token_file = %q\n", tc.file))
 		if err != nil {
@@ -772,7 +785,12 @@ func TestProtocolDocConfigLoads(t *testing.T) {
 		t.Fatal("section 2 has no ```toml example")
 	}
 	block, _, _ = strings.Cut(block, "```")
-	cfg, err := Parse("PROTOCOL.md", []byte(block))
+	// The documented config names a token file, as a store's would.
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "api-token.txt"), []byte("Q7RZKX3M2VDPY4NHTW6BJ5CF\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Parse(filepath.Join(dir, "printgate.toml"), []byte(block))
 	if err != nil {
 		t.Fatalf("the documented config is rejected:\n%v", err)
 	}

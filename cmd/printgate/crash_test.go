@@ -165,7 +165,7 @@ func TestCrashRealBinary(t *testing.T) {
 	var cfg strings.Builder
 	port := freePort(t)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	const token = "crash-test-token"
+	const token = "crash-test-token-0123456789"
 	fmt.Fprintf(&cfg, "data_dir = %q\nlisten = \"127.0.0.1:%d\"\napi_token = %q\n[log]\nlevel = \"info\"\n", dir, port, token)
 	for i, model := range []printertest.Model{printertest.ModelEpson, printertest.ModelClone} {
 		name := fmt.Sprintf("p%d", i)
@@ -337,7 +337,7 @@ func TestGracefulStop(t *testing.T) {
 	defer p.Close()
 	port := freePort(t)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	const token = "stop-test-token"
+	const token = "stop-test-token-0123456789"
 	config := filepath.Join(dir, "printgate.toml")
 	os.WriteFile(config, []byte(fmt.Sprintf("data_dir = %q\nlisten = \"127.0.0.1:%d\"\napi_token = %q\n[[printers]]\nname = \"k\"\nurl = \"tcp://%s\"\n", dir, port, token, p.Addr())), 0o600)
 

@@ -65,7 +65,7 @@ func TestFsyncBeforeAccept(t *testing.T) {
 	defer p.Close()
 	port := freePort(t)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	const token = "fsync-test-token"
+	const token = "fsync-test-token-0123456789"
 	config := filepath.Join(dir, "printgate.toml")
 	cfg := fmt.Sprintf("data_dir = %q\nlisten = \"127.0.0.1:%d\"\napi_token = %q\n[[printers]]\nname = \"k\"\nurl = \"tcp://%s\"\n", dir, port, token, p.Addr())
 	if err := os.WriteFile(config, []byte(cfg), 0o600); err != nil {

@@ -181,7 +181,7 @@ func TestPrintersRegistered(t *testing.T) {
 func TestPrintersConfigured(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "printgate.toml")
-	os.WriteFile(cfg, []byte("data_dir = \"d\"\napi_token = \"x\"\n[[printers]]\nname = \"kitchen\"\nurl = \"tcp://127.0.0.1:9100\"\n"), 0o600)
+	os.WriteFile(cfg, []byte("data_dir = \"d\"\napi_token = \"x-0123456789abcdef0123456\"\n[[printers]]\nname = \"kitchen\"\nurl = \"tcp://127.0.0.1:9100\"\n"), 0o600)
 	got, err := loadConfigured(cfg, true)
 	if err != nil || len(got) != 1 || got[0].Name != "kitchen" || got[0].URL != "tcp://127.0.0.1:9100" {
 		t.Fatalf("configured %+v %v", got, err)

@@ -37,7 +37,7 @@ func promiseSetup(t *testing.T) (config, dir, base string, p *printertest.Printe
 	return config, dir, base, p
 }
 
-const promiseToken = "promise-test-token"
+const promiseToken = "promise-test-token-0123456789"
 
 // spoolTasks accepts tasks for printer k straight into the spool at dir, as
 // a previous run would have left them.

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"printgate/agent/config"
+)
+
+func init() {
+	register("token", command{summary: "print a new random API token for the config", run: runToken})
+}
+
+func runToken(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("token", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: printgate token\n\nPrints a new random API token (32 characters). Save it where the config\nnames it, e.g. printgate token > /etc/printgate/api-token.txt with\napi_token_file = \"api-token.txt\", and give the same token to the POS.")
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "printgate token: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	fmt.Fprintln(stdout, config.NewToken())
+	return 0
+}
