@@ -53,8 +53,17 @@ func bearer(r *http.Request) (string, bool) {
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return "", false
 	}
-	token = strings.TrimSpace(token)
+	token = normalizeToken(token)
 	return token, token != ""
+}
+
+// normalizeToken is applied to both the configured token and the presented
+// one, so they are compared in the same form: HTTP already strips white
+// space around a header value, and a config file easily keeps some (a
+// trailing space or a newline in api_token), which would otherwise make the
+// configured token impossible to send.
+func normalizeToken(tok string) string {
+	return strings.TrimSpace(tok)
 }
 
 // fromLoopback reports whether r came from this machine (127.0.0.0/8, ::1

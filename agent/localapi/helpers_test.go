@@ -167,3 +167,12 @@ func wantStatus(t *testing.T, a answer, status int, code string) {
 		t.Fatalf("got %d %q (%s), want %d %q", a.status, a.code(), a.body, status, code)
 	}
 }
+
+// newLoopbackServer serves h on 127.0.0.1 (never another interface) until
+// the test ends.
+func newLoopbackServer(t *testing.T, h http.Handler) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}

@@ -18,8 +18,11 @@ import (
 // answer anything but 401.
 type Options struct {
 	// Token is the bearer token (api_token) every /api/ request must carry.
-	// Empty refuses every /api/ request: an agent without a token must not
-	// take print jobs from anyone on the LAN.
+	// Leading and trailing white space is trimmed, exactly as it is from
+	// the token a client presents (see normalizeToken), so a config value
+	// like "tok " matches "Authorization: Bearer tok". Empty (or only
+	// white space) refuses every /api/ request: an agent without a token
+	// must not take print jobs from anyone on the LAN.
 	Token string
 	// MaxBodyBytes caps a request body; larger bodies are refused with 413
 	// before they are read. Default BodyLimit(1 MiB), which fits a 1 MiB
@@ -67,6 +70,7 @@ func New(b Backend, opts Options) http.Handler {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = BodyLimit(1 << 20)
 	}
+	opts.Token = normalizeToken(opts.Token)
 	s := &server{b: b, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
