@@ -27,6 +27,7 @@ const (
 	CodeConflict         = "conflict"           // 409: action does not fit the task's state
 	CodePruned           = "pruned"             // 410: task body deleted by retention
 	CodePayloadTooLarge  = "payload_too_large"  // 413
+	CodeTooManyRequests  = "too_many_requests"  // 429: too many wrong tokens from this address; see Retry-After
 	CodeUnavailable      = "unavailable"        // 503: shutting down or request cut short
 	CodeStorageFull      = "storage_full"       // 507
 	CodeInternal         = "internal"           // 500

@@ -38,9 +38,14 @@ type Options struct {
 	// submitter, so it should name the line and the problem. Nil checks
 	// only the outline: an object with a "lines" array of objects.
 	CheckDocument func(doc json.RawMessage) error
-	// Logger receives one debug record per request and the causes of 5xx
-	// answers. Nil discards. Tokens are never logged.
+	// Logger receives one debug record per request, the causes of 5xx
+	// answers and one warning per lockout of a client that sent too many
+	// wrong tokens. Nil discards. Tokens are never logged.
 	Logger *slog.Logger
+	// Now is the clock of the failed-authentication throttle
+	// (AuthFailureLimit wrong tokens within AuthFailureWindow lock a client
+	// address out). Nil is time.Now; tests inject a fake.
+	Now func() time.Time
 }
 
 // BodyLimit is the request body limit that fits a task of maxTaskBytes:
@@ -61,6 +66,8 @@ type server struct {
 	// constant time leaks neither the token's bytes nor its length.
 	tokenSum [sha256.Size]byte
 	hasToken bool
+	// throttle locks out client addresses that send wrong tokens.
+	throttle *throttle
 }
 
 // New returns the handler for every route of PROTOCOL.md §3, answering from
@@ -71,10 +78,14 @@ func New(b Backend, opts Options) http.Handler {
 		opts.MaxBodyBytes = BodyLimit(1 << 20)
 	}
 	opts.Token = normalizeToken(opts.Token)
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	s := &server{b: b, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.throttle = newThrottle(opts.Now, AuthFailureLimit, AuthFailureWindow, maxTrackedClients)
 	if opts.Token != "" {
 		s.tokenSum = sha256.Sum256([]byte(opts.Token))
 		s.hasToken = true
