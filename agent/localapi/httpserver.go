@@ -43,10 +43,18 @@ const (
 // (DefaultReadHeaderTimeout and so on); the fields mean what the http.Server
 // fields of the same name mean.
 type ServerTimeouts struct {
+	// ReadHeaderTimeout bounds reading the request headers
+	// (DefaultReadHeaderTimeout).
 	ReadHeaderTimeout time.Duration
-	ReadTimeout       time.Duration
-	WriteTimeout      time.Duration
-	IdleTimeout       time.Duration
+	// ReadTimeout bounds reading the whole request, body included
+	// (DefaultReadTimeout).
+	ReadTimeout time.Duration
+	// WriteTimeout bounds the time from the end of the request headers to
+	// the end of the answer (DefaultWriteTimeout).
+	WriteTimeout time.Duration
+	// IdleTimeout bounds the wait for the next request on a kept-alive
+	// connection (DefaultIdleTimeout).
+	IdleTimeout time.Duration
 }
 
 // NewServer returns the http.Server for the agent's local listener, serving
