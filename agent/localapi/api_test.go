@@ -143,6 +143,8 @@ func TestDefaultBodyLimit(t *testing.T) {
 // TestAuth ensures every /api/ route, including unknown ones and wrong
 // methods, needs the bearer token; that a missing or wrong token gets 401
 // with a Bearer challenge and a JSON body; and that the right token works.
+// Each kind of bad header comes from its own address, below the throttle's
+// limit (TestThrottle* cover the lockout).
 func TestAuth(t *testing.T) {
 	f := newFake()
 	c := newAPI(t, f, localapi.Options{})
@@ -151,7 +153,7 @@ func TestAuth(t *testing.T) {
 		{"POST", "/api/v1/tasks/A_v1/reprint"}, {"POST", "/api/v1/tasks/A_v1/cancel"},
 		{"GET", "/api/v1/printers"}, {"DELETE", "/api/v1/tasks"}, {"GET", "/api/v2/anything"},
 	}
-	for _, auth := range []string{
+	for i, auth := range []string{
 		"",                                       // missing
 		"Bearer wrong-token",                     // wrong
 		"Bearer " + testToken + "x",              // longer
@@ -161,6 +163,7 @@ func TestAuth(t *testing.T) {
 		testToken,                                // no scheme
 	} {
 		c.auth = auth
+		c.remote = fmt.Sprintf("192.0.2.%d:1234", 10+i)
 		for _, r := range routes {
 			a := c.do(r.method, r.path, payloadTask("A_v1", "kitchen", []byte("x")))
 			if a.status != http.StatusUnauthorized || a.code() != "unauthorized" {
@@ -174,6 +177,7 @@ func TestAuth(t *testing.T) {
 	if len(f.tasks) != 0 {
 		t.Fatal("an unauthorized request stored a task")
 	}
+	c.remote = "192.0.2.200:1234"
 	c.auth = "bearer " + testToken // the scheme is case-insensitive
 	wantStatus(t, c.do("POST", "/api/v1/tasks", payloadTask("A_v1", "kitchen", []byte("x"))), http.StatusAccepted, "")
 	c.auth = "Bearer " + testToken

@@ -3,47 +3,89 @@ package localapi
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
+	"time"
 )
 
-// requireToken lets a request through only with the right bearer token and
-// answers 401 otherwise, with the WWW-Authenticate challenge RFC 6750 asks
-// for.
+// requireToken lets a request through only with the right bearer token,
+// from a client address that is not locked out; see authorize.
 func (s *server) requireToken(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if e := s.checkToken(r); e != nil {
-			s.unauthorized(w, e)
-			return
+		if s.authorize(w, r, "") {
+			next.ServeHTTP(w, r)
 		}
-		next.ServeHTTP(w, r)
 	})
 }
 
+// authorize reports whether r may pass. Otherwise it has answered: 429 with
+// Retry-After while r's client address is locked out (whatever token r
+// carries), else 401 with the WWW-Authenticate challenge RFC 6750 asks for,
+// its message followed by hint. A wrong token counts against the client
+// address; a missing or malformed header does not, since it guesses nothing.
+func (s *server) authorize(w http.ResponseWriter, r *http.Request, hint string) bool {
+	addr := clientAddr(r)
+	if left, locked := s.throttle.lockedOut(addr); locked {
+		s.tooManyRequests(w, left)
+		return false
+	}
+	e, wrong := s.checkToken(r)
+	if e == nil {
+		return true
+	}
+	if wrong && s.throttle.fail(addr) {
+		s.log.LogAttrs(r.Context(), slog.LevelWarn, "local API: too many wrong tokens from one client; refusing it for a while",
+			slog.String("client", addr.String()),
+			slog.Int("wrong_tokens", AuthFailureLimit),
+			slog.Duration("within", AuthFailureWindow),
+			slog.Duration("refused_for", AuthFailureWindow),
+		)
+	}
+	e.message += hint
+	s.unauthorized(w, e)
+	return false
+}
+
 // checkToken returns nil when r carries the configured token, else the 401
-// to answer with.
-func (s *server) checkToken(r *http.Request) *apiError {
+// to answer with and whether r presented a token that was wrong (a guess,
+// which the throttle counts).
+func (s *server) checkToken(r *http.Request) (*apiError, bool) {
 	if !s.hasToken {
-		return newError(http.StatusUnauthorized, CodeUnauthorized, "this agent has no api_token configured, so its API is closed; set api_token in the agent's config")
+		return newError(http.StatusUnauthorized, CodeUnauthorized, "this agent has no api_token configured, so its API is closed; set api_token in the agent's config"), false
 	}
 	got, ok := bearer(r)
 	if !ok {
-		return newError(http.StatusUnauthorized, CodeUnauthorized, "send the agent's api_token as the header \"Authorization: Bearer <token>\"")
+		return newError(http.StatusUnauthorized, CodeUnauthorized, "send the agent's api_token as the header \"Authorization: Bearer <token>\""), false
 	}
 	// Hash first so the comparison is over two 32-byte values: neither the
 	// token's bytes nor its length can be learnt from the timing.
 	sum := sha256.Sum256([]byte(got))
 	if subtle.ConstantTimeCompare(sum[:], s.tokenSum[:]) != 1 {
-		return newError(http.StatusUnauthorized, CodeUnauthorized, "the bearer token is not this agent's api_token; check the POS configuration against the agent's config")
+		return newError(http.StatusUnauthorized, CodeUnauthorized, "the bearer token is not this agent's api_token; check the POS configuration against the agent's config"), true
 	}
-	return nil
+	return nil, false
 }
 
 func (s *server) unauthorized(w http.ResponseWriter, e *apiError) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="printgate"`)
 	writeError(w, e)
+}
+
+// tooManyRequests answers 429 to a locked-out client, with Retry-After in
+// whole seconds (rounded up) until its lockout ends.
+func (s *server) tooManyRequests(w http.ResponseWriter, left time.Duration) {
+	secs := int64((left + time.Second - 1) / time.Second)
+	if secs < 1 {
+		secs = 1
+	}
+	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+	writeError(w, newError(http.StatusTooManyRequests, CodeTooManyRequests,
+		"this address sent %d wrong api_tokens within %d seconds, so the agent refuses its requests for %d more seconds, even with the right token; check the token in the POS configuration against the agent's config, then retry",
+		AuthFailureLimit, int(AuthFailureWindow/time.Second), secs))
 }
 
 // bearer extracts the token from "Authorization: Bearer <token>"; the scheme
@@ -53,8 +95,17 @@ func bearer(r *http.Request) (string, bool) {
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return "", false
 	}
-	token = strings.TrimSpace(token)
+	token = normalizeToken(token)
 	return token, token != ""
+}
+
+// normalizeToken is applied to both the configured token and the presented
+// one, so they are compared in the same form: HTTP already strips white
+// space around a header value, and a config file easily keeps some (a
+// trailing space or a newline in api_token), which would otherwise make the
+// configured token impossible to send.
+func normalizeToken(tok string) string {
+	return strings.TrimSpace(tok)
 }
 
 // fromLoopback reports whether r came from this machine (127.0.0.0/8, ::1

@@ -18,7 +18,7 @@ const (
 	CodeInvalidTask      = "invalid_task"       // 400: task_no, printer, priority or payload/document choice is wrong
 	CodeBadPayload       = "bad_payload"        // 400: payload is not base64
 	CodeBadDocument      = "bad_document"       // 400: document is not a ticket document
-	CodeBadTimeout       = "bad_timeout"        // 400: timeout is not a positive Go duration
+	CodeBadTimeout       = "bad_timeout"        // 400: timeout is not a Go duration from 1s to 24h
 	CodeBadQuery         = "bad_query"          // 400: a list query parameter is wrong
 	CodeUnauthorized     = "unauthorized"       // 401: bearer token missing or wrong
 	CodeNotFound         = "not_found"          // 404: no such task (or route)
@@ -27,6 +27,7 @@ const (
 	CodeConflict         = "conflict"           // 409: action does not fit the task's state
 	CodePruned           = "pruned"             // 410: task body deleted by retention
 	CodePayloadTooLarge  = "payload_too_large"  // 413
+	CodeTooManyRequests  = "too_many_requests"  // 429: too many wrong tokens from this address; see Retry-After
 	CodeUnavailable      = "unavailable"        // 503: shutting down or request cut short
 	CodeStorageFull      = "storage_full"       // 507
 	CodeInternal         = "internal"           // 500

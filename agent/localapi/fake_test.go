@@ -95,6 +95,9 @@ func (f *fakeBackend) accept(nt spool.NewTask) (*spool.Task, bool, error) {
 		ReprintOf: nt.ReprintOf, AcceptedAt: f.now, UpdatedAt: f.now,
 		Timeline: []spool.TimelineEntry{{State: spool.StateAccepted, At: f.now, Printer: nt.Printer}},
 	}
+	if nt.Timeout > 0 {
+		t.Deadline = f.now.Add(nt.Timeout)
+	}
 	f.tasks[t.TaskNo] = t
 	return clone(t), false, nil
 }

@@ -11,7 +11,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"printgate/agent/localapi"
 )
@@ -29,6 +31,9 @@ type client struct {
 	t    *testing.T
 	h    http.Handler
 	auth string // Authorization header value; "" sends none
+	// remote is the client address ("ip:port") requests come from; ""
+	// keeps httptest's 192.0.2.1:1234.
+	remote string
 }
 
 func newClient(t *testing.T, h http.Handler) *client {
@@ -80,6 +85,9 @@ func (c *client) send(req *http.Request) answer {
 	c.t.Helper()
 	if c.auth != "" {
 		req.Header.Set("Authorization", c.auth)
+	}
+	if c.remote != "" {
+		req.RemoteAddr = c.remote
 	}
 	rec := httptest.NewRecorder()
 	c.h.ServeHTTP(rec, req)
@@ -166,4 +174,35 @@ func wantStatus(t *testing.T, a answer, status int, code string) {
 	if a.status != status || a.code() != code {
 		t.Fatalf("got %d %q (%s), want %d %q", a.status, a.code(), a.body, status, code)
 	}
+}
+
+// newLoopbackServer serves h on 127.0.0.1 (never another interface) until
+// the test ends.
+func newLoopbackServer(t *testing.T, h http.Handler) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// fakeClock is a clock tests advance by hand (Options.Now).
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
 }

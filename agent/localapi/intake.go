@@ -14,6 +14,17 @@ import (
 	"printgate/spool"
 )
 
+// Bounds of a task's "timeout" at intake (PROTOCOL.md §3). Below a second
+// a ticket times out before any printer could take it; beyond a day it would
+// print long after anyone wanted it, so either is a mistake in the
+// submitter's units, refused with 400 bad_timeout.
+const (
+	// MinTaskTimeout is the shortest timeout a submitter may ask for.
+	MinTaskTimeout = time.Second
+	// MaxTaskTimeout is the longest timeout a submitter may ask for.
+	MaxTaskTimeout = 24 * time.Hour
+)
+
 // submitRequest is the body of POST /api/v1/tasks (PROTOCOL.md §3).
 type submitRequest struct {
 	TaskNo   string          `json:"task_no"`
@@ -106,9 +117,24 @@ func (s *server) newTask(req *submitRequest) (spool.NewTask, *apiError) {
 		if err != nil || d <= 0 {
 			return nt, newError(http.StatusBadRequest, CodeBadTimeout, "timeout %q is not a positive duration like \"90s\" or \"2m\" (leave it out for the agent's default)", req.Timeout)
 		}
+		if d < MinTaskTimeout || d > MaxTaskTimeout {
+			return nt, newError(http.StatusBadRequest, CodeBadTimeout, "timeout %q is out of range: it must be from %s to %s (leave it out for the agent's default)", req.Timeout, shortDuration(MinTaskTimeout), shortDuration(MaxTaskTimeout))
+		}
 		nt.Timeout = d
 	}
 	return nt, nil
+}
+
+// shortDuration writes d as a person would type it: "24h", not "24h0m0s".
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // checkDocumentOutline is the document check used when Options names none:

@@ -18,8 +18,11 @@ import (
 // answer anything but 401.
 type Options struct {
 	// Token is the bearer token (api_token) every /api/ request must carry.
-	// Empty refuses every /api/ request: an agent without a token must not
-	// take print jobs from anyone on the LAN.
+	// Leading and trailing white space is trimmed, exactly as it is from
+	// the token a client presents (see normalizeToken), so a config value
+	// like "tok " matches "Authorization: Bearer tok". Empty (or only
+	// white space) refuses every /api/ request: an agent without a token
+	// must not take print jobs from anyone on the LAN.
 	Token string
 	// MaxBodyBytes caps a request body; larger bodies are refused with 413
 	// before they are read. Default BodyLimit(1 MiB), which fits a 1 MiB
@@ -35,9 +38,14 @@ type Options struct {
 	// submitter, so it should name the line and the problem. Nil checks
 	// only the outline: an object with a "lines" array of objects.
 	CheckDocument func(doc json.RawMessage) error
-	// Logger receives one debug record per request and the causes of 5xx
-	// answers. Nil discards. Tokens are never logged.
+	// Logger receives one debug record per request, the causes of 5xx
+	// answers and one warning per lockout of a client that sent too many
+	// wrong tokens. Nil discards. Tokens are never logged.
 	Logger *slog.Logger
+	// Now is the clock of the failed-authentication throttle
+	// (AuthFailureLimit wrong tokens within AuthFailureWindow lock a client
+	// address out). Nil is time.Now; tests inject a fake.
+	Now func() time.Time
 }
 
 // BodyLimit is the request body limit that fits a task of maxTaskBytes:
@@ -58,6 +66,8 @@ type server struct {
 	// constant time leaks neither the token's bytes nor its length.
 	tokenSum [sha256.Size]byte
 	hasToken bool
+	// throttle locks out client addresses that send wrong tokens.
+	throttle *throttle
 }
 
 // New returns the handler for every route of PROTOCOL.md §3, answering from
@@ -67,10 +77,15 @@ func New(b Backend, opts Options) http.Handler {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = BodyLimit(1 << 20)
 	}
+	opts.Token = normalizeToken(opts.Token)
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	s := &server{b: b, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.throttle = newThrottle(opts.Now, AuthFailureLimit, AuthFailureWindow, maxTrackedClients)
 	if opts.Token != "" {
 		s.tokenSum = sha256.Sum256([]byte(opts.Token))
 		s.hasToken = true

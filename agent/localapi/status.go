@@ -6,12 +6,8 @@ import "net/http"
 // token (the usual node-local Prometheus or a support tool on the PC) and to
 // anyone else with it.
 func (s *server) serveMetrics(w http.ResponseWriter, r *http.Request) {
-	if !fromLoopback(r) {
-		if e := s.checkToken(r); e != nil {
-			e.message += " (or scrape /metrics from the agent's own machine)"
-			s.unauthorized(w, e)
-			return
-		}
+	if !fromLoopback(r) && !s.authorize(w, r, " (or scrape /metrics from the agent's own machine)") {
+		return
 	}
 	if s.metrics == nil {
 		writeError(w, newError(http.StatusNotFound, CodeNotFound, "metrics are not enabled on this agent"))
