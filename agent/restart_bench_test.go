@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"printgate/agent/config"
 	"printgate/drivers/escpos"
 	"printgate/drivers/printertest"
 	"printgate/spool"
@@ -211,7 +212,7 @@ func restartMemory(b *testing.B, src, dst string, total int) (heapPerTask, rssMB
 	f := newRestartFleet(b, restartPrinters)
 	defer f.close()
 	gate := make(chan struct{})
-	opts := Options{Logger: testLogger(), StopGrace: 5 * time.Second, OpenPrinter: func(pc *PrinterConfig) Printer {
+	opts := Options{Logger: testLogger(), StopGrace: 5 * time.Second, OpenPrinter: func(pc *config.Printer) Printer {
 		return gatedPrinter{Printer: OpenDevice(pc), gate: gate}
 	}}
 	debug.FreeOSMemory()
@@ -356,7 +357,7 @@ func (c *drainCounter) observe(e Event) {
 // agent config naming them p0, p1, …
 type restartFleet struct {
 	printers []*printertest.Printer
-	cfg      *Config
+	cfg      *config.Config
 	tickets  []atomic.Int64 // tickets cut per printer
 	first    atomic.Int64   // unix ns of the first ticket cut, 0 before
 	firstCh  chan struct{}  // closed at the first ticket
@@ -369,7 +370,7 @@ func newRestartFleet(tb testing.TB, n int) *restartFleet {
 	tb.Helper()
 	f := &restartFleet{tickets: make([]atomic.Int64, n), firstCh: make(chan struct{})}
 	var cfg strings.Builder
-	fmt.Fprintf(&cfg, "data_dir = %q\nlisten = \"127.0.0.1:8631\"\napi_token = \"test-token\"\n[defaults]\ntimeout = %q\n", tb.TempDir(), restartTimeout.String())
+	fmt.Fprintf(&cfg, "data_dir = %q\nlisten = \"127.0.0.1:8631\"\napi_token = \"test-token-0123456789abcdef\"\n[defaults]\ntimeout = %q\n", tb.TempDir(), restartTimeout.String())
 	for i := 0; i < n; i++ {
 		p := printertest.New(printertest.Options{Name: fmt.Sprintf("p%d", i), Model: printertest.ModelEpson, OnTicket: func(printertest.Ticket) {
 			f.tickets[i].Add(1)
@@ -389,7 +390,7 @@ func newRestartFleet(tb testing.TB, n int) *restartFleet {
 		f.printers = append(f.printers, p)
 		fmt.Fprintf(&cfg, "[[printers]]\nname = \"p%d\"\nurl = \"tcp://%s\"\n", i, p.Addr())
 	}
-	c, err := ParseConfig(filepath.Join(tb.TempDir(), "printgate.toml"), []byte(cfg.String()))
+	c, err := config.Parse(filepath.Join(tb.TempDir(), "printgate.toml"), []byte(cfg.String()))
 	if err != nil {
 		f.close()
 		tb.Fatalf("config: %v\n%s", err, cfg.String())
