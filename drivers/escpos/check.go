@@ -119,12 +119,22 @@ func classifyCheck(parent context.Context, err error, timeout time.Duration) (He
 		}
 		return HealthOffline, err
 	case errors.Is(err, context.DeadlineExceeded):
-		return HealthNotAnswering, fmt.Errorf("connected, but no answer within %v: %w", timeout, err)
+		return HealthNotAnswering, &checkError{fmt.Sprintf("connected, but no answer within %v", timeout), err}
 	case errors.Is(err, ErrNoAnswer):
-		return HealthNotAnswering, fmt.Errorf("connected, but no answer to a status query (DLE EOT): %w", err)
+		return HealthNotAnswering, &checkError{"connected, but no answer to a status query (DLE EOT)", err}
 	}
 	return HealthNotAnswering, fmt.Errorf("connected, but the link failed before a status answer: %w", err)
 }
+
+// checkError says in its own words what a Device error means for a check,
+// without repeating the Device's message, and still unwraps to it.
+type checkError struct {
+	msg string
+	err error
+}
+
+func (e *checkError) Error() string { return e.msg }
+func (e *checkError) Unwrap() error { return e.err }
 
 // PrinterCheck is one printer for CheckPrinters.
 type PrinterCheck struct {
