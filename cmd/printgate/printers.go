@@ -16,6 +16,7 @@ import (
 
 	"printgate/agent/config"
 	"printgate/drivers"
+	"printgate/drivers/escpos"
 )
 
 func init() {
@@ -27,6 +28,9 @@ func init() {
 type configuredPrinter struct {
 	Name string
 	URL  string
+	// ExpectAnswers is set when the printer's profile promises status
+	// answers, as the agent reads it: silence is then "not answering".
+	ExpectAnswers bool
 }
 
 // printersEnv is where runPrinters gets its printers from; tests replace the
@@ -60,7 +64,7 @@ func loadConfigured(path string, explicit bool) ([]configuredPrinter, error) {
 	}
 	out := make([]configuredPrinter, 0, len(cfg.Printers))
 	for _, p := range cfg.Printers {
-		out = append(out, configuredPrinter{Name: p.Name, URL: p.URL})
+		out = append(out, configuredPrinter{Name: p.Name, URL: p.URL, ExpectAnswers: p.Profile.Ack != escpos.AckNone})
 	}
 	return out, nil
 }
@@ -78,11 +82,15 @@ func printersCmd(ctx context.Context, env printersEnv, args []string, stdout, st
 	port := fs.Int("port", drivers.DefaultTCPPort, "TCP `port` to scan for")
 	timeout := fs.Duration("timeout", 500*time.Millisecond, "connect timeout per scanned host")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	noProbe := fs.Bool("no-probe", false, "do not connect to the configured printers (their state shows as not probed)")
+	probeTimeout := fs.Duration("probe-timeout", escpos.DefaultCheckTimeout, "how long to spend on each configured printer (connect, probe, status); they are probed in parallel")
 	configPath := fs.String("config", config.DefaultConfigPath(), "the config `file` whose printers to list")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: printgate printers [--config FILE] [--scan CIDR] [--port 9100] [--json]")
-		fmt.Fprintln(stderr, "\nLists the configured printers and the serial ports and USB printers of this")
-		fmt.Fprintln(stderr, "machine; with --scan also hosts answering on the raw printing port.")
+		fmt.Fprintln(stderr, "usage: printgate printers [--config FILE] [--no-probe] [--scan CIDR] [--port 9100] [--json]")
+		fmt.Fprintln(stderr, "\nLists the configured printers with the state each one reports (ready, paper out,")
+		fmt.Fprintln(stderr, "cover open, offline, not answering) and what it can confirm, then the serial")
+		fmt.Fprintln(stderr, "ports and USB printers of this machine; with --scan also hosts answering on the")
+		fmt.Fprintln(stderr, "raw printing port. Probing sends status queries only: nothing is printed.")
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
@@ -101,6 +109,10 @@ func printersCmd(ctx context.Context, env printersEnv, args []string, stdout, st
 		fmt.Fprintf(stderr, "printgate printers: bad --port %d: want 1 to 65535\n", *port)
 		return 2
 	}
+	if *probeTimeout <= 0 {
+		fmt.Fprintf(stderr, "printgate printers: bad --probe-timeout %v: want more than 0, e.g. 3s\n", *probeTimeout)
+		return 2
+	}
 
 	explicit := false
 	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "config" })
@@ -109,7 +121,7 @@ func printersCmd(ctx context.Context, env printersEnv, args []string, stdout, st
 		fmt.Fprintf(stderr, "printgate printers: %v\n", err)
 		return 1
 	}
-	rep := printersReport{Configured: checkConfigured(configured)}
+	rep := printersReport{Configured: checkConfigured(ctx, configured, !*noProbe, *probeTimeout)}
 	for _, src := range []struct {
 		name string
 		fn   func() ([]drivers.Found, error)
@@ -142,6 +154,8 @@ func printersCmd(ctx context.Context, env printersEnv, args []string, stdout, st
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
+		// Names, URLs and queue names are shown as written ("Bar & Grill").
+		enc.SetEscapeHTML(false)
 		if err := enc.Encode(rep.toJSON()); err != nil {
 			fmt.Fprintf(stderr, "printgate printers: %v\n", err)
 			return 1
@@ -185,14 +199,50 @@ type printersReport struct {
 
 type configuredStatus struct {
 	configuredPrinter
-	Err error // the URL does not parse
+	Err   error              // the URL does not parse
+	Check escpos.CheckResult // valid when Err is nil
 }
 
-func checkConfigured(list []configuredPrinter) []configuredStatus {
-	out := make([]configuredStatus, 0, len(list))
-	for _, p := range list {
-		_, err := drivers.ParseURL(p.URL)
-		out = append(out, configuredStatus{configuredPrinter: p, Err: err})
+// checkConfigured parses each printer's URL and, when probe is set, checks
+// the printers in parallel through the transport of their URL, as the agent
+// would connect; timeout bounds each printer.
+func checkConfigured(ctx context.Context, list []configuredPrinter, probe bool, timeout time.Duration) []configuredStatus {
+	out := make([]configuredStatus, len(list))
+	var (
+		checks []escpos.PrinterCheck
+		idx    []int
+	)
+	for i, p := range list {
+		out[i] = configuredStatus{configuredPrinter: p}
+		t, err := drivers.ParseURL(p.URL)
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		if !probe {
+			out[i].Check = escpos.CheckResult{Health: escpos.HealthNotProbed, Err: errors.New("skipped (--no-probe)")}
+			continue
+		}
+		checks = append(checks, escpos.PrinterCheck{
+			Dial: func(ctx context.Context) (escpos.Conn, error) { return drivers.OpenTarget(ctx, t, drivers.Options{}) },
+			// The session options of agent.OpenDevice.
+			Options: escpos.CheckOptions{Timeout: timeout, Session: escpos.SessionOptions{
+				ExpectAnswers: p.ExpectAnswers,
+				XonXoff:       t.Line.Flow == drivers.FlowXONXOFF,
+			}},
+		})
+		idx = append(idx, i)
+	}
+	if len(checks) == 0 {
+		return out
+	}
+	// Each check is bounded by timeout; the total by the rounds needed at
+	// the concurrency cap, plus a little for closing connections.
+	rounds := (len(checks) + escpos.DefaultCheckConcurrency - 1) / escpos.DefaultCheckConcurrency
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(rounds)*timeout+time.Second)
+	defer cancel()
+	for j, r := range escpos.CheckPrinters(ctx, checks, escpos.DefaultCheckConcurrency) {
+		out[idx[j]].Check = r
 	}
 	return out
 }
@@ -200,7 +250,34 @@ func checkConfigured(list []configuredPrinter) []configuredStatus {
 type jsonConfigured struct {
 	Name  string `json:"name"`
 	URL   string `json:"url"`
-	Error string `json:"error,omitempty"`
+	Error string `json:"error,omitempty"` // the URL does not parse
+	// State is an escpos.Health word, or "bad_url".
+	State string `json:"state"`
+	// Reason says why the state is offline (the dial error), not_answering
+	// or not_probed.
+	Reason string `json:"reason,omitempty"`
+	// Status is the decoded real-time status, as the agent logs it.
+	Status       string    `json:"escpos_status,omitempty"`
+	PaperNearEnd bool      `json:"paper_near_end,omitempty"`
+	Capabilities *jsonCaps `json:"capabilities,omitempty"`
+}
+
+// jsonCaps is what the probe found the printer answers.
+type jsonCaps struct {
+	ProcessID      bool `json:"process_id"`
+	TransmitStatus bool `json:"transmit_status"`
+	RealTimeStatus bool `json:"real_time_status"`
+	OneWay         bool `json:"one_way"`
+	// InOrderProbed is false when the printer was not ready: process_id and
+	// transmit_status are then unknown.
+	InOrderProbed bool `json:"in_order_probed"`
+	// Confirmation is the strongest proof a job can get there: printed,
+	// consumed or delivered.
+	// Empty while in_order_probed is false.
+	Confirmation string `json:"confirmation,omitempty"`
+	Maker        string `json:"maker,omitempty"`
+	Model        string `json:"model,omitempty"`
+	Firmware     string `json:"firmware,omitempty"`
 }
 
 type jsonFound struct {
@@ -225,11 +302,7 @@ type jsonReport struct {
 func (r printersReport) toJSON() jsonReport {
 	out := jsonReport{Configured: []jsonConfigured{}, Discovered: []jsonFound{}, Warnings: r.Warnings}
 	for _, c := range r.Configured {
-		j := jsonConfigured{Name: c.Name, URL: c.URL}
-		if c.Err != nil {
-			j.Error = c.Err.Error()
-		}
-		out.Configured = append(out.Configured, j)
+		out.Configured = append(out.Configured, c.toJSON())
 	}
 	for _, f := range r.Discovered {
 		j := jsonFound{Kind: string(f.Kind), URL: f.URL, Device: f.Name, SerialNumber: f.SerialNumber, Product: f.Product, Model: f.Model}
@@ -244,18 +317,43 @@ func (r printersReport) toJSON() jsonReport {
 	return out
 }
 
+func (c configuredStatus) toJSON() jsonConfigured {
+	j := jsonConfigured{Name: c.Name, URL: c.URL}
+	if c.Err != nil {
+		j.Error, j.State = c.Err.Error(), "bad_url"
+		return j
+	}
+	r := c.Check
+	j.State = string(r.Health)
+	if r.Err != nil {
+		j.Reason = r.Err.Error()
+	}
+	if r.Status.Answered != 0 {
+		j.Status, j.PaperNearEnd = r.Status.String(), r.Status.PaperNearEnd
+	}
+	if r.Probed {
+		j.Capabilities = &jsonCaps{
+			ProcessID: r.Caps.ProcessID, TransmitStatus: r.Caps.TransmitStatus, RealTimeStatus: r.Caps.RealTime,
+			OneWay: r.OneWay(), InOrderProbed: r.Caps.InOrderProbed,
+			Maker: r.Caps.Maker, Model: r.Caps.Model, Firmware: r.Caps.Firmware,
+		}
+		if r.Caps.InOrderProbed {
+			j.Capabilities.Confirmation = r.Caps.Confirmation().String()
+		}
+	}
+	return j
+}
+
 func (r printersReport) writeText(w io.Writer, suggestScan bool) {
 	fmt.Fprintln(w, "CONFIGURED")
 	if len(r.Configured) == 0 {
 		fmt.Fprintln(w, "  (none: add [[printers]] entries to the config)")
 	} else {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  NAME\tURL\tSTATE\tDETAILS")
 		for _, c := range r.Configured {
-			state := "ok"
-			if c.Err != nil {
-				state = "bad url: " + c.Err.Error()
-			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.Name, c.URL, state)
+			state, detail := c.describe()
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", c.Name, c.URL, state, detail)
 		}
 		tw.Flush()
 	}
@@ -298,4 +396,52 @@ func details(f drivers.Found) string {
 		}
 	}
 	return strings.Join(d, ", ")
+}
+
+// describe gives a configured printer's state in words ("paper out") and
+// what else a technician should know: why it is offline or not answering,
+// or what it was found to answer.
+func (c configuredStatus) describe() (state, detail string) {
+	if c.Err != nil {
+		return "bad url", c.Err.Error()
+	}
+	r := c.Check
+	state = strings.ReplaceAll(string(r.Health), "_", " ")
+	if r.Err != nil {
+		return state, r.Err.Error()
+	}
+	var d []string
+	if r.Probed {
+		switch {
+		case r.OneWay():
+			d = append(d, "one-way")
+		case !r.Caps.InOrderProbed:
+			d = append(d, "real-time status (in-order answers not probed while not ready)")
+		default:
+			var caps []string
+			if r.Caps.ProcessID {
+				caps = append(caps, "process-id barrier")
+			}
+			if r.Caps.TransmitStatus {
+				caps = append(caps, "transmit status")
+			}
+			if r.Caps.RealTime {
+				caps = append(caps, "real-time status")
+			}
+			d = append(d, strings.Join(caps, ", "))
+		}
+		if r.Caps.InOrderProbed {
+			d[0] += fmt.Sprintf(" (jobs confirmed %q)", r.Caps.Confirmation())
+		}
+		if id := strings.TrimSpace(r.Caps.Maker + " " + r.Caps.Model); id != "" {
+			d = append(d, id)
+		}
+	}
+	if r.Status.PaperNearEnd {
+		d = append(d, "paper near end")
+	}
+	if r.Health == escpos.HealthError || r.Health == escpos.HealthOffline {
+		d = append(d, "status "+r.Status.String())
+	}
+	return state, strings.Join(d, "; ")
 }

@@ -15,19 +15,28 @@ func init() {
 	register("render", command{summary: "render a ticket document to ESC/POS bytes or a text preview", run: runRender})
 }
 
+// renderEnv is what renderCmd reads from and asks about its output; tests
+// replace it.
+type renderEnv struct {
+	stdin io.Reader
+	// isTerminal reports whether w is a terminal, where raw ESC/POS bytes
+	// would garble the screen instead of reaching a printer.
+	isTerminal func(w io.Writer) bool
+}
+
 // runRender is `printgate render DOC.json --profile NAME [--preview] [-o FILE]`:
 // the renderer the agent uses, on its own, so an integrator can check a
 // document before sending it ("-" reads the document from stdin).
 func runRender(args []string, stdout, stderr io.Writer) int {
-	return renderCmd(args, os.Stdin, stdout, stderr)
+	return renderCmd(renderEnv{stdin: os.Stdin, isTerminal: isTerminal}, args, stdout, stderr)
 }
 
-func renderCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func renderCmd(env renderEnv, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("render", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	profile := fs.String("profile", "", "printer `profile`: "+strings.Join(escpos.ProfileNames(), ", "))
 	preview := fs.Bool("preview", false, "write a text preview of the paper instead of ESC/POS bytes")
-	out := fs.String("o", "", "write to `FILE` instead of stdout")
+	out := fs.String("o", "", "write to `FILE` instead of stdout (needed for ESC/POS bytes when stdout is a terminal)")
 	reprint := fs.Bool("reprint", false, "add the REPRINT banner")
 	dup := fs.Bool("possible-duplicate", false, "add the POSSIBLE DUPLICATE banner")
 	failover := fs.String("failover", "", "add the failover banner, `FROM:TO` (e.g. kitchen:bar)")
@@ -75,37 +84,24 @@ func renderCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		opts.FailoverFrom, opts.FailoverTo = from, to
 	}
-
-	var src []byte
-	if pos[0] == "-" {
-		src, err = io.ReadAll(stdin)
-	} else {
-		src, err = os.ReadFile(pos[0])
+	output := escpos.OutputESCPOS
+	if *preview {
+		output = escpos.OutputPreview
 	}
+	// Refuse before reading stdin: the person is at the keyboard.
+	if output == escpos.OutputESCPOS && *out == "" && env.isTerminal != nil && env.isTerminal(stdout) {
+		fmt.Fprintln(stderr, "printgate render: not writing raw ESC/POS bytes to a terminal: add --preview to see the ticket as text, or -o FILE to save the bytes (or redirect stdout)")
+		return 2
+	}
+
+	result, err := escpos.RenderFile(pos[0], env.stdin, p, opts, output)
 	if err != nil {
 		fmt.Fprintf(stderr, "printgate render: %v\n", err)
 		return 1
 	}
-	doc, err := escpos.ParseDocument(src)
-	if err != nil {
-		fmt.Fprintf(stderr, "printgate render: %s: %v\n", pos[0], err)
-		return 1
-	}
-	var result []byte
-	if *preview {
-		s, err := escpos.Preview(doc, p, opts)
-		if err != nil {
-			fmt.Fprintf(stderr, "printgate render: %s: %v\n", pos[0], err)
-			return 1
-		}
-		result = []byte(s)
-	} else if result, err = escpos.Render(doc, p, opts); err != nil {
-		fmt.Fprintf(stderr, "printgate render: %s: %v\n", pos[0], err)
-		return 1
-	}
 	if *out == "" {
 		if _, err := stdout.Write(result); err != nil {
-			fmt.Fprintf(stderr, "printgate render: %v\n", err)
+			fmt.Fprintf(stderr, "printgate render: write stdout: %v\n", err)
 			return 1
 		}
 		return 0
@@ -115,4 +111,23 @@ func renderCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// isTerminal reports whether w is a terminal (a console on Windows): a
+// character device that is not the null device. It is deliberately simple
+// and portable; it also counts other character devices (a printer's
+// /dev/usb/lp0) as terminals, for which `-o DEVICE` is the way to write.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	if null, err := os.Stat(os.DevNull); err == nil && os.SameFile(fi, null) {
+		return false
+	}
+	return true
 }

@@ -2,17 +2,21 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+
+	"printgate/drivers/printertest"
 )
 
 const kitchenDoc = "../../testdata/escpos/kitchen-zh.json"
 
 func runRenderCmd(stdin string, args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
-	code = renderCmd(args, strings.NewReader(stdin), &out, &errb)
+	code = renderCmd(renderEnv{stdin: strings.NewReader(stdin), isTerminal: isTerminal}, args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -88,5 +92,136 @@ func TestRenderRegistered(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := dispatch([]string{"render", "--help"}, &out, &errb); code != 0 || !strings.Contains(errb.String(), "--profile NAME") {
 		t.Errorf("dispatch render --help: exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// failReader fails the test when read: the command must refuse before it
+// waits for a document on stdin.
+type failReader struct{ t *testing.T }
+
+func (r failReader) Read([]byte) (int, error) {
+	r.t.Error("stdin was read")
+	return 0, io.EOF
+}
+
+// TestRenderRefusesTerminal ensures raw ESC/POS bytes are never written to
+// a terminal stdout: the command exits 2 before reading the document, says
+// why and suggests --preview and -o; a preview, or the bytes to -o, still
+// go through on a terminal.
+func TestRenderRefusesTerminal(t *testing.T) {
+	term := func(io.Writer) bool { return true }
+	var out, errb bytes.Buffer
+	code := renderCmd(renderEnv{stdin: failReader{t}, isTerminal: term}, []string{"-", "--profile", "epson-80"}, &out, &errb)
+	if code != 2 || out.Len() != 0 {
+		t.Errorf("exit %d with %d bytes on the terminal, want exit 2 and none", code, out.Len())
+	}
+	for _, want := range []string{"not writing raw ESC/POS bytes to a terminal", "--preview", "-o FILE"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr %q lacks %q", errb.String(), want)
+		}
+	}
+
+	out.Reset()
+	errb.Reset()
+	code = renderCmd(renderEnv{stdin: strings.NewReader(`{"lines":[{"text":"hello"}]}`), isTerminal: term}, []string{"-", "--profile", "epson-80", "--preview"}, &out, &errb)
+	if code != 0 || !strings.Contains(out.String(), "hello") {
+		t.Errorf("--preview on a terminal: exit %d stdout %q stderr %q", code, out.String(), errb.String())
+	}
+
+	dst := filepath.Join(t.TempDir(), "out.bin")
+	out.Reset()
+	errb.Reset()
+	code = renderCmd(renderEnv{stdin: strings.NewReader(`{"lines":[{"text":"hello"}]}`), isTerminal: term}, []string{"-", "--profile", "epson-80", "-o", dst}, &out, &errb)
+	if b, _ := os.ReadFile(dst); code != 0 || !bytes.Contains(b, []byte("hello")) || out.Len() != 0 {
+		t.Errorf("-o on a terminal: exit %d, file %q, stdout %q, stderr %q", code, b, out.String(), errb.String())
+	}
+}
+
+// TestIsTerminal ensures the real check tells a terminal from a pipe, a
+// file, the null device and a buffer, so `render ... | nc` and
+// `render ... > ticket.bin` keep working and a pty (Linux) is refused.
+func TestIsTerminal(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	f, err := os.Create(filepath.Join(t.TempDir(), "ticket.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	for name, w := range map[string]io.Writer{"pipe": w, "file": f, "null device": null, "buffer": &bytes.Buffer{}} {
+		if isTerminal(w) {
+			t.Errorf("%s taken for a terminal", name)
+		}
+	}
+	if runtime.GOOS != "linux" {
+		return
+	}
+	p := printertest.New(printertest.Options{})
+	defer p.Close()
+	path, err := p.OpenPTY()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tty, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	if !isTerminal(tty) {
+		t.Errorf("pty %s not taken for a terminal", path)
+	}
+}
+
+// TestRenderRealStdout ensures the command as dispatched from main writes
+// the bytes into a pipe and refuses a terminal (a pty on Linux, which here
+// is an emulated printer that must receive nothing).
+func TestRenderRealStdout(t *testing.T) {
+	want, err := os.ReadFile("../../testdata/escpos/kitchen-zh.xprinter-80.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got := make(chan []byte, 1)
+	go func() { b, _ := io.ReadAll(r); got <- b }()
+	var errb bytes.Buffer
+	code := dispatch([]string{"render", kitchenDoc, "--profile", "xprinter-80"}, w, &errb)
+	w.Close()
+	if b := <-got; code != 0 || !bytes.Equal(b, want) {
+		t.Errorf("pipe: exit %d, %d bytes (want %d), stderr %q", code, len(b), len(want), errb.String())
+	}
+
+	if runtime.GOOS != "linux" {
+		return
+	}
+	p := printertest.New(printertest.Options{})
+	defer p.Close()
+	path, err := p.OpenPTY()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tty, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	errb.Reset()
+	if code := dispatch([]string{"render", kitchenDoc, "--profile", "xprinter-80"}, tty, &errb); code != 2 || !strings.Contains(errb.String(), "--preview") {
+		t.Errorf("pty: exit %d stderr %q, want 2 and a hint", code, errb.String())
+	}
+	if n := p.Received(); n != 0 {
+		t.Errorf("the terminal received %d bytes", n)
 	}
 }

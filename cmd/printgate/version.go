@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,13 +14,25 @@ func init() {
 	register("version", command{summary: "print the build version", run: runVersion})
 }
 
+// runVersion is `printgate version`: one line with the build version, the
+// OS/architecture and the Go release, for support tickets.
 func runVersion(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("version", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: printgate version")
+		fmt.Fprintln(stderr, "\nPrints the build version, the OS/architecture and the Go release on one line,")
+		fmt.Fprintln(stderr, "e.g. \"printgate 1.4.0 linux/amd64 go1.26.0\". It takes no arguments.")
+	}
 	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
+		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "printgate version: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
 		return 2
 	}
 	fmt.Fprintf(stdout, "printgate %s %s/%s %s\n", version.Version, runtime.GOOS, runtime.GOARCH, runtime.Version())
