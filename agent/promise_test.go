@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +23,7 @@ import (
 
 	"printgate/agent/config"
 	"printgate/agent/localapi"
+	"printgate/agent/tlscert"
 	"printgate/drivers/escpos"
 	"printgate/drivers/printertest"
 	"printgate/spool"
@@ -123,6 +126,7 @@ func (panicPrinter) Print(context.Context, []byte, uint64) (escpos.Confirmation,
 // "failed", and the service returns the cause so `printgate run` exits
 // non-zero.
 func TestCoreFailureStopsIntake(t *testing.T) {
+	defer http.DefaultClient.CloseIdleConnections()
 	p := printertest.New(printertest.Options{Name: "k", Model: printertest.ModelEpson})
 	if err := p.ListenTCP(); err != nil {
 		t.Fatal(err)
@@ -485,5 +489,72 @@ func TestRunClosesDevices(t *testing.T) {
 	defer cancel()
 	if err := h.p["k"].WaitConnections(ctx, 0); err != nil {
 		t.Errorf("after stop: %v", err)
+	}
+}
+
+// TestServiceServesTLS ensures tls = "self-signed" serves the API over
+// HTTPS with a certificate whose fingerprint the start log names, so a POS
+// can pin it, and that the certificate survives a restart.
+func TestServiceServesTLS(t *testing.T) {
+	defer http.DefaultClient.CloseIdleConnections()
+	dir := t.TempDir()
+	port := freeTCPPort(t)
+	cfgPath := filepath.Join(dir, "printgate.toml")
+	body := fmt.Sprintf("data_dir = %q\nlisten = \"127.0.0.1:%d\"\napi_token = \"tok-0123456789abcdef01234\"\ntls = \"self-signed\"\n[[printers]]\nname = \"k\"\nurl = \"tcp://127.0.0.1:9\"\n", dir, port)
+	if err := os.WriteFile(cfgPath, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var fps []string
+	for run := 0; run < 2; run++ {
+		var logs lockedLog
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- runService(ctx, cfgPath, &logs, nil) }()
+		// The pin: the fingerprint printed at start.
+		var fp string
+		deadline := time.Now().Add(waitLimit)
+		for fp == "" {
+			if _, rest, ok := strings.Cut(logs.String(), "tls_fingerprint="); ok {
+				fp, _, _ = strings.Cut(rest, "\n")
+				fp = strings.Fields(fp)[0]
+			} else if time.Now().After(deadline) {
+				t.Fatalf("no tls_fingerprint in the start log:\n%s", logs.String())
+			} else {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		fps = append(fps, fp)
+		client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{
+			InsecureSkipVerify: true, // verified by the pin below instead
+			VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
+				if got := tlscert.Fingerprint(raw[0]); got != fp {
+					return fmt.Errorf("fingerprint %s, pinned %s", got, fp)
+				}
+				return nil
+			},
+		}}}
+		resp, err := client.Get(fmt.Sprintf("https://127.0.0.1:%d/healthz", port))
+		if err != nil {
+			t.Fatalf("healthz over pinned TLS: %v", err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		client.CloseIdleConnections()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("healthz over TLS: %d", resp.StatusCode)
+		}
+		if resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/healthz", port)); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				t.Error("plain HTTP answered 200 on the TLS listener")
+			}
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fps[0] != fps[1] {
+		t.Errorf("the certificate changed across a restart: %s then %s", fps[0], fps[1])
 	}
 }

@@ -2,12 +2,12 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -15,6 +15,7 @@ import (
 	"printgate/agent/config"
 	"printgate/agent/localapi"
 	"printgate/agent/metrics"
+	"printgate/agent/tlscert"
 	"printgate/drivers/escpos"
 	"printgate/spool"
 )
@@ -74,8 +75,13 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 	if err != nil {
 		return err
 	}
-	// Bind first, so a port in use fails before anything runs; serve only
-	// once every lane holds its backlog.
+	// The certificate first and then the port, so a bad certificate or a
+	// port in use fails before anything runs; serve only once every lane
+	// holds its backlog.
+	tlsConf, fingerprint, err := listenerTLS(cfg)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s (the config's listen): %w", cfg.Listen, err)
@@ -105,18 +111,32 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 		return nil
 	}
 
-	srv := &http.Server{
-		Handler: localapi.New(a, localapi.Options{
-			Token:        cfg.APIToken.Reveal(),
-			MaxBodyBytes: localapi.BodyLimit(1 << 20),
-			Metrics:      m.Registry(),
-			Logger:       log,
-		}),
-		ReadHeaderTimeout: 10 * time.Second,
-	}
+	srv := localapi.NewServer(localapi.New(a, localapi.Options{
+		Token:        cfg.APIToken.Reveal(),
+		MaxBodyBytes: localapi.BodyLimit(1 << 20),
+		Metrics:      m.Registry(),
+		Logger:       log,
+	}), localapi.ServerTimeouts{}, log)
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
-	log.Info("printgate listening", "addr", ln.Addr().String(), "config", cfg.Path, "data_dir", cfg.DataDir)
+	mode := "off"
+	if tlsConf != nil {
+		srv.TLSConfig = tlsConf
+		mode = "file"
+		if cfg.TLS.SelfSigned {
+			mode = "self-signed"
+		}
+		go func() { serveErr <- srv.ServeTLS(ln, "", "") }()
+	} else {
+		go func() { serveErr <- srv.Serve(ln) }()
+	}
+	attrs := []any{"addr", ln.Addr().String(), "tls", mode, "config", cfg.Path, "data_dir", cfg.DataDir}
+	if fingerprint != "" {
+		attrs = append(attrs, "tls_fingerprint", fingerprint)
+	}
+	log.Info("printgate listening", attrs...)
+	if tlsConf == nil && !loopbackOnly(ln.Addr()) {
+		log.Warn("the local API is open to the network without TLS: the token crosses the shop's Wi-Fi in clear; set tls = \"self-signed\" in the config", "addr", ln.Addr().String())
+	}
 	maintDone := make(chan struct{})
 	go func() { defer close(maintDone); a.maintain(runCtx, sp) }()
 
@@ -156,6 +176,41 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 	}
 	log.Info("printgate stopped")
 	return nil
+}
+
+// listenerTLS loads or makes the listener's certificate as the config asks;
+// nil without TLS. The fingerprint is what a POS pins (PROTOCOL.md §3).
+func listenerTLS(cfg *config.Config) (*tls.Config, string, error) {
+	var cert tls.Certificate
+	var fp string
+	var err error
+	switch {
+	case cfg.TLS.SelfSigned:
+		hosts := append([]string(nil), cfg.TLS.Hosts...)
+		if host, _, err := net.SplitHostPort(cfg.Listen); err == nil && host != "" {
+			if ip := net.ParseIP(host); ip == nil || !ip.IsUnspecified() {
+				hosts = append(hosts, host)
+			}
+		}
+		if name, err := os.Hostname(); err == nil && name != "" {
+			hosts = append(hosts, name)
+		}
+		cert, fp, err = tlscert.SelfSigned(cfg.DataDir, hosts, time.Now())
+	case cfg.TLS.Cert != "":
+		cert, fp, err = tlscert.LoadPair(cfg.TLS.Cert, cfg.TLS.Key)
+	default:
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("tls for the local listener: %w", err)
+	}
+	return tlscert.ServerConfig(cert), fp, nil
+}
+
+// loopbackOnly reports whether addr can only be reached from this computer.
+func loopbackOnly(addr net.Addr) bool {
+	ta, ok := addr.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
 }
 
 // warnBackups says at start, one WARN line each, what a backup printer

@@ -31,8 +31,10 @@ type Config struct {
 	// DefaultDataDir(); a relative path is relative to the config file.
 	DataDir string
 	// Listen is the address of the local HTTP server (intake API, manager
-	// page, /metrics, /healthz). Default ":8631".
+	// page, /metrics, /healthz). Default "127.0.0.1:8631".
 	Listen string
+	// TLS says whether and how the local listener serves HTTPS.
+	TLS TLS
 	// APIToken is the bearer token the POS presents to the intake API, from
 	// api_token or read from api_token_file. It prints as "[redacted]".
 	APIToken Secret
@@ -53,6 +55,23 @@ type Config struct {
 	// least one.
 	Printers []Printer
 }
+
+// TLS is the local listener's HTTPS setting (docs/PROTOCOL.md §3 TLS):
+// off, a self-signed certificate the agent makes and keeps in DataDir, or
+// a certificate and key from files.
+type TLS struct {
+	// SelfSigned is tls = "self-signed".
+	SelfSigned bool
+	// Hosts are the extra names and addresses the self-signed certificate
+	// carries (tls_hosts), besides localhost and the loopback addresses.
+	Hosts []string
+	// Cert and Key are tls_cert and tls_key, resolved against the config's
+	// folder; both set or both empty.
+	Cert, Key string
+}
+
+// On reports whether the listener serves HTTPS.
+func (t TLS) On() bool { return t.SelfSigned || t.Cert != "" }
 
 // Cloud is the [cloud] table: where the agent's outbound link goes.
 type Cloud struct {
@@ -224,7 +243,7 @@ const (
 )
 
 // topKeys are the keys allowed at the top of the file.
-var topKeys = []string{"data_dir", "listen", "api_token", "api_token_file", "cloud", "defaults", "spool", "log", "printers"}
+var topKeys = []string{"data_dir", "listen", "api_token", "api_token_file", "tls", "tls_hosts", "tls_cert", "tls_key", "cloud", "defaults", "spool", "log", "printers"}
 
 // parser collects the problems of one file while reading it.
 type parser struct {
@@ -298,6 +317,7 @@ func (p *parser) config(raw map[string]any) *Config {
 		}
 	}
 	p.apiToken(top, cfg)
+	p.tls(top, cfg)
 	if t := top.table("cloud", "[cloud]"); t != nil {
 		cfg.Cloud = p.cloud(t)
 	}
@@ -388,6 +408,47 @@ func (p *parser) apiToken(top *table, cfg *Config) {
 			return
 		}
 		cfg.APIToken, cfg.APITokenFile = Secret(tok), path
+	}
+}
+
+// tls reads tls, tls_hosts, tls_cert and tls_key.
+func (p *parser) tls(top *table, cfg *Config) {
+	if s, ok := top.str("tls"); ok {
+		switch s {
+		case "self-signed":
+			cfg.TLS.SelfSigned = true
+		case "off":
+		default:
+			top.errf("tls", "%q is not a TLS mode: use \"self-signed\" (the agent makes its own certificate) or \"off\", or name tls_cert and tls_key", s)
+		}
+	}
+	if v, ok := top.get("tls_hosts"); ok {
+		list, isList := v.([]any)
+		for _, h := range list {
+			if s, ok := h.(string); ok && strings.TrimSpace(s) != "" {
+				cfg.TLS.Hosts = append(cfg.TLS.Hosts, strings.TrimSpace(s))
+			} else {
+				isList = false
+			}
+		}
+		switch {
+		case !isList:
+			top.wrongType("tls_hosts", `a list of host names or addresses, such as ["pos-pc.local", "192.168.1.10"]`, v)
+		case !cfg.TLS.SelfSigned:
+			top.errf("tls_hosts", "only applies with tls = \"self-signed\": a certificate from tls_cert names its own hosts")
+		}
+	}
+	cert, hasCert := top.str("tls_cert")
+	key, hasKey := top.str("tls_key")
+	switch {
+	case hasCert != hasKey && hasCert:
+		top.errf("tls_cert", "needs tls_key too: the certificate's private key file")
+	case hasCert != hasKey:
+		top.errf("tls_key", "needs tls_cert too: the certificate file (PEM)")
+	case hasCert && cfg.TLS.SelfSigned:
+		top.errf("tls_cert", "and tls = \"self-signed\" are both set: use one or the other")
+	case hasCert:
+		cfg.TLS.Cert, cfg.TLS.Key = p.abs(cert), p.abs(key)
 	}
 }
 

@@ -798,3 +798,36 @@ func TestProtocolDocConfigLoads(t *testing.T) {
 		t.Errorf("documented config loaded %d printers, cloud %v; want 3 and a cloud", len(cfg.Printers), cfg.Cloud)
 	}
 }
+
+// TestConfigTLS ensures the TLS keys are read, resolved and checked: one
+// mode at a time, both files or neither, hosts only for a self-signed
+// certificate.
+func TestConfigTLS(t *testing.T) {
+	dir := t.TempDir()
+	parse := func(keys string) (*Config, error) {
+		return Parse(filepath.Join(dir, "printgate.toml"), []byte(okTop+keys+okPrinter))
+	}
+	cfg, err := parse("tls = \"self-signed\"\ntls_hosts = [\"pos-pc.local\", \"192.168.1.10\"]\n")
+	if err != nil || !cfg.TLS.SelfSigned || !cfg.TLS.On() || !reflect.DeepEqual(cfg.TLS.Hosts, []string{"pos-pc.local", "192.168.1.10"}) {
+		t.Errorf("self-signed: %+v %v", cfg, err)
+	}
+	cfg, err = parse("tls_cert = \"certs/pos.pem\"\ntls_key = \"certs/pos.key\"\n")
+	if err != nil || cfg.TLS.Cert != filepath.Join(dir, "certs/pos.pem") || cfg.TLS.Key != filepath.Join(dir, "certs/pos.key") || !cfg.TLS.On() {
+		t.Errorf("cert files: %+v %v", cfg.TLS, err)
+	}
+	if cfg, err := parse(""); err != nil || cfg.TLS.On() {
+		t.Errorf("default: %+v %v, want TLS off", cfg, err)
+	}
+	for _, tc := range []struct{ keys, want string }{
+		{"tls = \"on\"\n", `"on" is not a TLS mode`},
+		{"tls_cert = \"a.pem\"\n", "needs tls_key"},
+		{"tls_key = \"a.key\"\n", "needs tls_cert"},
+		{"tls = \"self-signed\"\ntls_cert = \"a.pem\"\ntls_key = \"a.key\"\n", "use one or the other"},
+		{"tls_hosts = [\"x\"]\n", "only applies with tls"},
+		{"tls = \"self-signed\"\ntls_hosts = \"x\"\n", "must be a list"},
+	} {
+		if _, err := parse(tc.keys); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want an error saying %q", tc.keys, err, tc.want)
+		}
+	}
+}
