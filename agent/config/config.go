@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/url"
@@ -199,6 +200,9 @@ func (c *Config) Printer(name string) (*Printer, bool) {
 // be used yields Errors listing every problem with its line.
 func Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no config at %s: %w; copy the commented sample (testdata/config/printgate.toml in the source, or the one installed with printgate) there, set its [[printers]] and write a token with `printgate token > %s`, or name another file with --config", path, err, filepath.Join(filepath.Dir(path), "api-token.txt"))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}

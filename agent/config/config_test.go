@@ -678,9 +678,15 @@ func TestConfigRelativePaths(t *testing.T) {
 // TestLoadConfigMissingFile ensures a missing file is an ordinary wrapped
 // file error, not a Errors.
 func TestLoadConfigMissingFile(t *testing.T) {
-	_, err := Load(filepath.Join(t.TempDir(), "nope.toml"))
+	path := filepath.Join(t.TempDir(), "nope.toml")
+	_, err := Load(path)
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("err = %v, want fs.ErrNotExist", err)
+	}
+	for _, want := range []string{"no config at " + path, "sample", "printgate token", "--config"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing-config message lacks %q: %v", want, err)
+		}
 	}
 	var errs Errors
 	if errors.As(err, &errs) {
