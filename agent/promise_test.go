@@ -273,34 +273,12 @@ func TestHealthReportsSalvagedSpool(t *testing.T) {
 		t.Errorf("health after a corrupt spool: %+v", hl)
 	}
 	h.a.reportIntegrity()
-	if got := metricValue(t, h.a.m, "printgate_spool_unreadable_records"); got != float64(hl.UnreadableRecords) {
+	if got := metricLabelled(t, h.a.m, "printgate_spool_unreadable_records"); got != float64(hl.UnreadableRecords) {
 		t.Errorf("unreadable metric %v, health says %d", got, hl.UnreadableRecords)
 	}
 	// The agent still prints.
 	h.submit("AFTER_v1", "k")
 	h.waitTask("AFTER_v1", spool.StatePrinted)
-}
-
-// metricValue reads an unlabelled gauge or counter from m's registry.
-func metricValue(t *testing.T, m interface {
-	Registry() *prometheus.Registry
-}, name string) float64 {
-	t.Helper()
-	fams, err := m.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range fams {
-		if f.GetName() == name && len(f.GetMetric()) == 1 {
-			s := f.GetMetric()[0]
-			if s.Gauge != nil {
-				return s.GetGauge().GetValue()
-			}
-			return s.GetCounter().GetValue()
-		}
-	}
-	t.Fatalf("metric %s not found", name)
-	return 0
 }
 
 // TestTimeoutReasonIsPrinterState ensures a task times out with the reason
@@ -453,7 +431,8 @@ func (l *lockedLog) String() string {
 	return l.b.String()
 }
 
-// metricLabelled sums every series of a counter or gauge family.
+// metricLabelled sums every series of a counter or gauge family (the
+// value itself for an unlabelled one).
 func metricLabelled(t *testing.T, m interface {
 	Registry() *prometheus.Registry
 }, name string) float64 {
