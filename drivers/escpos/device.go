@@ -69,7 +69,12 @@ type DeviceOptions struct {
 	OnDowngrade func(from, to Confirmation, why string)
 }
 
-func (o DeviceOptions) idleTimeout() time.Duration { return orDefault(o.IdleTimeout, 30*time.Second) }
+func (o DeviceOptions) idleTimeout() time.Duration {
+	if o.IdleTimeout < 0 {
+		return o.IdleTimeout // keep the connection until Close
+	}
+	return orDefault(o.IdleTimeout, 30*time.Second)
+}
 
 // DefaultReprobeAfter is the ReprobeAfter used when none is set.
 const DefaultReprobeAfter = 10 * time.Minute

@@ -580,3 +580,28 @@ func TestStatusAndPrintSerialised(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestNegativeIdleTimeoutKeepsConnection ensures IdleTimeout < 0 means what
+// its doc says: the connection stays open until Close, however long idle
+// (it used to fall back to the 30 s default).
+func TestNegativeIdleTimeoutKeepsConnection(t *testing.T) {
+	p := printertest.New(printertest.Options{Model: printertest.ModelEpson})
+	if err := p.ListenTCP(); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	d := escpos.NewDevice(tcpDial(p.Addr()), escpos.DeviceOptions{IdleTimeout: -1, Now: func() time.Time { return now }, AfterFunc: func(time.Duration, func()) func() bool { return func() bool { return true } }})
+	defer d.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := d.Print(ctx, []byte("x\n"), 1); err != nil {
+		t.Fatal(err)
+	}
+	if d.CloseIfIdle(now.Add(24 * time.Hour)) {
+		t.Error("a device with IdleTimeout -1 closed its connection after a day idle")
+	}
+	if !d.Connected() {
+		t.Error("connection gone")
+	}
+}
