@@ -300,6 +300,9 @@ func TestDecodeErrorNamesTheJob(t *testing.T) {
 		{`{"type":"job","task_no":"A-1","printer":"k","payload":"!"}`, "A-1"},
 		{`{"task_no":"A-2","copies":3,"type":"job","printer":"k","payload":"AQI="}`, "A-2"},
 		{`{"type":"job","task_no":"A-3","printer":"k","payload":"AQI=","payload":"AQI="}`, "A-3"},
+		// Two task_no: naming either could reject a job the cloud meant
+		// under the other, so neither is named.
+		{`{"type":"job","task_no":"A-8","printer":"k","payload":"AQI=","task_no":"A-9"}`, ""},
 		{`{"type":"job","task_no":"A-4","printer":null}`, "A-4"},
 		{`{"type":"job","task_no":"A-5","printer":"k","payload":"AQI="`, "A-5"},
 		{`{"type":"job","printer":"k","payload":"AQI="}`, ""},

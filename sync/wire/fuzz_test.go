@@ -20,6 +20,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	for _, s := range []string{
 		`{"type":"job","task_no":"A","printer":"k","document":{"lines":[{"text":"a","text":null}]}}`,
+		"{ \"type\" : \"job\" ,\n \"task_no\":\"A\", \"printer\":\"k\", \"document\" : {\t\"lines\" : [ {\"text\" : \"a b\"} ] } }",
 		`{"type":"job","task_no":"A","printer":"k","payload":"AQI=","TASK_NO":"B"}`,
 		`{"type":"events","batch":"b","events":[{"task_no":"A","n":1,"state":"QUEUED","at":"2026-11-30T12:00:00+05:30"}]}`,
 		`{"type":"logs_stop","id":"t","id":"u"}`,
