@@ -11,7 +11,9 @@ import (
 // at least one event. Each event requires task_no, n of 1 or more and a
 // known state; attempts is 0 or more; confirmation and origin, when set,
 // are known values; a job summary requires printer, a size of 0 or more
-// and a sha256 of 64 lowercase hex digits. Decode and Encode do not check
+// and a sha256 of 64 lowercase hex digits. The other fields of an event
+// are the agent's own record and may be empty: Encode refusing one event
+// would hold back every batch behind it. Decode and Encode do not check
 // the order (see Ordered): the cloud dedupes by (task_no, n), so a batch
 // out of order is still safe to store.
 type Events struct {
