@@ -1,11 +1,14 @@
 package logring
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"printgate/agent/config"
+	"printgate/agent/wheel"
 )
 
 // TestScrub ensures every free-text form of a credential is redacted, and
@@ -83,6 +86,78 @@ func TestReplaceAttr(t *testing.T) {
 		got := ReplaceAttr(tc.groups, tc.a)
 		if got.Key != tc.a.Key || got.Value.String() != tc.want {
 			t.Errorf("ReplaceAttr(%v, %v) = %v, want %s=%s", tc.groups, tc.a, got, tc.a.Key, tc.want)
+		}
+	}
+}
+
+// TestTokenNowhere ensures a token logged in every way the agent might log
+// it (attribute, WithAttrs, nested group, secret group, message, an
+// Authorization header string, a URL, an error, bytes, a struct, a JSON
+// blob, a config.Secret) appears in no line of the ring and no tail output,
+// while every record is still there.
+func TestTokenNowhere(t *testing.T) {
+	const tok = "tok_9f8E7d6C5b4A3z2Y1x"
+	clock := wheel.NewFakeClock(t0)
+	r := New(Options{Clock: clock})
+	tr := startTail(t, r, TailOptions{Follow: true, Level: slog.LevelDebug}, false)
+	clock.WaitTimer(t0.Add(DefaultMaxDuration)) // following
+
+	log := slog.New(r.Handler(slog.LevelDebug))
+	records := []func(){
+		func() { log.Info("attr", "token", tok) },
+		func() { log.Info("attr", "api_token", tok) },
+		func() { log.Info("attr", "device_token", tok) },
+		func() { log.Info("attr", "DeviceToken", tok) },
+		func() { log.Info("attr", "pin", tok) },
+		func() { log.Info("attr", "password", tok) },
+		func() { log.Info("attr", "secret", tok) },
+		func() { log.Info("attr", "Authorization", "Bearer "+tok) },
+		func() { log.Info("attr", "cookie", "pg_session="+tok) },
+		func() { log.Info("attr", "key", tok) },
+		func() { log.With("api_token", tok).Info("with") },
+		func() {
+			log.WithGroup("link").Info("nested", slog.Group("handshake", slog.String("device_token", tok)))
+		},
+		func() {
+			log.Info("secret group", slog.Group("authorization", slog.String("scheme", "Bearer"), slog.String("value", tok)))
+		},
+		func() { log.WithGroup("auth").With("value", tok).Info("secret WithGroup") },
+		func() { log.Info("dialing with Bearer " + tok) },
+		func() {
+			log.Info("handshake headers", "headers", "Authorization: Bearer "+tok+"\r\nX-Printgate-Agent: a1")
+		},
+		func() { log.Info("header map", "h", map[string][]string{"Authorization": {"Bearer " + tok}}) },
+		func() { log.Debug("GET /pair?token=" + tok + "&printer=kitchen") },
+		func() { log.Info("url", "u", "https://cloud.example/ws?token="+tok) },
+		func() { log.Error("link", "err", fmt.Errorf("handshake: Authorization: Bearer %s: 401", tok)) },
+		func() { log.Info("bytes", "body", []byte(`{"device_token":"`+tok+`"}`)) },
+		func() { log.Info("struct", "cfg", struct{ APIToken, Printer string }{tok, "kitchen"}) },
+		func() { log.Info("secret type", "creds", config.Secret(tok)) },
+		func() { log.Info("secret type", slog.Group("g", "creds", config.Secret(tok))) },
+	}
+	for _, rec := range records {
+		rec()
+	}
+
+	var outputs []string
+	outputs = append(outputs, r.Lines()...)
+	for len(outputs) < 2*len(records) {
+		outputs = append(outputs, tr.next()...)
+	}
+	err := r.Tail(context.Background(), TailOptions{Lines: 100, Level: slog.LevelDebug},
+		func(l []string) error { outputs = append(outputs, l...); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outputs) != 3*len(records) {
+		t.Fatalf("%d lines in ring and tails, want %d", len(outputs), 3*len(records))
+	}
+	for _, line := range outputs {
+		if strings.Contains(line, tok) || strings.Contains(line, tok[4:]) {
+			t.Errorf("token leaked: %s", line)
+		}
+		if !strings.Contains(line, Redacted) {
+			t.Errorf("no redaction in %s", line)
 		}
 	}
 }
