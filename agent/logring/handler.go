@@ -96,9 +96,6 @@ func appendAttr(buf []byte, groups []string, a slog.Attr) []byte {
 	}
 	if a.Value.Kind() == slog.KindGroup {
 		members := a.Value.Group()
-		if len(members) == 0 {
-			return buf
-		}
 		if a.Key != "" {
 			groups = append(groups[:len(groups):len(groups)], a.Key)
 		}

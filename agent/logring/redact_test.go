@@ -100,7 +100,7 @@ func TestTokenNowhere(t *testing.T) {
 	clock := wheel.NewFakeClock(t0)
 	r := New(Options{Clock: clock})
 	tr := startTail(t, r, TailOptions{Follow: true, Level: slog.LevelDebug}, false)
-	clock.WaitTimer(t0.Add(DefaultMaxDuration)) // following
+	waitTimer(t, clock, t0.Add(DefaultMaxDuration)) // following
 
 	log := slog.New(r.Handler(slog.LevelDebug))
 	records := []func(){

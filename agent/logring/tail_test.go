@@ -54,7 +54,11 @@ func startTail(t *testing.T, r *Ring, o TailOptions, gate bool) *tailRun {
 	}()
 	t.Cleanup(func() {
 		cancel()
-		<-tr.done
+		select {
+		case <-tr.done:
+		case <-time.After(10 * time.Second):
+			t.Error("tail did not return within 10s of its context ending")
+		}
 	})
 	return tr
 }
@@ -96,6 +100,23 @@ func (tr *tailRun) wait() error {
 		tr.t.Fatal("tail did not return within 10s")
 	}
 	return nil
+}
+
+// waitTimer returns once clock has a timer armed that is due by then:
+// a tail arms its MaxDuration timer only after it follows, and its rate
+// timer only when it has drops to report.
+func waitTimer(t *testing.T, clock *wheel.FakeClock, by time.Time) {
+	t.Helper()
+	armed := make(chan struct{})
+	go func() {
+		clock.WaitTimer(by)
+		close(armed)
+	}()
+	select {
+	case <-armed:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no timer due by %s was armed within 10s", by.Format(time.TimeOnly))
+	}
 }
 
 // followerCount is how many tails are following r.
@@ -161,14 +182,19 @@ func TestTailStopsOnContext(t *testing.T) {
 	go func() {
 		done <- r.Tail(ctx, TailOptions{Follow: true}, func(l []string) error { got <- l; return nil })
 	}()
-	clock.WaitTimer(t0.Add(DefaultMaxDuration)) // the tail is following
+	waitTimer(t, clock, t0.Add(DefaultMaxDuration)) // the tail is following
 	put(t, r, slog.LevelInfo, "one")
 	if b := <-got; fmt.Sprint(msgs(b)) != "[one]" {
 		t.Fatalf("batch = %q, want [one]", b)
 	}
 	cancel(stop)
-	if err := <-done; !errors.Is(err, stop) {
-		t.Fatalf("Tail = %v, want the cancel cause %v", err, stop)
+	select {
+	case err := <-done:
+		if !errors.Is(err, stop) {
+			t.Fatalf("Tail = %v, want the cancel cause %v", err, stop)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("tail did not return within 10s of its context ending")
 	}
 	put(t, r, slog.LevelInfo, "after")
 	if len(got) != 0 || followerCount(r) != 0 {
@@ -182,7 +208,7 @@ func TestTailMaxDuration(t *testing.T) {
 	clock := wheel.NewFakeClock(t0)
 	r := New(Options{Clock: clock})
 	tr := startTail(t, r, TailOptions{Follow: true, MaxDuration: time.Minute}, false)
-	clock.WaitTimer(t0.Add(time.Minute))
+	waitTimer(t, clock, t0.Add(time.Minute))
 	put(t, r, slog.LevelInfo, "one")
 	clock.Advance(59 * time.Second)
 	if got := msgs(tr.next()); fmt.Sprint(got) != "[one]" {
@@ -219,7 +245,7 @@ func TestTailRateLimit(t *testing.T) {
 	if got := fmt.Sprint(msgs(tr.next())); got != "[l0 l1 l2]" {
 		t.Fatalf("first second = %s, want [l0 l1 l2]", got)
 	}
-	clock.WaitTimer(t0.Add(time.Second)) // the report is scheduled
+	waitTimer(t, clock, t0.Add(time.Second)) // the report is scheduled
 	clock.Advance(time.Second)
 	want := `["log tail: 7 lines dropped by the rate limit (3 lines per second)"]`
 	if got := fmt.Sprint(msgs(tr.next())); got != want {
