@@ -71,6 +71,7 @@ func secretKey(key string) bool {
 		return false
 	}
 	for _, w := range words {
+		w = strings.TrimRight(w, "0123456789") // "token2", "pin1"
 		if secretWords[w] {
 			return true
 		}
@@ -88,15 +89,16 @@ var (
 	// line: "Authorization: Bearer x", "Cookie: a=1; b=2".
 	headerRe = regexp.MustCompile(`(?i)\b((?:proxy-)?authorization|(?:set-)?cookie|x-api-key)("?\s*[:=]\s*)[^\r\n]*`)
 	// bearerRe matches a bearer credential anywhere: "Bearer abc.def".
-	bearerRe = regexp.MustCompile(`(?i)\b(bearer)(\s+)[A-Za-z0-9\-._~+/]+=*`)
+	bearerRe = regexp.MustCompile(`(?i)\b(bearer)(\s+)[A-Za-z0-9\-._~+/=]+`)
 	// keySepRe matches the key and separator of a key=value or key: value
 	// pair, in query strings, logfmt, JSON ("key":"value") and Go's %+v of
 	// structs and maps. It stops before the value so that a pair inside
 	// another pair's value ("login failed: token=…") is still found.
 	keySepRe = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_.\-]*)("?'?\s*[:=]\s*)`)
 	// valueRe matches the value that follows a secret key: quoted,
-	// bracketed, or a run up to the next separator.
-	valueRe = regexp.MustCompile(`^(?:"[^"]*"|'[^']*'|\[[^\]]*\]|[^\s&,;"'\[\]{}()<>=?]+)`)
+	// bracketed, or a run up to the next separator (after a quote that is
+	// never closed, if any).
+	valueRe = regexp.MustCompile(`^(?:"[^"]*"|'[^']*'|\[[^\]]*\]|["']?[^\s&,;"'\[\]{}()<>]+)`)
 	// jwtRe matches a JSON web token on its own.
 	jwtRe = regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*`)
 )
@@ -172,20 +174,27 @@ func scrubPairs(s string) string {
 	last := 0
 	for _, m := range keySepRe.FindAllStringSubmatchIndex(s, -1) {
 		start, end := m[0], m[1]
-		if start < last || !secretKey(s[m[2]:m[3]]) {
+		if !secretKey(s[m[2]:m[3]]) {
 			continue
 		}
 		val := valueRe.FindString(s[end:])
 		if val == "" || strings.Trim(val, `"'`) == Redacted {
 			continue
 		}
+		if start < last {
+			// A pair inside the value just redacted ("token: token: x"):
+			// the redaction runs on to the end of its value too.
+			last = max(last, end+len(val))
+			continue
+		}
 		out.WriteString(s[last:end])
-		if q := val[0]; q == '"' || q == '\'' {
+		q := val[0]
+		if q == '"' || q == '\'' {
 			out.WriteByte(q)
-			out.WriteString(Redacted)
+		}
+		out.WriteString(Redacted)
+		if (q == '"' || q == '\'') && len(val) > 1 && val[len(val)-1] == q {
 			out.WriteByte(q)
-		} else {
-			out.WriteString(Redacted)
 		}
 		last = end + len(val)
 	}

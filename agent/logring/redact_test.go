@@ -31,6 +31,11 @@ func TestScrub(t *testing.T) {
 		{"map[password:[abc123]]", "map[password:[redacted]]"},
 		{"jwt eyJhbGciOi.eyJzdWIiOiIx.c2lnbmF0dXJl seen", "jwt [redacted] seen"},
 		{"token=[redacted] already", "token=[redacted] already"},
+		{"Bearer token=abc123", "Bearer [redacted]"},
+		{"token: token=abc123", "token: [redacted]"},
+		{"token: token: abc123 seq=1", "token: [redacted] seq=1"},
+		{"token=abc123== x", "token=[redacted] x"},
+		{`{"device_token":"abc123`, `{"device_token":"[redacted]`},
 		// Nothing secret: unchanged.
 		{"printer kitchen offline: paper out", "printer kitchen offline: paper out"},
 		{"task_no=ORD-1_KITCHEN_v1 seq=42 pinned=3", "task_no=ORD-1_KITCHEN_v1 seq=42 pinned=3"},
@@ -49,7 +54,7 @@ func TestSecretKey(t *testing.T) {
 		"token", "api_token", "device_token", "DeviceToken", "apiToken", "devicetoken",
 		"pin", "PIN", "manager_pin", "password", "secret", "client_secret",
 		"Authorization", "authorization", "cookie", "Set-Cookie", "key", "api_key",
-		"X-Api-Key", "APIKey", "tls_key",
+		"X-Api-Key", "APIKey", "tls_key", "token2", "pin1",
 	} {
 		if !secretKey(k) {
 			t.Errorf("secretKey(%q) = false, want true", k)
@@ -160,4 +165,21 @@ func TestTokenNowhere(t *testing.T) {
 			t.Errorf("no redaction in %s", line)
 		}
 	}
+}
+
+// FuzzScrub ensures a token written in any of the free-text forms, between
+// any other text, never survives Scrub.
+func FuzzScrub(f *testing.F) {
+	const tok = "tok9f8E7d6C5b4A3"
+	forms := []string{"token=", "token: ", "Bearer ", "Authorization: ", "api_token=",
+		`"device_token":"`, "pin=", "?token=", "Cookie: a=", "password = '"}
+	f.Add("GET /x", "&printer=kitchen", uint8(0))
+	f.Add(`{"a":1,`, `","b":2}`, uint8(5))
+	f.Add("token:", "", uint8(2))
+	f.Fuzz(func(t *testing.T, prefix, suffix string, form uint8) {
+		s := prefix + " " + forms[int(form)%len(forms)] + tok + " " + suffix
+		if got := Scrub(s); strings.Contains(got, tok) {
+			t.Fatalf("Scrub(%q) = %q keeps the token", s, got)
+		}
+	})
 }
