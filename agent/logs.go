@@ -11,13 +11,17 @@ import (
 	"gopkg.in/natefinch/lumberjack.v2"
 
 	"printgate/agent/config"
+	"printgate/agent/logring"
 )
 
 // NewLogger builds the agent's logger from the [log] config: JSON lines to a
-// size-rotated file in the data dir (what support reads), and readable text
-// to console (what a person running `printgate run` sees). The returned
-// closer flushes and closes the file.
-func NewLogger(c config.Log, console io.Writer) (*slog.Logger, io.Closer, error) {
+// size-rotated file in the data dir (what support reads), readable text to
+// console (what a person running `printgate run` sees), and, when ring is
+// not nil, the in-memory ring the remote log tail reads. Secrets are
+// redacted on every branch (logring.ReplaceAttr): tokens, PINs and
+// Authorization headers never reach a file, a console or support. The
+// returned closer flushes and closes the file.
+func NewLogger(c config.Log, console io.Writer, ring *logring.Ring) (*slog.Logger, io.Closer, error) {
 	level := c.Level
 	handlers := []slog.Handler{}
 	var closer io.Closer = nopCloser{}
@@ -26,11 +30,14 @@ func NewLogger(c config.Log, console io.Writer) (*slog.Logger, io.Closer, error)
 			return nil, nil, err
 		}
 		lj := &lumberjack.Logger{Filename: c.File, MaxSize: orInt(c.MaxSizeMB, 10), MaxBackups: orInt(c.MaxBackups, 5), Compress: true}
-		handlers = append(handlers, slog.NewJSONHandler(lj, &slog.HandlerOptions{Level: level}))
+		handlers = append(handlers, slog.NewJSONHandler(lj, &slog.HandlerOptions{Level: level, ReplaceAttr: logring.ReplaceAttr}))
 		closer = lj
 	}
 	if console != nil {
-		handlers = append(handlers, slog.NewTextHandler(console, &slog.HandlerOptions{Level: level}))
+		handlers = append(handlers, slog.NewTextHandler(console, &slog.HandlerOptions{Level: level, ReplaceAttr: logring.ReplaceAttr}))
+	}
+	if ring != nil {
+		handlers = append(handlers, ring.Handler(level))
 	}
 	return slog.New(fanout(handlers)), closer, nil
 }

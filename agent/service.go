@@ -14,6 +14,7 @@ import (
 
 	"printgate/agent/config"
 	"printgate/agent/localapi"
+	"printgate/agent/logring"
 	"printgate/agent/metrics"
 	"printgate/agent/tlscert"
 	"printgate/drivers/escpos"
@@ -47,7 +48,8 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 	if err != nil {
 		return err
 	}
-	log, logCloser, err := NewLogger(cfg.Log, console)
+	ring := logring.New(logring.Options{})
+	log, logCloser, err := NewLogger(cfg.Log, console, ring)
 	if err != nil {
 		return fmt.Errorf("open log: %w", err)
 	}
