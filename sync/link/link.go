@@ -234,7 +234,7 @@ func (l *Link) Run(ctx context.Context) error {
 		}
 		d := l.backoff.Delay(attempt)
 		attempt++
-		l.log.Warn("cloud link down", "err", out.err, "retry_in", d.Round(time.Millisecond))
+		l.log.Warn(msgDown, "err", out.err, "retry_in", d.Round(time.Millisecond))
 		l.wait(ctx, d, nil)
 	}
 	return nil
@@ -250,3 +250,6 @@ func (l *Link) wait(ctx context.Context, d time.Duration, wake <-chan struct{}) 
 	case <-wake:
 	}
 }
+
+// msgDown is logged each time a connection ends, before the backoff.
+const msgDown = "cloud link down"
