@@ -179,7 +179,7 @@ func (l *Link) Run(ctx context.Context) error {
 	defer l.setState(StateOffline)
 
 	attempt := 0
-	refused := ""   // the token the cloud refused; not tried again
+	refused := ""  // the token the cloud refused; not tried again
 	unpaired := "" // why the link is unpaired, logged once per cause
 	for ctx.Err() == nil {
 		token, err := l.opts.Token()
