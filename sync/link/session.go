@@ -24,6 +24,10 @@ type outcome struct {
 	err      error         // why it ended
 }
 
+// testHookPong, when set by a test before Run, is called after each pong
+// is taken as heard, so a test can move the clock only once it was.
+var testHookPong func()
+
 // errSilence ends a connection on which nothing arrived for SilenceTimeout.
 var errSilence = errors.New("no frame or pong from the cloud within the silence timeout")
 
@@ -105,7 +109,13 @@ func newSession(l *Link, conn *websocket.Conn) *session {
 		sent:  map[string]struct{}{},
 	}
 	s.markHeard()
-	conn.SetPongHandler(func(string) error { s.markHeard(); return nil })
+	conn.SetPongHandler(func(string) error {
+		s.markHeard()
+		if testHookPong != nil {
+			testHookPong()
+		}
+		return nil
+	})
 	conn.SetPingHandler(func(data string) error {
 		s.markHeard()
 		err := conn.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(l.opts.WriteTimeout))
@@ -262,10 +272,10 @@ func (s *session) run(ctx context.Context) (out outcome) {
 					Message: fmt.Sprintf("%s frame: is sent by the agent, not the cloud", m.Type())})
 			}
 		case <-ping.C():
+			ping.Reset(l.opts.PingInterval) // first: the interval runs from the tick, not from the write
 			if err := s.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(l.opts.WriteTimeout)); err != nil {
 				return fail(fmt.Errorf("ping: %w", err))
 			}
-			ping.Reset(l.opts.PingInterval)
 		case <-silence.C():
 			if left := l.opts.SilenceTimeout - s.sinceHeard(); left > 0 {
 				silence.Reset(left)
