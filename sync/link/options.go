@@ -19,15 +19,15 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultMaxInFlight    = 4
-	DefaultBatchSize      = 500
-	DefaultBackoffBase    = time.Second
-	DefaultBackoffCap     = 60 * time.Second
-	DefaultWelcomeTimeout = 10 * time.Second
-	DefaultTokenRecheck   = 30 * time.Second
-	DefaultPollInterval   = time.Second
-	DefaultStableAfter    = 30 * time.Second
-	DefaultWriteTimeout   = 10 * time.Second
+	DefaultMaxInFlight    = 4                // events batches awaiting events_ack
+	DefaultBatchSize      = 500              // events per batch
+	DefaultBackoffBase    = time.Second      // first reconnect delay bound
+	DefaultBackoffCap     = 60 * time.Second // largest reconnect delay
+	DefaultWelcomeTimeout = 10 * time.Second // wait for welcome after hello
+	DefaultTokenRecheck   = 30 * time.Second // how often an unpaired link asks Token
+	DefaultPollInterval   = time.Second      // outbox read without Notify
+	DefaultStableAfter    = 30 * time.Second // a connection this long resets the backoff
+	DefaultWriteTimeout   = 10 * time.Second // one frame's write, real clock
 )
 
 // MaxBatchSize is the largest BatchSize: wire's TestBatchFits shows that
