@@ -1,0 +1,169 @@
+package link
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"printgate/spool"
+	"printgate/sync/wire"
+)
+
+// pump sends events batches until MaxInFlight wait for events_ack or the
+// outbox has nothing more to send. The outbox keeps every event until its
+// batch is acknowledged, so the events not yet sent are those at its start
+// that are not in flight: reading len(sent)+BatchSize events from the
+// start finds the next batch, in task_no then n order, including events
+// written behind ones already sent.
+func (s *session) pump() error {
+	l := s.l
+	for len(s.inflight) < l.opts.MaxInFlight {
+		evs, err := l.opts.Outbox.ReadOutbox(len(s.sent) + l.opts.BatchSize)
+		if err != nil {
+			// A read that fails now may work at the next poll; the
+			// connection is not at fault.
+			l.log.Error("cloud link: cannot read the outbox", "err", err)
+			return nil
+		}
+		next := evs[:0]
+		for _, ev := range evs {
+			if _, ok := s.sent[string(ev.Key)]; !ok && len(next) < l.opts.BatchSize {
+				next = append(next, ev)
+			}
+		}
+		if len(next) == 0 {
+			if len(s.inflight) == 0 && len(s.unacked) == 0 {
+				now := l.clock.Now()
+				l.update(func(st *Stats) { st.LastSync = now })
+			}
+			return nil
+		}
+		if err := s.sendBatch(next); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sendBatch sends evs (or as many of them as fit in a frame) as one batch.
+func (s *session) sendBatch(evs []spool.OutboxEvent) error {
+	l := s.l
+	evs = ordered(evs, l)
+	id := "b" + strconv.FormatUint(l.batches.Add(1), 10)
+	for n := len(evs); ; {
+		b := &wire.Events{Batch: id, Events: make([]spool.Event, n)}
+		for i := range n {
+			b.Events[i] = evs[i].Event
+		}
+		frame, err := wire.Encode(b)
+		var fe *wire.FrameError
+		switch {
+		case err == nil:
+			if err := s.write(wire.TypeEvents, frame); err != nil {
+				return err
+			}
+			keys := make([][]byte, n)
+			for i := range n {
+				keys[i] = evs[i].Key
+				s.sent[string(evs[i].Key)] = struct{}{}
+			}
+			s.inflight = append(s.inflight, batch{id: id, keys: keys})
+			inflight := len(s.inflight)
+			l.update(func(st *Stats) { st.InFlight = inflight })
+			return nil
+		case errors.As(err, &fe) && fe.Code == wire.CodeTooLarge && n > 1:
+			n /= 2
+		case errors.As(err, &fe) && fe.Code == wire.CodeInvalid:
+			return s.dropInvalid(evs[:n])
+		default:
+			return fmt.Errorf("events batch %s: %w", id, err)
+		}
+	}
+}
+
+// ordered returns evs in the order of §5. The outbox's key order is that
+// order; if it ever is not (a record whose task_no or n disagrees with its
+// key), the batch is sorted and events repeating a (task_no, n) are left
+// for a later batch, so the cloud still gets a well-formed one.
+func ordered(evs []spool.OutboxEvent, l *Link) []spool.OutboxEvent {
+	check := func() error {
+		b := wire.Events{Events: make([]spool.Event, len(evs))}
+		for i := range evs {
+			b.Events[i] = evs[i].Event
+		}
+		return b.Ordered()
+	}
+	err := check()
+	if err == nil {
+		return evs
+	}
+	l.log.Error("cloud link: outbox events out of order; sorting the batch", "err", err)
+	evs = slices.Clone(evs)
+	slices.SortStableFunc(evs, func(a, b spool.OutboxEvent) int {
+		return cmp.Or(cmp.Compare(a.TaskNo, b.TaskNo), cmp.Compare(a.N, b.N))
+	})
+	return slices.CompactFunc(evs, func(a, b spool.OutboxEvent) bool {
+		return a.TaskNo == b.TaskNo && a.N == b.N
+	})
+}
+
+// dropInvalid removes from the outbox the events Encode refuses on their
+// own: they can never be sent, and keeping them would hold back every
+// batch behind them. Each is logged.
+func (s *session) dropInvalid(evs []spool.OutboxEvent) error {
+	var bad [][]byte
+	for _, ev := range evs {
+		_, err := wire.Encode(&wire.Events{Batch: "check", Events: []spool.Event{ev.Event}})
+		if err != nil {
+			s.l.log.Error("cloud link: outbox event cannot be sent and is dropped", "task_no", ev.TaskNo, "n", ev.N, "err", err)
+			bad = append(bad, ev.Key)
+		}
+	}
+	if len(bad) == 0 {
+		return errors.New("events batch refused by the encoder, but no event alone is")
+	}
+	if err := s.l.opts.Outbox.AckOutbox(bad); err != nil {
+		return fmt.Errorf("drop unsendable outbox events: %w", err)
+	}
+	return nil
+}
+
+// acked deletes an acknowledged batch's events from the outbox. A delete
+// that fails is retried at each poll; its keys are not sent again on this
+// connection meanwhile (the cloud has them).
+func (s *session) acked(id string) {
+	i := slices.IndexFunc(s.inflight, func(b batch) bool { return b.id == id })
+	if i < 0 {
+		s.l.log.Warn("cloud link: events_ack for a batch not in flight", "batch", id)
+		return
+	}
+	b := s.inflight[i]
+	s.inflight = slices.Delete(s.inflight, i, i+1)
+	if err := s.l.opts.Outbox.AckOutbox(b.keys); err != nil {
+		s.l.log.Error("cloud link: cannot delete acknowledged events from the outbox; retrying", "batch", id, "err", err)
+		s.unacked = append(s.unacked, b.keys...)
+	} else {
+		for _, k := range b.keys {
+			delete(s.sent, string(k))
+		}
+	}
+	now, inflight := s.l.clock.Now(), len(s.inflight)
+	s.l.update(func(st *Stats) { st.InFlight, st.LastSync = inflight, now })
+}
+
+// retryAcks retries deleting acknowledged events whose delete failed.
+func (s *session) retryAcks() {
+	if len(s.unacked) == 0 {
+		return
+	}
+	if err := s.l.opts.Outbox.AckOutbox(s.unacked); err != nil {
+		s.l.log.Warn("cloud link: still cannot delete acknowledged events from the outbox", "err", err)
+		return
+	}
+	for _, k := range s.unacked {
+		delete(s.sent, string(k))
+	}
+	s.unacked = nil
+}
