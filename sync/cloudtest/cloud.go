@@ -66,9 +66,7 @@ func New(opts Options) *Cloud {
 	mux.HandleFunc("GET "+AgentPath, c.serveAgent)
 	c.routeDevice(mux)
 	c.routeAPI(mux)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
-	})
+	// No catch-all: it would take wrong methods from the mux's 405.
 	c.handler = mux
 	return c
 }
