@@ -1,0 +1,130 @@
+package cloudtest
+
+import (
+	"log/slog"
+	"time"
+
+	"printgate/sync/wire"
+)
+
+// Clock tells the time. The Cloud reads it for what the contract times in
+// wall-clock terms (device code expiry, device poll pacing, welcome's
+// server_time); tests inject a clock they move by hand. Websocket pings
+// and the silence timeout run on real time, shortened through Options.
+type Clock interface {
+	Now() time.Time
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+// Defaults of Options.
+const (
+	DefaultMaxQueuedJobs      = 1000
+	DefaultMaxEvents          = 100_000
+	DefaultMaxRecords         = 10_000
+	DefaultMaxDeviceCodes     = 1000
+	DefaultDeviceCodeLifetime = 10 * time.Minute
+	DefaultPollInterval       = 5 * time.Second
+	DefaultWriteTimeout       = 10 * time.Second
+)
+
+// Options shape a Cloud. The zero value is the contract's timing and the
+// defaults above.
+type Options struct {
+	// StoreID is the store_id of every welcome; empty: "store-" followed by
+	// the agent's id.
+	StoreID string
+	// PingInterval is how often the cloud pings each connection; 0:
+	// wire.PingInterval. Tests shorten it.
+	PingInterval time.Duration
+	// SilenceTimeout drops a connection from which nothing (no frame, no
+	// pong) arrived for that long; 0: wire.SilenceTimeout.
+	SilenceTimeout time.Duration
+	// WriteTimeout drops a connection on which one frame could not be
+	// written for that long; 0: DefaultWriteTimeout.
+	WriteTimeout time.Duration
+	// Clock is the wall clock of the device flow and of server_time; nil:
+	// the real clock.
+	Clock Clock
+	// DeviceCodeLifetime is a device code's expires_in; 0:
+	// DefaultDeviceCodeLifetime. It is rounded up to whole seconds, as the
+	// answer carries seconds.
+	DeviceCodeLifetime time.Duration
+	// PollInterval is the interval the device flow asks the agent to poll
+	// at; 0: DefaultPollInterval. Rounded up to whole seconds (at least 1),
+	// as the answer carries seconds.
+	PollInterval time.Duration
+	// VerificationURI is the page a manager opens to approve a device;
+	// empty: http://HOST/device, HOST being the Host of the device code
+	// request.
+	VerificationURI string
+	// MaxQueuedJobs bounds each agent's unacknowledged jobs; 0:
+	// DefaultMaxQueuedJobs.
+	MaxQueuedJobs int
+	// MaxEvents bounds each agent's recorded events; beyond it the oldest
+	// are forgotten together with their dedupe keys (a resent forgotten
+	// event is then recorded again) and counted as dropped; 0:
+	// DefaultMaxEvents.
+	MaxEvents int
+	// MaxRecords bounds each agent's other records (job acks, command
+	// results, log lines, error frames, printer pushes), each on its own;
+	// the oldest go first; 0: DefaultMaxRecords.
+	MaxRecords int
+	// MaxDeviceCodes bounds the device authorizations kept; the oldest is
+	// forgotten first; 0: DefaultMaxDeviceCodes.
+	MaxDeviceCodes int
+	// Logger receives what the cloud sees (connections, refused frames);
+	// nil: discarded.
+	Logger *slog.Logger
+}
+
+// withDefaults fills in the zero fields.
+func (o Options) withDefaults() Options {
+	if o.PingInterval <= 0 {
+		o.PingInterval = wire.PingInterval
+	}
+	if o.SilenceTimeout <= 0 {
+		o.SilenceTimeout = wire.SilenceTimeout
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = DefaultWriteTimeout
+	}
+	if o.Clock == nil {
+		o.Clock = realClock{}
+	}
+	if o.DeviceCodeLifetime <= 0 {
+		o.DeviceCodeLifetime = DefaultDeviceCodeLifetime
+	}
+	o.DeviceCodeLifetime = ceilSeconds(o.DeviceCodeLifetime)
+	if o.PollInterval <= 0 {
+		o.PollInterval = DefaultPollInterval
+	}
+	o.PollInterval = ceilSeconds(o.PollInterval)
+	if o.MaxQueuedJobs <= 0 {
+		o.MaxQueuedJobs = DefaultMaxQueuedJobs
+	}
+	if o.MaxEvents <= 0 {
+		o.MaxEvents = DefaultMaxEvents
+	}
+	if o.MaxRecords <= 0 {
+		o.MaxRecords = DefaultMaxRecords
+	}
+	if o.MaxDeviceCodes <= 0 {
+		o.MaxDeviceCodes = DefaultMaxDeviceCodes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// ceilSeconds rounds d up to whole seconds, at least one.
+func ceilSeconds(d time.Duration) time.Duration {
+	s := (d + time.Second - 1) / time.Second
+	if s < 1 {
+		s = 1
+	}
+	return s * time.Second
+}
