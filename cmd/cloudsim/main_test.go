@@ -96,7 +96,10 @@ func TestRunUsage(t *testing.T) {
 			t.Errorf("%q: exit %d, want 2", args, got)
 		}
 	}
-	if got := run(ctx, []string{"-listen", "0.0.0.0:0"}, io.Discard, io.Discard, nil); got != 1 {
+	// Bounded, so that a cloudsim that wrongly serves ends the test.
+	bounded, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if got := run(bounded, []string{"-listen", "0.0.0.0:0"}, io.Discard, io.Discard, nil); got != 1 {
 		t.Errorf("non-loopback: exit %d, want 1", got)
 	}
 }

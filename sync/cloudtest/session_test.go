@@ -453,3 +453,32 @@ func TestBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCloseEndsConnections ensures Close ends live connections and
+// returns, after which handshakes get 503 and Queue fails with ErrClosed.
+func TestCloseEndsConnections(t *testing.T) {
+	tc := newCloud(t, Options{})
+	tok := tc.IssueToken("a1")
+	cl := tc.connect(t, tok, "a1")
+	cl.handshake("a1")
+	closed := make(chan struct{})
+	go func() {
+		tc.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(waitFor):
+		t.Fatal("Close did not return with a connection up")
+	}
+	cl.ended()
+	if tc.Connected("a1") {
+		t.Fatal("connected after Close")
+	}
+	if _, resp, err := tc.dial(tok, "a1"); err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("dial after Close: %v %v, want 503", err, resp)
+	}
+	if err := tc.Queue("a1", job("T1")); !errors.Is(err, ErrClosed) {
+		t.Fatalf("queue after Close: %v", err)
+	}
+}
