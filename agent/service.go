@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"printgate/agent/config"
@@ -19,6 +20,7 @@ import (
 	"printgate/agent/tlscert"
 	"printgate/drivers/escpos"
 	"printgate/spool"
+	"printgate/sync/link"
 )
 
 // RunService is `printgate run`: it loads the config, opens the spool, starts
@@ -69,7 +71,28 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 	}
 	warnBackups(cfg, log)
 	m := metrics.New()
-	opts := Options{Logger: log, Metrics: m}
+	// The cloud link is built after the agent; until then its hooks are off.
+	var cloud atomic.Pointer[link.Link]
+	opts := Options{Logger: log, Metrics: m,
+		Observe: func(e Event) {
+			l := cloud.Load()
+			switch {
+			case l == nil:
+			case e.Task != nil || e.Switch:
+				l.Notify()
+			case e.State != "":
+				l.PrintersChanged()
+			}
+		},
+	}
+	if cfg.Cloud != nil {
+		opts.Link = func() string {
+			if l := cloud.Load(); l != nil {
+				return l.State()
+			}
+			return link.StateOffline
+		}
+	}
 	if tweak != nil {
 		tweak(&opts)
 	}
@@ -139,6 +162,19 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 	if tlsConf == nil && !loopbackOnly(ln.Addr()) {
 		log.Warn("the local API is open to the network without TLS: the token crosses the shop's Wi-Fi in clear; set tls = \"self-signed\" in the config", "addr", ln.Addr().String())
 	}
+	linkDone := make(chan struct{})
+	if cfg.Cloud != nil {
+		lk, err := newLink(cfg, a, sp, ring, log)
+		if err != nil {
+			log.Error("the cloud link cannot start; the store keeps printing locally", "err", err)
+			close(linkDone)
+		} else {
+			cloud.Store(lk)
+			go func() { defer close(linkDone); lk.Run(runCtx) }()
+		}
+	} else {
+		close(linkDone)
+	}
 	maintDone := make(chan struct{})
 	go func() { defer close(maintDone); a.maintain(runCtx, sp) }()
 
@@ -169,6 +205,7 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 	cancel()
 	cancelRun()
 	<-maintDone
+	<-linkDone
 	if err := <-runDone; err != nil && failure == nil {
 		failure = err
 	}

@@ -1,0 +1,119 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"printgate/agent/config"
+	"printgate/agent/localapi"
+	"printgate/agent/logring"
+	"printgate/spool"
+	"printgate/sync/link"
+	"printgate/sync/wire"
+)
+
+// Version is the build version the agent reports to the cloud in hello;
+// `printgate` sets it from its own build stamp.
+var Version = "dev"
+
+// deviceTokenFile holds the device token pairing stored (PROTOCOL.md §6).
+const deviceTokenFile = "device-token"
+
+// newLink builds the cloud link for a config with a [cloud] table: jobs go
+// through Submit, events come from the spool's outbox, commands reach the
+// agent, and support's log tail reads ring.
+func newLink(cfg *config.Config, a *Agent, sp *spool.Spool, ring *logring.Ring, log *slog.Logger) (*link.Link, error) {
+	id, err := LoadOrCreateAgentID(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	tokenPath := filepath.Join(cfg.DataDir, deviceTokenFile)
+	return link.New(link.Options{
+		URL:     cfg.Cloud.URL,
+		AgentID: id,
+		Version: Version,
+		Token: func() (string, error) {
+			b, err := os.ReadFile(tokenPath)
+			if err != nil {
+				return "", fmt.Errorf("device token %s (run printgate pair): %w", tokenPath, err)
+			}
+			tok := strings.TrimSpace(string(b))
+			if tok == "" {
+				return "", fmt.Errorf("device token %s is empty (run printgate pair): %w", tokenPath, fs.ErrNotExist)
+			}
+			return tok, nil
+		},
+		Backend:  cloudBackend{a},
+		Outbox:   sp,
+		Classify: classifyForCloud,
+		Tailer:   ringTailer{ring},
+		Revoked: func(reason string) {
+			// The cloud revoked this store's token: forget it, so the link
+			// waits for a new pairing instead of presenting it again.
+			if err := os.Remove(tokenPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				log.Error("could not remove the revoked device token", "path", tokenPath, "err", err)
+			}
+		},
+		Logger: log.With("component", "link"),
+	})
+}
+
+// cloudBackend is the agent as the cloud link sees it.
+type cloudBackend struct{ a *Agent }
+
+func (b cloudBackend) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bool, error) {
+	return b.a.Submit(ctx, nt)
+}
+
+func (b cloudBackend) Reprint(ctx context.Context, taskNo string) (*spool.Task, error) {
+	return b.a.Reprint(ctx, taskNo)
+}
+
+func (b cloudBackend) Cancel(ctx context.Context, taskNo string) (*spool.Task, error) {
+	return b.a.Cancel(ctx, taskNo)
+}
+
+func (b cloudBackend) Printers() []wire.Printer {
+	var out []wire.Printer
+	for _, p := range b.a.Printers() {
+		out = append(out, wire.Printer{Name: p.Name, State: p.State})
+	}
+	return out
+}
+
+// classifyForCloud maps an intake error to the PROTOCOL §3 code a job_ack
+// carries; retry means the agent cannot take the job now and sends no ack,
+// so the cloud resends it.
+func classifyForCloud(err error) (code, message string, retry bool) {
+	switch {
+	case errors.Is(err, localapi.ErrUnavailable), errors.Is(err, spool.ErrClosed),
+		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return localapi.CodeUnavailable, err.Error(), true
+	case errors.Is(err, localapi.ErrUnknownPrinter):
+		return localapi.CodeUnknownPrinter, err.Error(), false
+	case errors.Is(err, localapi.ErrBadDocument):
+		return localapi.CodeBadDocument, err.Error(), false
+	case errors.Is(err, localapi.ErrConflict), errors.Is(err, spool.ErrIllegalTransition):
+		return localapi.CodeConflict, err.Error(), false
+	}
+	return link.DefaultClassify(err)
+}
+
+// ringTailer serves support's logs_tail from the log ring.
+type ringTailer struct{ r *logring.Ring }
+
+func (t ringTailer) Tail(ctx context.Context, level, contains string, lines int, follow bool, send func([]string) error) error {
+	var lv slog.Level
+	if level != "" {
+		if err := lv.UnmarshalText([]byte(level)); err != nil {
+			return fmt.Errorf("log level %q: %w", level, err)
+		}
+	}
+	return t.r.Tail(ctx, logring.TailOptions{Level: lv, Contains: contains, Lines: lines, Follow: follow}, send)
+}

@@ -1,0 +1,168 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"printgate/agent/localapi"
+	"printgate/drivers/printertest"
+	"printgate/spool"
+	"printgate/sync/cloudtest"
+	"printgate/sync/wire"
+)
+
+// TestCloudLinkThroughOutage runs the service with a [cloud] table against
+// the reference cloud: a cloud job prints and is acknowledged, local tasks
+// print while the WAN is down, and once the link is back the cloud holds
+// every event of every task exactly once, in order per task, and the
+// outbox is empty. Nothing prints twice.
+func TestCloudLinkThroughOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end over loopback")
+	}
+	defer http.DefaultClient.CloseIdleConnections()
+	cloud := cloudtest.New(cloudtest.Options{})
+	srv := httptest.NewServer(cloud.Handler())
+	defer srv.Close()
+	defer cloud.Close()
+	p := printertest.New(printertest.Options{Name: "k", Model: printertest.ModelEpson})
+	if err := p.ListenTCP(); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+
+	dir := t.TempDir()
+	agentID, err := LoadOrCreateAgentID(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, deviceTokenFile), []byte(cloud.IssueToken(agentID)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port := freeTCPPort(t)
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	wsURL := "ws" + strings.TrimPrefix(srv.URL, "http") + cloudtest.AgentPath
+	cfgPath := filepath.Join(dir, "printgate.toml")
+	body := fmt.Sprintf("data_dir = %q\nlisten = \"127.0.0.1:%d\"\napi_token = \"tok-0123456789abcdef01234\"\n[cloud]\nurl = %q\nauth_url = %q\n[[printers]]\nname = \"k\"\nurl = \"tcp://%s\"\n",
+		dir, port, wsURL, srv.URL+"/oauth", p.Addr())
+	if err := os.WriteFile(cfgPath, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- runService(ctx, cfgPath, io.Discard, nil) }()
+
+	limit, stop := context.WithTimeout(context.Background(), 90*time.Second)
+	defer stop()
+	if err := cloud.WaitConnected(limit, agentID, true); err != nil {
+		t.Fatalf("the link never connected: %v", err)
+	}
+	health := func() localapi.Health {
+		var h localapi.Health
+		if resp, err := http.Get(base + "/healthz"); err == nil {
+			json.NewDecoder(resp.Body).Decode(&h)
+			resp.Body.Close()
+		}
+		return h
+	}
+	for h := health(); h.Link != "online"; h = health() {
+		if limit.Err() != nil {
+			t.Fatalf("healthz link %q, want online", h.Link)
+		}
+		time.Sleep(10 * time.Millisecond) // the link's welcome lands just after the cloud counts it
+	}
+	post := func(no string) int {
+		doc := fmt.Sprintf(`{"task_no":%q,"printer":"k","document":{"lines":[{"text":"TICKET %s"},{"cut":"partial"}]}}`, no, no)
+		req, _ := http.NewRequest("POST", base+"/api/v1/tasks", strings.NewReader(doc))
+		req.Header.Set("Authorization", "Bearer tok-0123456789abcdef01234")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+
+	// A job from the cloud, acknowledged only once spooled.
+	if err := cloud.Queue(agentID, wire.Job{TaskNo: "CLOUD-1_K_v1", Printer: "k", Document: json.RawMessage(`{"lines":[{"text":"TICKET CLOUD-1_K_v1"},{"cut":"partial"}]}`)}); err != nil {
+		t.Fatal(err)
+	}
+	acks, err := cloud.WaitAcks(limit, agentID, 1)
+	if err != nil || acks[0].Result != wire.ResultAccepted {
+		t.Fatalf("job ack %+v %v", acks, err)
+	}
+	tasks := []string{"CLOUD-1_K_v1", "LAN-1_K_v1"}
+	if code := post("LAN-1_K_v1"); code != http.StatusAccepted {
+		t.Fatalf("local submit: %d", code)
+	}
+
+	// The WAN goes down mid-stream; the store keeps printing.
+	cloud.SetRefusing(true)
+	cloud.DropAll()
+	for i := 2; i <= 6; i++ {
+		no := fmt.Sprintf("LAN-%d_K_v1", i)
+		if code := post(no); code != http.StatusAccepted {
+			t.Fatalf("local submit during the outage: %d", code)
+		}
+		tasks = append(tasks, no)
+	}
+	if _, err := p.WaitTickets(limit, len(tasks)); err != nil {
+		t.Fatalf("printing during the outage: %v", err)
+	}
+	cloud.SetRefusing(false)
+
+	// Back online: everything replays, once.
+	want := map[string]bool{}
+	for _, no := range tasks {
+		want[no] = true
+	}
+	for {
+		h := health()
+		printed := map[string]bool{}
+		for _, e := range cloud.Events(agentID) {
+			if e.State == spool.StatePrinted {
+				printed[e.TaskNo] = true
+			}
+		}
+		if h.Outbox == 0 && len(printed) == len(tasks) {
+			break
+		}
+		if limit.Err() != nil {
+			t.Fatalf("after the outage: outbox %d, cloud knows %d of %d tasks printed", h.Outbox, len(printed), len(tasks))
+		}
+		time.Sleep(50 * time.Millisecond) // another process's link: nothing to wait on
+	}
+	seen := map[string][]int{}
+	for _, e := range cloud.Events(agentID) {
+		seen[e.TaskNo] = append(seen[e.TaskNo], e.N)
+	}
+	for _, no := range tasks {
+		ns := seen[no]
+		for i, n := range ns {
+			if n != i+1 {
+				t.Errorf("%s: the cloud holds events %v, want 1..%d once each, in order", no, ns, len(ns))
+				break
+			}
+		}
+	}
+	plain, marked := printertest.Copies(p.Tickets(), "TICKET", "POSSIBLE DUPLICATE")
+	for _, no := range tasks {
+		if plain[no] != 1 || marked[no] != 0 {
+			t.Errorf("%s on paper %d plain, %d marked", no, plain[no], marked[no])
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
