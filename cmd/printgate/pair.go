@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"printgate/agent"
+	"printgate/agent/config"
+	"printgate/agent/wheel"
+	"printgate/drivers/escpos"
+	"printgate/sync/pair"
+)
+
+func init() {
+	register("pair", command{summary: "pair this agent with the cloud: shows a code and a QR for a manager to approve", run: runPair})
+	register("unpair", command{summary: "forget the cloud pairing (removes the device token)", run: runUnpair})
+}
+
+// pairEnv is what pairCmd uses besides its arguments; tests replace it.
+type pairEnv struct {
+	// clock times the polls and the code's expiry.
+	clock wheel.Clock
+	// client makes the requests to the cloud's auth_url.
+	client *http.Client
+}
+
+func runPair(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	env := pairEnv{clock: wheel.RealClock(), client: &http.Client{Timeout: 30 * time.Second}}
+	return pairCmd(ctx, env, args, stdout, stderr)
+}
+
+// pairCmd is `printgate pair [--config FILE] [--print-qr PRINTER]`
+// (PROTOCOL.md §6): it asks the cloud for a code, shows it with its QR
+// (and prints them on a receipt printer if asked), waits for a manager to
+// approve, and saves the device token in the data dir.
+func pairCmd(ctx context.Context, env pairEnv, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("pair", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", config.DefaultConfigPath(), "the config `file`; its [cloud] auth_url is where to pair")
+	printQR := fs.String("print-qr", "", "also print the QR and the code on the configured `printer`")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: printgate pair [--config FILE] [--print-qr PRINTER]")
+		fmt.Fprintln(stderr, "\nPairs this agent with the cloud: shows a code and a QR code, waits until a")
+		fmt.Fprintln(stderr, "manager approves it in the cloud, and saves the device token in the data dir.")
+		fmt.Fprintln(stderr, "Run it as the account the service runs as, so the agent can read the token.")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "printgate pair: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return 2
+	}
+	cfg, err := config.Load(*configPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "printgate pair: %v\n", err)
+		return 1
+	}
+	if cfg.Cloud == nil || cfg.Cloud.AuthURL == "" {
+		fmt.Fprintf(stderr, "printgate pair: %s has no [cloud] table with an auth_url: add [cloud] with the url and auth_url the cloud gave you, then run printgate pair again\n", cfg.Path)
+		return 1
+	}
+	var printer *config.Printer
+	if *printQR != "" {
+		var ok bool
+		if printer, ok = cfg.Printer(*printQR); !ok {
+			fmt.Fprintf(stderr, "printgate pair: --print-qr %q: %s has no such printer (it has %s)\n", *printQR, cfg.Path, printerNames(cfg))
+			return 2
+		}
+	}
+
+	p, err := pair.StartClock(ctx, cfg.Cloud.AuthURL, env.client, env.clock)
+	if err != nil {
+		fmt.Fprintf(stderr, "printgate pair: %v\n", err)
+		return 1
+	}
+	qr, err := pair.QRText(p.URL())
+	if err != nil {
+		fmt.Fprintf(stderr, "printgate pair: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "To pair this agent, a manager scans this QR code with a phone signed in to\nthe cloud, or opens %s and enters the code %s.\n\n", p.VerificationURI, p.UserCode)
+	fmt.Fprint(stdout, qr)
+	fmt.Fprintf(stdout, "\n  %s\n  code: %s\n\n", p.URL(), p.UserCode)
+	if printer != nil {
+		if err := printPairing(ctx, printer, p); err != nil {
+			// The terminal shows the same code: go on waiting.
+			fmt.Fprintf(stderr, "printgate pair: could not print the code on %s: %v\n", printer.Name, err)
+		} else {
+			fmt.Fprintf(stdout, "Printed the QR code and the code on %s.\n", printer.Name)
+		}
+	}
+
+	last := ""
+	p.Progress = func(left time.Duration) {
+		if s := leftText(left); s != last {
+			last = s
+			fmt.Fprintf(stdout, "waiting for approval… (expires in %s)\n", s)
+		}
+	}
+	token, err := p.Wait(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "printgate pair: stopped before the pairing was approved; nothing was saved")
+			return 1
+		}
+		fmt.Fprintf(stderr, "printgate pair: %v\n", err)
+		return 1
+	}
+	if err := pair.Save(cfg.DataDir, token); err != nil {
+		fmt.Fprintf(stderr, "printgate pair: approved, but %v; run printgate pair again as the service's account\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "Paired. The device token is in %s; a running agent uses it when it next connects to the cloud.\n", pair.TokenPath(cfg.DataDir))
+	return 0
+}
+
+// leftText says how long a code stays valid, in whole minutes: the
+// progress line changes once a minute, not at every poll.
+func leftText(left time.Duration) string {
+	if left < time.Minute {
+		return "less than a minute"
+	}
+	return fmt.Sprintf("%dm", int(left/time.Minute))
+}
+
+func printerNames(cfg *config.Config) string {
+	names := make([]string, 0, len(cfg.Printers))
+	for _, p := range cfg.Printers {
+		names = append(names, p.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// pairingTicket is the ticket printPairing prints: the QR of p's address
+// and the code, for a manager to scan at the counter.
+func pairingTicket(p *pair.Pending) *escpos.Document {
+	return &escpos.Document{Lines: []escpos.Line{
+		escpos.TextLine{Text: "Pair printgate", Align: escpos.AlignCenter, Bold: true, Size: escpos.TextSize{W: 2, H: 2}},
+		escpos.TextLine{Text: "Scan with a phone signed in to the cloud", Align: escpos.AlignCenter},
+		escpos.QRLine{Data: p.URL()},
+		escpos.TextLine{Text: "or open " + p.VerificationURI, Align: escpos.AlignCenter},
+		escpos.TextLine{Text: "and enter the code", Align: escpos.AlignCenter},
+		escpos.TextLine{Text: p.UserCode, Align: escpos.AlignCenter, Bold: true, Size: escpos.TextSize{W: 2, H: 2}},
+	}}
+}
+
+// printPairing prints the pairing ticket on pc the way the agent prints:
+// through the printer's URL with its profile, waiting for the proof of
+// paper the printer gives, within its job timeout.
+func printPairing(ctx context.Context, pc *config.Printer, p *pair.Pending) error {
+	job, err := escpos.Render(pairingTicket(p), pc.Profile, escpos.RenderOptions{})
+	if err != nil {
+		return fmt.Errorf("render the pairing ticket: %w", err)
+	}
+	dev := agent.OpenDevice(pc)
+	if c, ok := dev.(io.Closer); ok {
+		defer c.Close()
+	}
+	ctx, cancel := context.WithTimeout(ctx, escpos.JobTimeout(pc.JobTimeout, len(job), pc.Target.Line.Baud))
+	defer cancel()
+	if _, err := dev.Print(ctx, job, rand.Uint64()); err != nil {
+		return err
+	}
+	return nil
+}
+
+func runUnpair(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("unpair", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", config.DefaultConfigPath(), "the config `file`; the token is in its data_dir")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: printgate unpair [--config FILE]")
+		fmt.Fprintln(stderr, "\nForgets the cloud pairing: removes the device token from the data dir. A")
+		fmt.Fprintln(stderr, "running agent keeps its open link until it next reconnects; the cloud keeps")
+		fmt.Fprintln(stderr, "listing the agent until a manager removes it there.")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "printgate unpair: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return 2
+	}
+	cfg, err := config.Load(*configPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "printgate unpair: %v\n", err)
+		return 1
+	}
+	path := pair.TokenPath(cfg.DataDir)
+	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(stdout, "Not paired: there is no device token at %s.\n", path)
+		return 0
+	}
+	if err := pair.Remove(cfg.DataDir); err != nil {
+		fmt.Fprintf(stderr, "printgate unpair: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "Unpaired: removed %s.\n", path)
+	return 0
+}
