@@ -4,26 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"strings"
+	"sync/atomic"
 
 	"printgate/agent/config"
 	"printgate/agent/localapi"
 	"printgate/agent/logring"
 	"printgate/spool"
 	"printgate/sync/link"
+	"printgate/sync/pair"
 	"printgate/sync/wire"
 )
 
 // Version is the build version the agent reports to the cloud in hello;
 // `printgate` sets it from its own build stamp.
 var Version = "dev"
-
-// deviceTokenFile holds the device token pairing stored (PROTOCOL.md §6).
-const deviceTokenFile = "device-token"
 
 // newLink builds the cloud link for a config with a [cloud] table: jobs go
 // through Submit, events come from the spool's outbox, commands reach the
@@ -33,20 +28,19 @@ func newLink(cfg *config.Config, a *Agent, sp *spool.Spool, ring *logring.Ring, 
 	if err != nil {
 		return nil, err
 	}
-	tokenPath := filepath.Join(cfg.DataDir, deviceTokenFile)
+	// The token pairing stored, read before each connect so a new pairing
+	// is used without a restart; last is what the link presented.
+	var last atomic.Value
 	return link.New(link.Options{
 		URL:     cfg.Cloud.URL,
 		AgentID: id,
 		Version: Version,
 		Token: func() (string, error) {
-			b, err := os.ReadFile(tokenPath)
+			tok, err := pair.Load(cfg.DataDir)
 			if err != nil {
-				return "", fmt.Errorf("device token %s (run printgate pair): %w", tokenPath, err)
+				return "", fmt.Errorf("device token (run printgate pair): %w", err)
 			}
-			tok := strings.TrimSpace(string(b))
-			if tok == "" {
-				return "", fmt.Errorf("device token %s is empty (run printgate pair): %w", tokenPath, fs.ErrNotExist)
-			}
+			last.Store(tok)
 			return tok, nil
 		},
 		Backend:  cloudBackend{a},
@@ -54,11 +48,15 @@ func newLink(cfg *config.Config, a *Agent, sp *spool.Spool, ring *logring.Ring, 
 		Classify: classifyForCloud,
 		Tailer:   ringTailer{ring},
 		Revoked: func(reason string) {
-			// The cloud revoked this store's token: forget it, so the link
-			// waits for a new pairing instead of presenting it again.
-			if err := os.Remove(tokenPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				log.Error("could not remove the revoked device token", "path", tokenPath, "err", err)
+			// Forget the revoked token so the link waits for a new pairing
+			// instead of presenting it again, unless a new pairing has
+			// already replaced it.
+			if tok, err := pair.Load(cfg.DataDir); err == nil && tok == last.Load() {
+				if err := pair.Remove(cfg.DataDir); err != nil {
+					log.Error("could not remove the revoked device token", "err", err)
+				}
 			}
+			log.Error("the cloud revoked this store's device token: run printgate pair", "reason", reason)
 		},
 		Logger: log.With("component", "link"),
 	})

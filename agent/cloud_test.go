@@ -3,8 +3,10 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,6 +19,7 @@ import (
 	"printgate/drivers/printertest"
 	"printgate/spool"
 	"printgate/sync/cloudtest"
+	"printgate/sync/pair"
 	"printgate/sync/wire"
 )
 
@@ -45,7 +48,7 @@ func TestCloudLinkThroughOutage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, deviceTokenFile), []byte(cloud.IssueToken(agentID)+"\n"), 0o600); err != nil {
+	if err := pair.Save(dir, cloud.IssueToken(agentID)); err != nil {
 		t.Fatal(err)
 	}
 	port := freeTCPPort(t)
@@ -160,6 +163,21 @@ func TestCloudLinkThroughOutage(t *testing.T) {
 		if plain[no] != 1 || marked[no] != 0 {
 			t.Errorf("%s on paper %d plain, %d marked", no, plain[no], marked[no])
 		}
+	}
+
+	// The cloud revokes the store: the link goes unpaired, the token is
+	// forgotten, and it does not hammer the cloud.
+	if n := cloud.RevokeAgent(agentID); n == 0 {
+		t.Fatal("no token to revoke")
+	}
+	for h := health(); h.Link != "unpaired"; h = health() {
+		if limit.Err() != nil {
+			t.Fatalf("after revoke healthz link %q, want unpaired", h.Link)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := pair.Load(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("revoked token still stored: %v", err)
 	}
 	cancel()
 	if err := <-done; err != nil {

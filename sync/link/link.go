@@ -220,11 +220,13 @@ func (l *Link) Run(ctx context.Context) error {
 		if out.unpaired {
 			refused, unpaired = token, "refused"
 			attempt = 0
-			l.setState(StateUnpaired)
-			l.log.Error("cloud link: the cloud refused this agent's device token; pair the agent again (it reconnects once a new token is stored)", "err", out.err)
+			// Revoked first: by the time the state says unpaired, the
+			// agent has forgotten the token.
 			if out.revoked && l.opts.Revoked != nil {
 				l.opts.Revoked(out.reason)
 			}
+			l.setState(StateUnpaired)
+			l.log.Error("cloud link: the cloud refused this agent's device token; pair the agent again (it reconnects once a new token is stored)", "err", out.err)
 			l.wait(ctx, l.opts.TokenRecheck, l.recheck)
 			continue
 		}
