@@ -165,6 +165,36 @@ func TestCloudLinkThroughOutage(t *testing.T) {
 		}
 	}
 
+	// Support tails the log: recent lines, then following ones, until
+	// logs_stop; a remote reprint answers command_result.
+	if err := cloud.Send(agentID, &wire.LogsTail{ID: "tail-1", Level: "info", Contains: "task PRINTED", Lines: 3}); err != nil {
+		t.Fatal(err)
+	}
+	lines, err := cloud.WaitLogLines(limit, agentID, "tail-1", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lines {
+		if !strings.Contains(l, "task PRINTED") || strings.Contains(l, "tok-0123456789abcdef01234") {
+			t.Errorf("tail line %q", l)
+		}
+	}
+	if err := cloud.Send(agentID, &wire.LogsTail{ID: "tail-2", Contains: "LAN-1_K_v2", Follow: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cloud.Send(agentID, &wire.Reprint{ID: "r1", TaskNo: "LAN-1_K_v1"}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := cloud.WaitResult(limit, agentID, "r1"); err != nil || !res.OK || res.TaskNo != "LAN-1_K_v2" {
+		t.Fatalf("remote reprint: %+v %v", res, err)
+	}
+	if _, err := cloud.WaitLogLines(limit, agentID, "tail-2", 1); err != nil {
+		t.Fatalf("followed tail got nothing: %v", err)
+	}
+	if err := cloud.Send(agentID, &wire.LogsStop{ID: "tail-2"}); err != nil {
+		t.Fatal(err)
+	}
+
 	// The cloud revokes the store: the link goes unpaired, the token is
 	// forgotten, and it does not hammer the cloud.
 	if n := cloud.RevokeAgent(agentID); n == 0 {

@@ -221,9 +221,15 @@ func (l *Link) Run(ctx context.Context) error {
 			refused, unpaired = token, "refused"
 			attempt = 0
 			// Revoked first: by the time the state says unpaired, the
-			// agent has forgotten the token.
-			if out.revoked && l.opts.Revoked != nil {
-				l.opts.Revoked(out.reason)
+			// agent has forgotten the token. A handshake refused with
+			// 401/403 counts too: the revoke frame and the close can race,
+			// and the cloud has said the token is no good either way.
+			if l.opts.Revoked != nil {
+				reason := out.reason
+				if !out.revoked && out.err != nil {
+					reason = "the cloud refused the token at the handshake: " + out.err.Error()
+				}
+				l.opts.Revoked(reason)
 			}
 			l.setState(StateUnpaired)
 			l.log.Error("cloud link: the cloud refused this agent's device token; pair the agent again (it reconnects once a new token is stored)", "err", out.err)

@@ -106,8 +106,9 @@ type Options struct {
 	// ok=false, code not_supported.
 	Tailer Tailer
 	// Revoked, if set, is called (from Run's goroutine) when the cloud
-	// revokes the device token, with the cloud's reason, so the agent can
-	// forget the token and go back to pairing.
+	// revokes the device token (a revoke frame, or a handshake refused with
+	// 401/403), with the reason, so the agent can forget the token and go
+	// back to pairing.
 	Revoked func(reason string)
 
 	// MaxInFlight is how many events batches may wait for events_ack at
