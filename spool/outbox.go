@@ -97,6 +97,31 @@ func (s *Spool) ReadOutbox(n int) ([]OutboxEvent, error) {
 	return out, err
 }
 
+// ReadOutboxSkipping is ReadOutbox for a reader that already holds some
+// events (sent, not yet acknowledged): it returns up to n of the
+// oldest-keyed events whose key skip refuses, decoding only those. The
+// cloud link uses it to fill its next batch without decoding again the
+// batches it has in flight.
+func (s *Spool) ReadOutboxSkipping(n int, skip func(key []byte) bool) ([]OutboxEvent, error) {
+	var out []OutboxEvent
+	err := s.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketOutbox).Cursor()
+		for k, v := c.First(); k != nil && len(out) < n; k, v = c.Next() {
+			if skip(k) {
+				continue
+			}
+			var ev OutboxEvent
+			if err := json.Unmarshal(v, &ev.Event); err != nil {
+				return fmt.Errorf("read outbox: decode %q: %w", k, err)
+			}
+			ev.Key = append([]byte(nil), k...)
+			out = append(out, ev)
+		}
+		return nil
+	})
+	return out, err
+}
+
 // AckOutbox deletes the events with these keys (as returned by ReadOutbox).
 // Keys already gone are ignored, so a repeated acknowledgement is harmless.
 func (s *Spool) AckOutbox(keys [][]byte) error {

@@ -1,6 +1,7 @@
 package spool
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 	"time"
@@ -245,5 +246,25 @@ func TestTrimOutboxByAge(t *testing.T) {
 	}
 	if evs, _ := s.ReadOutbox(10); len(evs) != 1 || evs[0].TaskNo != "B_v1" {
 		t.Errorf("kept %+v, want the newest event", evs)
+	}
+}
+
+// TestReadOutboxSkipping ensures the skipping read returns the oldest events
+// whose keys are not skipped, in key order, up to n, as ReadOutbox would
+// without the skipped ones.
+func TestReadOutboxSkipping(t *testing.T) {
+	s, _ := openTest(t, Options{})
+	for _, no := range []string{"A_v1", "B_v1", "C_v1"} {
+		mustAccept(t, s, task(no, "k"))
+		mustMove(t, s, no, StateQueued, Change{})
+	}
+	all, err := s.ReadOutbox(100)
+	if err != nil || len(all) != 6 {
+		t.Fatalf("outbox %d %v", len(all), err)
+	}
+	skip := map[string]bool{string(all[0].Key): true, string(all[1].Key): true, string(all[3].Key): true}
+	got, err := s.ReadOutboxSkipping(2, func(k []byte) bool { return skip[string(k)] })
+	if err != nil || len(got) != 2 || !bytes.Equal(got[0].Key, all[2].Key) || !bytes.Equal(got[1].Key, all[4].Key) || got[1].TaskNo != all[4].TaskNo {
+		t.Errorf("skipping read: %+v %v", got, err)
 	}
 }

@@ -20,7 +20,15 @@ import (
 func (s *session) pump() error {
 	l := s.l
 	for len(s.inflight) < l.opts.MaxInFlight {
-		evs, err := l.opts.Outbox.ReadOutbox(len(s.sent) + l.opts.BatchSize)
+		var evs []spool.OutboxEvent
+		var err error
+		if sk, ok := l.opts.Outbox.(skippingOutbox); ok {
+			// Decode only what the next batch takes, not again the
+			// batches in flight.
+			evs, err = sk.ReadOutboxSkipping(l.opts.BatchSize, func(k []byte) bool { _, sent := s.sent[string(k)]; return sent })
+		} else {
+			evs, err = l.opts.Outbox.ReadOutbox(len(s.sent) + l.opts.BatchSize)
+		}
 		if err != nil {
 			// A read that fails now may work at the next poll; the
 			// connection is not at fault.
@@ -167,3 +175,11 @@ func (s *session) retryAcks() {
 	}
 	s.unacked = nil
 }
+
+// skippingOutbox is an Outbox that can skip keys without decoding them;
+// *spool.Spool is one.
+type skippingOutbox interface {
+	ReadOutboxSkipping(n int, skip func(key []byte) bool) ([]spool.OutboxEvent, error)
+}
+
+var _ skippingOutbox = (*spool.Spool)(nil)
