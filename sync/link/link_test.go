@@ -355,6 +355,11 @@ func TestNotifyAndPoll(t *testing.T) {
 	if b := expect[*wire.Events](t, p); fmt.Sprint(keysOf(b.Events)) != "[N1/1]" {
 		t.Fatalf("after Notify: %v", keysOf(b.Events))
 	}
+	// The pump may still be looking for more after the batch went out:
+	// let it finish before N2 exists.
+	if more := p.barrier(t); len(more) != 0 {
+		t.Fatalf("sent %s after the batch", more[0].Type())
+	}
 	h.accept(t, "N2")
 	if more := p.barrier(t); len(more) != 0 {
 		t.Fatalf("sent %s without Notify or poll", more[0].Type())
