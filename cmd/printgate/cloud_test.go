@@ -25,8 +25,8 @@ import (
 // reference cloud on loopback: `printgate pair` pairs through the QR code's
 // device flow; `printgate run` takes a cloud job, and the same job sent
 // again is answered duplicate and printed once; LAN tasks print through a
-// WAN outage; the agent is SIGKILLed the moment its replay reaches the cloud
-// (before or after the ack lands: one batch carries it); after a restart the
+// WAN outage; the agent is SIGKILLed the moment the first batch of its
+// replay reaches the cloud, with more batches to come; after a restart the
 // cloud holds every event of every task exactly once, in order per task,
 // the outbox is empty, and every ticket is on paper exactly once.
 func TestCloudRealBinary(t *testing.T) {
@@ -109,8 +109,10 @@ func TestCloudRealBinary(t *testing.T) {
 	// The WAN goes down; the store keeps taking and printing LAN tasks.
 	cloud.SetRefusing(true)
 	cloud.DropAll()
-	for i := 1; i <= 20; i++ {
-		no := fmt.Sprintf("LAN-%02d_K_v1", i)
+	// Enough tasks (about 4 events each) that the replay takes more than
+	// one 500-event batch, so the kill below can land between batches.
+	for i := 1; i <= 150; i++ {
+		no := fmt.Sprintf("LAN-%03d_K_v1", i)
 		if c := submit(base, promiseToken, no, "k"); c != http.StatusAccepted {
 			t.Fatalf("submit %s during the outage: %d", no, c)
 		}
