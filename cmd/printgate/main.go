@@ -5,6 +5,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -56,4 +58,23 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(w, "\nRun 'printgate <command> --help' for a command's options.")
+}
+
+// parseFlags parses a command's flags and refuses positional arguments, the
+// same way for every command: --help prints the usage and exits 0, a bad
+// flag or an extra argument prints what is wrong and the usage and exits 2.
+// done reports that the command must return code now.
+func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, done bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, true
+		}
+		return 2, true
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "printgate %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		fs.Usage()
+		return 2, true
+	}
+	return 0, false
 }

@@ -57,16 +57,8 @@ func pairCmd(ctx context.Context, env pairEnv, args []string, stdout, stderr io.
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "printgate pair: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return 2
+	if code, done := parseFlags(fs, args, stderr); done {
+		return code
 	}
 	cfg, err := config.Load(*configPath)
 	if err != nil {
@@ -194,16 +186,8 @@ func runUnpair(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "printgate unpair: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return 2
+	if code, done := parseFlags(fs, args, stderr); done {
+		return code
 	}
 	cfg, err := config.Load(*configPath)
 	if err != nil {

@@ -94,16 +94,8 @@ func printersCmd(ctx context.Context, env printersEnv, args []string, stdout, st
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "printgate printers: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return 2
+	if code, done := parseFlags(fs, args, stderr); done {
+		return code
 	}
 	if *port < 1 || *port > 65535 {
 		fmt.Fprintf(stderr, "printgate printers: bad --port %d: want 1 to 65535\n", *port)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -19,15 +18,8 @@ func runToken(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: printgate token\n\nPrints a new random API token (32 characters). Save it where the config\nnames it, e.g. printgate token > /etc/printgate/api-token.txt with\napi_token_file = \"api-token.txt\", and give the same token to the POS.")
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "printgate token: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if code, done := parseFlags(fs, args, stderr); done {
+		return code
 	}
 	fmt.Fprintln(stdout, config.NewToken())
 	return 0

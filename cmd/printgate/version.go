@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -24,16 +23,8 @@ func runVersion(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "\nPrints the build version, the OS/architecture and the Go release on one line,")
 		fmt.Fprintln(stderr, "e.g. \"printgate 1.4.0 linux/amd64 go1.26.0\". It takes no arguments.")
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "printgate version: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return 2
+	if code, done := parseFlags(fs, args, stderr); done {
+		return code
 	}
 	fmt.Fprintf(stdout, "printgate %s %s/%s %s\n", version.Version, runtime.GOOS, runtime.GOARCH, runtime.Version())
 	return 0
