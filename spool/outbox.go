@@ -81,20 +81,7 @@ type OutboxEvent struct {
 // order, and by event number within a task. It removes nothing; AckOutbox
 // does once the cloud has confirmed them.
 func (s *Spool) ReadOutbox(n int) ([]OutboxEvent, error) {
-	var out []OutboxEvent
-	err := s.view(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketOutbox).Cursor()
-		for k, v := c.First(); k != nil && len(out) < n; k, v = c.Next() {
-			var ev OutboxEvent
-			if err := json.Unmarshal(v, &ev.Event); err != nil {
-				return fmt.Errorf("read outbox: decode %q: %w", k, err)
-			}
-			ev.Key = append([]byte(nil), k...)
-			out = append(out, ev)
-		}
-		return nil
-	})
-	return out, err
+	return s.ReadOutboxSkipping(n, func([]byte) bool { return false })
 }
 
 // ReadOutboxSkipping is ReadOutbox for a reader that already holds some
