@@ -1,6 +1,7 @@
 package localapi
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"printgate/agent/logring"
 )
 
 // Options configure the API. Only Token is required for the /api/ routes to
@@ -42,6 +45,10 @@ type Options struct {
 	// answers and one warning per lockout of a client that sent too many
 	// wrong tokens. Nil discards. Tokens are never logged.
 	Logger *slog.Logger
+	// Tail, if set, serves GET /api/v1/logs (to the token): the agent's
+	// recent and, with follow, new log lines, redacted, as support's remote
+	// tail sees them. Nil answers 404.
+	Tail func(ctx context.Context, o logring.TailOptions, send func(lines []string) error) error
 	// Now is the clock of the failed-authentication throttle
 	// (AuthFailureLimit wrong tokens within AuthFailureWindow lock a client
 	// address out). Nil is time.Now; tests inject a fake.
