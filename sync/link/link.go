@@ -49,6 +49,9 @@ type Stats struct {
 	// LastError says why the last connection failed or ended; empty when
 	// none has.
 	LastError string
+	// Store is the store_id of the cloud's last welcome: the store this
+	// agent belongs to. It is kept while offline; empty until a welcome.
+	Store string
 }
 
 // Link is the agent's side of the cloud websocket. Build it with New and
@@ -70,6 +73,9 @@ type Link struct {
 
 	mu    sync.Mutex
 	stats Stats
+
+	// onState is called after each change of stats.State (OnStateChange).
+	onState atomic.Pointer[func(state string)]
 }
 
 // New checks opts and returns a Link ready to Run. It dials nothing.
@@ -147,10 +153,29 @@ func (l *Link) Stats() Stats {
 	return l.stats
 }
 
+// OnStateChange sets f to be called with the new state each time the
+// link's State changes (nil: no longer called), so a live view can refresh
+// without polling. f runs on the link's goroutine after the change, outside
+// its locks, and must not block.
+func (l *Link) OnStateChange(f func(state string)) {
+	if f == nil {
+		l.onState.Store(nil)
+		return
+	}
+	l.onState.Store(&f)
+}
+
 func (l *Link) update(f func(*Stats)) {
 	l.mu.Lock()
+	before := l.stats.State
 	f(&l.stats)
+	after := l.stats.State
 	l.mu.Unlock()
+	if after != before {
+		if h := l.onState.Load(); h != nil {
+			(*h)(after)
+		}
+	}
 }
 
 func (l *Link) setState(s string) {

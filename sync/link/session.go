@@ -199,6 +199,7 @@ func (s *session) run(ctx context.Context) (out outcome) {
 		return outcome{err: err}
 	}
 
+	store := "" // the welcome's store_id
 	welcome := l.clock.NewTimer(l.opts.WelcomeTimeout)
 	defer welcome.Stop()
 	for waiting := true; waiting; {
@@ -215,6 +216,7 @@ func (s *session) run(ctx context.Context) (out outcome) {
 			switch m := in.msg.(type) {
 			case *wire.Welcome:
 				waiting = false
+				store = m.StoreID
 				l.log.Info("cloud link online", "store_id", m.StoreID, "outbox", depth)
 			case *wire.Revoke:
 				return s.revoked(m)
@@ -229,6 +231,7 @@ func (s *session) run(ctx context.Context) (out outcome) {
 	now := l.clock.Now()
 	l.update(func(st *Stats) {
 		st.State, st.Connects, st.OnlineSince, st.InFlight = StateOnline, st.Connects+1, now, 0
+		st.Store = store
 	})
 	out.welcomed = true
 
