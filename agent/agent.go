@@ -8,14 +8,17 @@ import (
 	"math/rand/v2"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"printgate/agent/config"
 	"printgate/agent/localapi"
 	"printgate/agent/metrics"
+	"printgate/agent/web"
 	"printgate/agent/wheel"
 	"printgate/drivers/escpos"
 	"printgate/spool"
+	"printgate/sync/link"
 )
 
 // Agent runs the lanes of every configured printer over one spool. Create it
@@ -49,6 +52,13 @@ type Agent struct {
 	failed   error // why the core stopped, if it did
 
 	outboxDropped int // last outbox loss reported, owned by gauges
+
+	// link is the cloud link once AttachLink; nil without one.
+	link atomic.Pointer[link.Link]
+	// hub feeds the manager page's live views (Subscribe).
+	hub hub
+	// pairing runs the device flow the pairing page shows.
+	pairing pairing
 }
 
 var _ localapi.Backend = (*Agent)(nil)
@@ -105,6 +115,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.failMu.Lock()
 	a.stopCore = cancel
 	a.failMu.Unlock()
+	// Pairing flows live as long as Run; stop and wait for them last.
+	a.pairing.begin(a, runCtx)
+	defer a.pairing.end()
 	var wg sync.WaitGroup
 	for _, name := range a.order {
 		l := a.lanes[name]
@@ -209,6 +222,7 @@ func (a *Agent) fail(err error) {
 	a.failMu.Unlock()
 	if first {
 		a.log.Error("AGENT CORE STOPPED: no task will print; intake refuses new tasks", "err", err)
+		a.hub.publish(web.Change{Kind: "health"})
 	}
 	if stop != nil {
 		stop()

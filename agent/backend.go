@@ -14,13 +14,8 @@ import (
 // Submit accepts a task into the spool and hands it to its printer's lane.
 // It returns once the task is fsync'd; printing happens afterwards.
 func (a *Agent) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bool, error) {
-	if a.Failed() != nil {
-		return nil, false, fmt.Errorf("%w: its core has stopped on a failure (see the agent's log)", localapi.ErrUnavailable)
-	}
-	select {
-	case <-a.started:
-	default:
-		return nil, false, fmt.Errorf("%w: the agent is still restoring its spool", localapi.ErrUnavailable)
+	if err := a.available(); err != nil {
+		return nil, false, err
 	}
 	if _, ok := a.lanes[nt.Printer]; !ok {
 		return nil, false, fmt.Errorf("%w: %q (configured: %v)", localapi.ErrUnknownPrinter, nt.Printer, a.order)
@@ -115,25 +110,37 @@ func (a *Agent) Reprint(ctx context.Context, taskNo string) (*spool.Task, error)
 	if err != nil {
 		return nil, err
 	}
+	t, err := a.newVersion(ctx, orig, orig.Printer, false)
+	if err != nil {
+		return nil, fmt.Errorf("reprint: %w", err)
+	}
+	return t, nil
+}
+
+// newVersion submits the next free version of orig (_vN → _vN+1) on
+// printer: origin manager, urgent, linked by reprint_of, and marked
+// POSSIBLE DUPLICATE when dup is set.
+func (a *Agent) newVersion(ctx context.Context, orig *spool.Task, printer string, dup bool) (*spool.Task, error) {
+	taskNo := orig.TaskNo
 	if orig.Pruned {
-		return nil, fmt.Errorf("reprint %s: %w", taskNo, spool.ErrPruned)
+		return nil, fmt.Errorf("%s: %w", taskNo, spool.ErrPruned)
 	}
 	next := taskNo
 	for i := 0; i < 100; i++ {
 		next = nextVersion(next)
 		nt := spool.NewTask{
-			TaskNo: next, Printer: orig.Printer, Priority: spool.PriorityUrgent, Origin: spool.OriginManager,
-			Payload: orig.Payload, Document: orig.Document, ReprintOf: taskNo,
+			TaskNo: next, Printer: printer, Priority: spool.PriorityUrgent, Origin: spool.OriginManager,
+			Payload: orig.Payload, Document: orig.Document, ReprintOf: taskNo, PossibleDuplicate: dup,
 		}
-		t, dup, err := a.Submit(ctx, nt)
+		t, exists, err := a.Submit(ctx, nt)
 		if err != nil {
-			return nil, fmt.Errorf("reprint %s as %s: %w", taskNo, next, err)
+			return nil, fmt.Errorf("%s as %s: %w", taskNo, next, err)
 		}
-		if !dup {
+		if !exists {
 			return t, nil
 		}
 	}
-	return nil, fmt.Errorf("reprint %s: 100 versions already exist", taskNo)
+	return nil, fmt.Errorf("%s: 100 versions already exist", taskNo)
 }
 
 // Refresh asks printer's monitor to read its status now instead of at the

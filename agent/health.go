@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"printgate/agent/localapi"
+	"printgate/agent/web"
 	"printgate/spool"
 )
 
@@ -53,6 +54,7 @@ func (a *Agent) reportIntegrity() {
 		a.log.Error("OUTBOX FULL: events the cloud never acknowledged were dropped; the cloud lacks part of those tasks' history",
 			"dropped_total", st.Dropped, "new", st.Dropped-a.outboxDropped, "compacted_total", st.Compacted, "depth", st.Depth)
 		a.outboxDropped = st.Dropped
+		a.hub.publish(web.Change{Kind: "health"})
 	}
 }
 

@@ -56,7 +56,18 @@ type (
 		conf escpos.Confirmation
 		err  error
 	}
+	// msgRetry is a manager's retry of a HELD task (Agent.Retry): queue it
+	// again on printer ("" = where it is).
+	msgRetry struct {
+		taskNo, printer string
+		reply           chan retryResult
+	}
 )
+
+type retryResult struct {
+	task *spool.Task
+	err  error
+}
 
 // laneIdle is a lane's answer to a barrier.
 type laneIdle struct {
@@ -100,6 +111,8 @@ type lane struct {
 	printing atomic.Bool
 	infoMu   sync.Mutex
 	snap     localapi.PrinterInfo
+	lastTask string    // the last task this printer put on paper
+	lastAt   time.Time // and when
 
 	// held indexes every task the lane holds, wherever it is: a task
 	// delivered twice is taken once.
@@ -242,6 +255,8 @@ func (l *lane) handle(msg laneMsg) {
 		l.deadline(m.taskNo)
 	case msgCancel:
 		l.cancel(m)
+	case msgRetry:
+		l.retry(m)
 	case msgFailover:
 		l.maybeFailover()
 	case msgFailback:
@@ -772,6 +787,9 @@ func (l *lane) recordPrinted(e *entry, conf spool.Confirmation, r spool.MoveResu
 	e.task = lite(r.Task)
 	l.logMove(r.Task, from, spool.StatePrinted, spool.Change{Confirmation: conf})
 	l.forget(e)
+	l.infoMu.Lock()
+	l.lastTask, l.lastAt = r.Task.TaskNo, r.Task.UpdatedAt
+	l.infoMu.Unlock()
 	l.a.m.ObservePrinted(l.name, string(conf), e.task.UpdatedAt.Sub(e.task.AcceptedAt))
 	l.a.m.IncAttempt(l.name, "printed")
 }
@@ -1144,6 +1162,56 @@ func (l *lane) cancel(m msgCancel) {
 	m.reply <- cancelResult{task: t}
 }
 
+// retry queues a HELD task again for a manager (Agent.Retry): HELD →
+// QUEUED in one compare-and-set transition, marked POSSIBLE DUPLICATE since
+// its first copy may be on paper, on printer when one is named. The lane is
+// the only writer of its tasks, so of two retries racing for the same task
+// the first moves it and the second finds it no longer HELD: it prints once.
+func (l *lane) retry(m msgRetry) {
+	e := l.held[m.taskNo]
+	if e == nil || e.task.State != spool.StateHeld || (l.inflight == e) {
+		state := "not waiting in lane " + l.name
+		if e != nil {
+			state = string(e.task.State)
+		}
+		m.reply <- retryResult{err: fmt.Errorf("%w: task %s is %s, no longer HELD: it was retried or ended meanwhile", localapi.ErrConflict, m.taskNo, state)}
+		return
+	}
+	to := m.printer
+	if to == "" {
+		// Where it is, or this printer's backup while failed over.
+		to = l.name
+		if l.failedOver != "" {
+			to = l.failedOver
+		}
+	}
+	l.detach(e)
+	dup := true
+	reason := "retried by a manager"
+	if to != l.name {
+		reason = "retried by a manager on " + to
+	}
+	t, ok := l.movePath(e, []spool.State{spool.StateQueued}, spool.Change{Target: &to, PossibleDuplicate: &dup, Reason: reason})
+	if !ok {
+		err := l.moveErr
+		if spoolTrouble(err) {
+			// Still HELD on record: it stays held here, for another try.
+			l.waiting[m.taskNo] = e
+			m.reply <- retryResult{err: fmt.Errorf("retry %s: the spool could not record it: %w", m.taskNo, err)}
+			return
+		}
+		// Refused: the stored task moved on; resync has taken it.
+		m.reply <- retryResult{err: fmt.Errorf("%w: task %s changed meanwhile: %v", localapi.ErrConflict, m.taskNo, err)}
+		return
+	}
+	if t.Lane() == l.name {
+		l.queue.push(e)
+	} else {
+		l.handOver(e, t)
+	}
+	m.reply <- retryResult{task: t}
+}
+
 // publish shares the lane's state with the monitor, the API and metrics.
 func (l *lane) publish() {
 	n := l.queue.len() + l.parked.Len() + len(l.toQueue) + len(l.toPark)
@@ -1168,6 +1236,9 @@ func (l *lane) publish() {
 func (l *lane) observe(e Event) {
 	if obs := l.a.opts.Observe; obs != nil {
 		obs(e)
+	}
+	if c, ok := changeOf(e); ok {
+		l.a.hub.publish(c)
 	}
 }
 

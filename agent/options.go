@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"printgate/agent/config"
+	"printgate/agent/logring"
 	"printgate/agent/metrics"
 	"printgate/agent/wheel"
 	"printgate/drivers/escpos"
@@ -64,6 +65,9 @@ type Options struct {
 	// block. Tests wait on it instead of sleeping; the cloud link and the
 	// manager page's live view can use it too.
 	Observe func(Event)
+	// Ring keeps the agent's recent log lines for the manager page's live
+	// tail (Tail); nil means no lines are kept and Tail says so.
+	Ring *logring.Ring
 }
 
 func (o *Options) fill() {

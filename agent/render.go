@@ -9,10 +9,7 @@ import (
 // rendered for l's profile, or the raw payload, with the banners the task's
 // history calls for.
 func render(t *spool.Task, l *lane) ([]byte, error) {
-	opts := escpos.RenderOptions{PossibleDuplicate: t.PossibleDuplicate, Reprint: t.ReprintOf != ""}
-	if t.Lane() != t.Printer {
-		opts.FailoverFrom, opts.FailoverTo = t.Printer, t.Lane()
-	}
+	opts := renderOptions(t)
 	if len(t.Document) > 0 {
 		doc, err := escpos.ParseDocument(t.Document)
 		if err != nil {
@@ -28,4 +25,15 @@ func render(t *spool.Task, l *lane) ([]byte, error) {
 		return nil, err
 	}
 	return append(banner, t.Payload...), nil
+}
+
+// renderOptions are the banners t's history calls for: POSSIBLE DUPLICATE,
+// REPRINT, FAILOVER. The printer path and the page's preview both use it,
+// so the preview shows the banners the paper gets.
+func renderOptions(t *spool.Task) escpos.RenderOptions {
+	opts := escpos.RenderOptions{PossibleDuplicate: t.PossibleDuplicate, Reprint: t.ReprintOf != ""}
+	if t.Lane() != t.Printer {
+		opts.FailoverFrom, opts.FailoverTo = t.Printer, t.Lane()
+	}
+	return opts
 }
