@@ -59,6 +59,9 @@ type Agent struct {
 	hub hub
 	// pairing runs the device flow the pairing page shows.
 	pairing pairing
+	// scanPort is the port Scan tries; 0 means 9100. Tests point it at an
+	// emulator.
+	scanPort int
 }
 
 var _ localapi.Backend = (*Agent)(nil)

@@ -263,7 +263,7 @@ func (a *Agent) Scan(ctx context.Context, cidr string, progress func(done, total
 				progress(base+done, total)
 			}
 		}
-		f, err := drivers.ScanTCP(ctx, n, 0, opts)
+		f, err := drivers.ScanTCP(ctx, n, a.scanPort, opts)
 		found = append(found, f...)
 		if err != nil {
 			return found, fmt.Errorf("scan for printers: %w", err)

@@ -1,0 +1,441 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"printgate/agent/localapi"
+	"printgate/agent/logring"
+	"printgate/agent/web"
+	"printgate/drivers/escpos"
+	"printgate/drivers/printertest"
+	"printgate/spool"
+)
+
+// TestRetryHeldPrintsOnceMarked ensures a HELD task retried by two managers
+// at once is queued again by one retry only, the other being told it is no
+// longer HELD, and comes out once, under the POSSIBLE DUPLICATE banner.
+func TestRetryHeldPrintsOnceMarked(t *testing.T) {
+	h := newHarness(t, []printerSpec{{name: "k", model: printertest.ModelEpson, extra: `on_unknown = "hold"`}}, "")
+	h.waitPrinter("k", "READY")
+	// The pre-send health check is a few bytes; the drop lands inside the job.
+	h.p["k"].FaultAfter(printertest.FaultDrop, 40)
+	h.submit("H_v1", "k")
+	h.waitTask("H_v1", spool.StateHeld)
+	h.settle("k")
+
+	var wg sync.WaitGroup
+	results := make([]error, 2)
+	tasks := make([]*spool.Task, 2)
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tasks[i], results[i] = h.a.Retry(context.Background(), "H_v1", "")
+		}()
+	}
+	wg.Wait()
+	ok, conflicts := 0, 0
+	for i, err := range results {
+		switch {
+		case err == nil:
+			ok++
+			if tasks[i].State != spool.StateQueued || !tasks[i].PossibleDuplicate || tasks[i].TaskNo != "H_v1" {
+				t.Errorf("retry answered %+v, want H_v1 QUEUED possible_duplicate", tasks[i])
+			}
+		case errors.Is(err, localapi.ErrConflict):
+			conflicts++
+		default:
+			t.Errorf("retry: %v", err)
+		}
+	}
+	if ok != 1 || conflicts != 1 {
+		t.Fatalf("%d retries succeeded and %d conflicted, want 1 and 1: %v", ok, conflicts, results)
+	}
+	got := h.waitTask("H_v1", spool.StatePrinted)
+	if !got.PossibleDuplicate {
+		t.Errorf("printed without possible_duplicate: %+v", got)
+	}
+	h.tickets("k", 1)
+	h.settle("k")
+	plain, marked := printertest.Copies(h.p["k"].Tickets(), "TICKET", "POSSIBLE DUPLICATE")
+	// The first attempt may have put its text on paper before the link
+	// dropped (that is why it was held); the retry adds exactly one copy,
+	// marked.
+	if marked["H_v1"] != 1 || plain["H_v1"] > 1 {
+		t.Errorf("H_v1 on paper %d times marked and %d plain, want 1 marked and at most the first attempt plain", marked["H_v1"], plain["H_v1"])
+	}
+	if n := h.count(func(e Event) bool {
+		return e.Task != nil && e.Task.TaskNo == "H_v1" && e.Task.State == spool.StateSending
+	}); n != 2 {
+		t.Errorf("H_v1 sent %d times, want 2 (the unknown attempt and the retry)", n)
+	}
+	// Printed now: a third retry is a conflict, not a new copy.
+	if _, err := h.a.Retry(context.Background(), "H_v1", ""); !errors.Is(err, localapi.ErrConflict) {
+		t.Errorf("retry of a printed task: %v, want ErrConflict", err)
+	}
+}
+
+// TestRetryHeldOnAnotherPrinter ensures a HELD task retried on another
+// printer moves there and prints there, with its banners.
+func TestRetryHeldOnAnotherPrinter(t *testing.T) {
+	h := newHarness(t, []printerSpec{
+		{name: "k", model: printertest.ModelEpson, extra: `on_unknown = "hold"`},
+		{name: "b", model: printertest.ModelEpson},
+	}, "")
+	h.waitPrinter("k", "READY")
+	h.p["k"].FaultAfter(printertest.FaultDrop, 40)
+	h.submit("H_v1", "k")
+	h.waitTask("H_v1", spool.StateHeld)
+	r, err := h.a.Retry(context.Background(), "H_v1", "b")
+	if err != nil || r.Target != "b" {
+		t.Fatalf("retry on b: %+v %v", r, err)
+	}
+	h.waitTask("H_v1", spool.StatePrinted)
+	tk := h.tickets("b", 1)
+	text := tk[0].Text()
+	if !strings.Contains(text, "POSSIBLE DUPLICATE") || !strings.Contains(text, "TICKET H_v1") {
+		t.Errorf("ticket at b:\n%s", text)
+	}
+}
+
+// TestRetryTimedOutOnAnotherPrinter ensures a task that timed out becomes a
+// new version on the printer the manager chose, and prints there only.
+func TestRetryTimedOutOnAnotherPrinter(t *testing.T) {
+	h := newHarness(t, []printerSpec{
+		{name: "a", model: printertest.ModelEpson, faults: []printertest.FaultKind{printertest.FaultPaperOut}},
+		{name: "b", model: printertest.ModelEpson},
+	}, "")
+	h.waitPrinter("a", "PAPER_OUT")
+	h.submit("T_v1", "a", func(nt *spool.NewTask) { nt.Timeout = 10 * time.Second })
+	h.clock.Advance(11 * time.Second)
+	h.waitTask("T_v1", spool.StateTimedOut)
+
+	if _, err := h.a.Retry(context.Background(), "T_v1", "nowhere"); !errors.Is(err, localapi.ErrUnknownPrinter) {
+		t.Errorf("retry on an unknown printer: %v, want ErrUnknownPrinter", err)
+	}
+	r, err := h.a.Retry(context.Background(), "T_v1", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.TaskNo != "T_v2" || r.Printer != "b" || r.ReprintOf != "T_v1" || r.Origin != spool.OriginManager || r.Priority != spool.PriorityUrgent || r.PossibleDuplicate {
+		t.Errorf("retry made %+v; want T_v2 on b, reprint_of T_v1, manager, urgent, not a possible duplicate (never sent)", r)
+	}
+	h.waitTask("T_v2", spool.StatePrinted)
+	tk := h.tickets("b", 1)
+	if got := printedOrder(tk); fmtStrings(got) != "T_v1" || !strings.Contains(tk[0].Text(), "REPRINT") {
+		t.Errorf("b printed %v:\n%s", got, tk[0].Text())
+	}
+	if n := len(h.p["a"].Tickets()); n != 0 {
+		t.Errorf("a printed %d tickets, want none", n)
+	}
+	// A queued task cannot be retried: it will print anyway.
+	h.submit("Q_v1", "a")
+	h.waitUntil("Q_v1 queued", func() bool { return h.inState(spool.StateQueued, "Q_v1") })
+	if _, err := h.a.Retry(context.Background(), "Q_v1", ""); !errors.Is(err, localapi.ErrConflict) {
+		t.Errorf("retry of a queued task: %v, want ErrConflict", err)
+	}
+}
+
+// TestSentBefore ensures a finished task whose bytes may have left is
+// retried marked as a possible duplicate, and one never sent is not.
+func TestSentBefore(t *testing.T) {
+	sent := &spool.Task{Timeline: []spool.TimelineEntry{{State: spool.StateAccepted}, {State: spool.StateQueued}, {State: spool.StateSending}, {State: spool.StateFailed}}}
+	never := &spool.Task{Timeline: []spool.TimelineEntry{{State: spool.StateAccepted}, {State: spool.StateParked}, {State: spool.StateTimedOut}}}
+	if !sentBefore(sent) || sentBefore(never) {
+		t.Errorf("sentBefore: sent %v, never %v", sentBefore(sent), sentBefore(never))
+	}
+}
+
+// TestPrinterDetailsAndTestPrint ensures a test print comes out with the
+// printer's name, and that the printer's details then show its profile,
+// what the probe found, its model and the test ticket as the last one.
+func TestPrinterDetailsAndTestPrint(t *testing.T) {
+	h := newHarness(t, []printerSpec{
+		{name: "k", model: printertest.ModelEpson, extra: `profile = "epson-80"` + "\nbackup = \"c\""},
+		{name: "c", model: printertest.ModelClone, extra: `profile = "xprinter-80"`},
+	}, "")
+	h.waitPrinter("k", "READY")
+	before := h.a.PrinterDetails()
+	if before[0].LastTask != "" {
+		t.Errorf("last task %q before any print", before[0].LastTask)
+	}
+	tp, err := h.a.TestPrint(context.Background(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(tp.TaskNo, "TEST_k_") || tp.Origin != spool.OriginManager {
+		t.Errorf("test print task %+v", tp)
+	}
+	h.waitTask(tp.TaskNo, spool.StatePrinted)
+	text := h.tickets("k", 1)[0].Text()
+	if !strings.Contains(text, "PRINTGATE TEST") || !strings.Contains(text, "epson-80") || strings.Contains(text, "?????") {
+		t.Errorf("test ticket on k:\n%s", text)
+	}
+	if _, err := h.a.TestPrint(context.Background(), "nowhere"); !errors.Is(err, localapi.ErrUnknownPrinter) {
+		t.Errorf("test print on an unknown printer: %v", err)
+	}
+
+	d := h.a.PrinterDetails()
+	if len(d) != 2 || d[0].Name != "k" || d[1].Name != "c" {
+		t.Fatalf("details %+v, want k then c", d)
+	}
+	k := d[0]
+	if k.Backup != "c" || k.Profile != "epson-80" || k.State != "READY" || k.LastTask != tp.TaskNo || !k.LastAt.Equal(h.clock.Now()) {
+		t.Errorf("k: %+v (now %v)", k, h.clock.Now())
+	}
+	caps := strings.Join(k.Capabilities, "; ")
+	for _, want := range []string{"80 mm, 48 columns", "WPC1252", "cutter", "real-time status", "print confirmation"} {
+		if !strings.Contains(caps, want) {
+			t.Errorf("k capabilities %q lack %q", caps, want)
+		}
+	}
+	if k.Model == "" {
+		t.Errorf("k has no model; the Epson emulator answers GS I")
+	}
+
+	// A GB18030 printer's test ticket carries a line of Chinese.
+	h.waitPrinter("c", "READY")
+	tc, err := h.a.TestPrint(context.Background(), "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.waitTask(tc.TaskNo, spool.StatePrinted)
+	if text := h.tickets("c", 1)[0].Text(); !strings.Contains(text, "中文测试") {
+		t.Errorf("test ticket on c lacks its Chinese line:\n%s", text)
+	}
+}
+
+// TestTestTicketDropsUnprintableChinese ensures the test ticket of a
+// single-byte profile has no Chinese line (it would print as "?"), and a
+// GB18030 one has it.
+func TestTestTicketDropsUnprintableChinese(t *testing.T) {
+	for name, want := range map[string]bool{"epson-80": false, "oneway-80": false, "xprinter-58": true} {
+		p, err := escpos.LookupProfile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := testTicket("k", p, time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := strings.Contains(string(doc), "中文"); got != want {
+			t.Errorf("%s: Chinese line %v, want %v", name, got, want)
+		}
+	}
+}
+
+// TestScanFindsEmulator scans the emulator's own loopback address and
+// nothing else, and finds it answering as an ESC/POS printer.
+func TestScanFindsEmulator(t *testing.T) {
+	h := newHarness(t, []printerSpec{{name: "k", model: printertest.ModelEpson}}, "")
+	ap := netip.MustParseAddrPort(h.p["k"].Addr())
+	h.a.scanPort = int(ap.Port())
+	var calls [][2]int
+	found, err := h.a.Scan(context.Background(), ap.Addr().String()+"/32", func(done, total int) { calls = append(calls, [2]int{done, total}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != 1 || found[0].Name != ap.String() || !found[0].Answers {
+		t.Errorf("found %+v, want the emulator at %s answering", found, ap)
+	}
+	if fmt.Sprint(calls) != "[[1 1]]" {
+		t.Errorf("progress %v, want [[1 1]]", calls)
+	}
+	if _, err := h.a.Scan(context.Background(), "10.0.0.0/8", nil); err == nil {
+		t.Error("a /8 was accepted; it must be refused before any connect")
+	}
+}
+
+// TestScanPrefix ensures the PC's own networks are scanned around its
+// address, never wider than ScanTCP allows, and loopback, link-local and
+// IPv6 are left out.
+func TestScanPrefix(t *testing.T) {
+	for in, want := range map[string]string{
+		"192.168.1.23/24": "192.168.1.0/24",
+		"10.1.2.3/8":      "10.1.0.0/22",
+		"172.16.5.4/30":   "172.16.5.4/30",
+		"127.0.0.1/8":     "",
+		"169.254.3.4/16":  "",
+		"fd00::5/64":      "",
+	} {
+		ip, ipn, err := net.ParseCIDR(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ipn.IP = ip
+		p, ok := scanPrefix(ipn)
+		got := ""
+		if ok {
+			got = p.String()
+		}
+		if got != want {
+			t.Errorf("scanPrefix(%s) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestSubscribeSeesChanges ensures a subscriber hears a task's transitions
+// and a printer's state change, and that its channel closes when its
+// context ends.
+func TestSubscribeSeesChanges(t *testing.T) {
+	h := newHarness(t, []printerSpec{{name: "k", model: printertest.ModelEpson}}, "")
+	h.waitPrinter("k", "READY")
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := h.a.Subscribe(ctx)
+	h.submit("S_v1", "k")
+	want := web.Change{Kind: "task", Printer: "k", TaskNo: "S_v1", State: "PRINTED"}
+	limit := time.After(waitLimit)
+	for seen := false; !seen; {
+		select {
+		case c := <-ch:
+			seen = c == want
+		case <-limit:
+			t.Fatalf("no %+v", want)
+		}
+	}
+	h.p["k"].SetFault(printertest.FaultPaperOut, true)
+	h.a.Refresh("k")
+	want = web.Change{Kind: "printer", Printer: "k", State: "PAPER_OUT"}
+	for seen := false; !seen; {
+		select {
+		case c := <-ch:
+			seen = c == want
+		case <-limit:
+			t.Fatalf("no %+v", want)
+		}
+	}
+	cancel()
+	for {
+		select {
+		case _, open := <-ch:
+			if !open {
+				return
+			}
+		case <-limit:
+			t.Fatal("the channel stayed open after its context ended")
+		}
+	}
+}
+
+// TestHubNeverBlocks ensures a subscriber that does not read costs the
+// publisher nothing: changes past its buffer are dropped, not waited for,
+// and subscribers beyond the bound get a closed channel.
+func TestHubNeverBlocks(t *testing.T) {
+	var h hub
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	slow := h.subscribe(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 10 * subscriberBuffer {
+			h.publish(web.Change{Kind: "task", TaskNo: fmt.Sprint(i)})
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(waitLimit):
+		t.Fatal("publish blocked on a subscriber that does not read")
+	}
+	if len(slow) != subscriberBuffer || h.dropped.Load() != 9*subscriberBuffer {
+		t.Errorf("buffered %d, dropped %d", len(slow), h.dropped.Load())
+	}
+	if c := <-slow; c.TaskNo != "0" {
+		t.Errorf("first change %+v, want the oldest kept", c)
+	}
+	subs := []<-chan web.Change{slow}
+	for range maxSubscribers - 1 {
+		subs = append(subs, h.subscribe(ctx))
+	}
+	if _, open := <-h.subscribe(ctx); open {
+		t.Error("a subscriber past the bound got an open channel")
+	}
+	cancel()
+	for _, ch := range subs {
+		// Drain what is buffered; each must then close.
+		for range ch {
+		}
+	}
+	h.mu.Lock()
+	n := len(h.subs)
+	h.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d subscribers left after their contexts ended", n)
+	}
+}
+
+// TestTail ensures the page's tail reads the agent's log ring, and says so
+// when there is none.
+func TestTail(t *testing.T) {
+	ring := logring.New(logring.Options{})
+	h := newHarness(t, []printerSpec{{name: "k", model: printertest.ModelEpson}}, "", func(o *Options) {
+		o.Ring = ring
+		o.Logger = slog.New(ring.Handler(slog.LevelInfo))
+	})
+	h.submit("L_v1", "k")
+	h.waitTask("L_v1", spool.StatePrinted)
+	var got []string
+	err := h.a.Tail(context.Background(), logring.TailOptions{Lines: 100, Contains: "L_v1"}, func(lines []string) error {
+		got = append(got, lines...)
+		return nil
+	})
+	if err != nil || !strings.Contains(strings.Join(got, "\n"), "task accepted") {
+		t.Errorf("tail: %v\n%s", err, strings.Join(got, "\n"))
+	}
+
+	bare := newHarness(t, []printerSpec{{name: "k", model: printertest.ModelEpson}}, "")
+	if err := bare.a.Tail(context.Background(), logring.TailOptions{}, func([]string) error { return nil }); err == nil || !strings.Contains(err.Error(), "no log ring") {
+		t.Errorf("tail without a ring: %v", err)
+	}
+}
+
+// TestPreview ensures a document previews with the banners its printer
+// path prints and its text escaped, and a raw payload as a bounded dump.
+func TestPreview(t *testing.T) {
+	h := newHarness(t, []printerSpec{{name: "k", model: printertest.ModelEpson, extra: `profile = "epson-58"`}, {name: "b", model: printertest.ModelEpson}}, "")
+	doc := &spool.Task{TaskNo: "P_v1", Printer: "k", Target: "b", PossibleDuplicate: true,
+		Document: []byte(`{"lines":[{"text":"<b>FRIED RICE</b> & tea"}]}`)}
+	out, err := h.a.Preview(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(out)
+	for _, want := range []string{`<pre class="paper">`, "P O S S I B L E   D U P L I C A T E", "F A I L O V E R   k", "&lt;b&gt;FRIED RICE&lt;/b&gt; &amp; tea"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("preview lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "<b>") {
+		t.Errorf("preview lets the ticket's text through as HTML:\n%s", s)
+	}
+	// Drawn for b (epson-80, 48 columns) where it prints, not for k
+	// (epson-58, 32 columns).
+	for _, row := range strings.Split(html.UnescapeString(s), "\n") {
+		if strings.Contains(row, "FRIED RICE") && utf8.RuneCountInString(row) != 48 {
+			t.Errorf("row %q is %d columns, want 48 (b's profile)", row, utf8.RuneCountInString(row))
+		}
+	}
+	raw := &spool.Task{TaskNo: "R_v1", Printer: "k", Payload: []byte(strings.Repeat("<x>", 2000))}
+	out, err = h.a.Preview(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = string(out)
+	if !strings.Contains(s, "raw ESC/POS payload, 6000 bytes") || !strings.Contains(s, "1904 more bytes") || strings.Contains(s, "<x>") {
+		t.Errorf("raw preview:\n%.400s", s)
+	}
+	if _, err := h.a.Preview(&spool.Task{TaskNo: "G_v1", Printer: "gone"}); !errors.Is(err, localapi.ErrUnknownPrinter) {
+		t.Errorf("preview for an unconfigured printer: %v", err)
+	}
+}
