@@ -107,7 +107,16 @@ func StartClock(ctx context.Context, authURL string, client *http.Client, clock 
 	}
 	// oauth2 builds its request without ctx; the transport below puts ctx
 	// back so that cancelling really abandons the request.
+	// Its Timeout becomes a deadline on ctx instead: oauth2 never closes
+	// the answer's body, and with a client Timeout that would keep the
+	// request's timer goroutine alive until the timeout.
 	ctxClient := *client
+	if client.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, client.Timeout)
+		defer cancel()
+		ctxClient.Timeout = 0
+	}
 	ctxClient.Transport = ctxTransport{ctx: ctx, rt: transport(client)}
 	da, err := cfg.DeviceAuth(context.WithValue(ctx, oauth2.HTTPClient, &ctxClient))
 	if err != nil {
