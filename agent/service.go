@@ -73,7 +73,7 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 	m := metrics.New()
 	// The cloud link is built after the agent; until then its hooks are off.
 	var cloud atomic.Pointer[link.Link]
-	opts := Options{Logger: log, Metrics: m,
+	opts := Options{Logger: log, Metrics: m, Ring: ring,
 		Observe: func(e Event) {
 			l := cloud.Load()
 			switch {
@@ -170,6 +170,7 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 			close(linkDone)
 		} else {
 			cloud.Store(lk)
+			a.AttachLink(lk)
 			go func() { defer close(linkDone); lk.Run(runCtx) }()
 		}
 	} else {
