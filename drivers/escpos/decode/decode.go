@@ -760,6 +760,16 @@ func (d *Decoder) gs(b []byte) int {
 func (d *Decoder) image(im Image) {
 	im.Align = d.align
 	d.cur.Images = append(d.cur.Images, Image{Width: im.Width, Height: im.Height})
+	// A tall image comes as bands of rows (Render sends at most 255 a
+	// command): a band right under a band of the same width continues it.
+	if n := len(d.cur.Items); n > 0 && im.Bits != nil {
+		if last := &d.cur.Items[n-1].Image; d.cur.Items[n-1].Kind == KindImage && last.Bits != nil &&
+			last.Width == im.Width && last.Stride == im.Stride && last.Align == im.Align {
+			last.Bits = append(last.Bits, im.Bits...)
+			last.Height += im.Height
+			return
+		}
+	}
 	d.cur.Items = append(d.cur.Items, Item{Kind: KindImage, Image: im})
 }
 
