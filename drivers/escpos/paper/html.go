@@ -65,7 +65,10 @@ const (
 	MaxRows = 2000
 	// MaxPixels is the most image pixels (dots, margins included) drawn as
 	// PNGs; images past it become markers, which bounds the fragment's size.
-	MaxPixels = 8 << 20
+	MaxPixels = 4 << 20
+	// MaxQR is the most distinct QR codes drawn: making one takes
+	// milliseconds, and a small hostile payload can print thousands.
+	MaxQR = 32
 )
 
 // Writer builds one paper fragment. The zero value is not usable: call New.
@@ -74,6 +77,7 @@ type Writer struct {
 	rows       int
 	dropped    int
 	pixels     int
+	qr         map[string]string // drawn QR elements by content and module
 	sb         strings.Builder
 }
 
@@ -193,6 +197,17 @@ func (w *Writer) Note(text string) {
 // may pick another mask, so the picture scans to the same content without
 // being the identical symbol. Data a QR code cannot hold becomes a marker.
 func (w *Writer) QR(data []byte, module int, align Align) {
+	key := fmt.Sprintf("%d %d %s", module, align, data)
+	if el, ok := w.qr[key]; ok {
+		if w.room(1) {
+			w.sb.WriteString(el)
+		}
+		return
+	}
+	if len(w.qr) >= MaxQR {
+		w.Marker("symbol", fmt.Sprintf("[QR: %s] (not drawn: the preview has too many QR codes)", data))
+		return
+	}
 	q, err := qrcode.New(string(data), qrcode.Medium)
 	if err != nil {
 		w.Marker("symbol", fmt.Sprintf("[QR: %s] (%v)", data, err))
@@ -217,7 +232,12 @@ func (w *Writer) QR(data []byte, module int, align Align) {
 			}
 		}
 	}
+	start := w.sb.Len()
 	w.image("sym qr", img, string(data))
+	if w.qr == nil {
+		w.qr = map[string]string{}
+	}
+	w.qr[key] = w.sb.String()[start:]
 }
 
 // BarcodeBars adds a barcode drawn from its modules, with the text a scanner
@@ -332,7 +352,7 @@ func offset(dots, width int, a Align) int {
 
 func (w *Writer) image(class string, img *image.Paletted, alt string) {
 	var buf bytes.Buffer
-	enc := png.Encoder{CompressionLevel: png.BestCompression}
+	enc := png.Encoder{CompressionLevel: png.DefaultCompression}
 	if err := enc.Encode(&buf, img); err != nil {
 		// Encoding an in-memory paletted image does not fail; if it ever
 		// did, the alt text still tells what was there.
