@@ -2,11 +2,9 @@ package agent
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html"
 	"html/template"
 	"net"
 	"net/netip"
@@ -395,12 +393,10 @@ func (a *Agent) Preview(t *spool.Task) (template.HTML, error) {
 	return previewHTML(t, pc.Profile)
 }
 
-// previewHTML renders t for profile p with the banners the printer path
-// gives it (renderOptions). This is the plain-text rendering: escpos.Preview
-// inside <pre class="paper"> for a document, a hex and ASCII dump of at most
-// previewDumpMax bytes for a raw payload. The lead replaces its body with
-// the HTML renderers (escpos.PreviewHTML, PreviewStreamHTML) when they are
-// merged; its callers do not change.
+// previewHTML draws t for a printer of profile p with the banners its
+// printer path prints: a document through the same layout as Render, a raw
+// payload (after the banner bytes the lane puts before it) through the
+// stream decoder the emulator uses, so the page shows what the paper gets.
 func previewHTML(t *spool.Task, p escpos.Profile) (template.HTML, error) {
 	opts := renderOptions(t)
 	if len(t.Document) > 0 {
@@ -408,45 +404,26 @@ func previewHTML(t *spool.Task, p escpos.Profile) (template.HTML, error) {
 		if err != nil {
 			return "", fmt.Errorf("preview %s: %w", t.TaskNo, err)
 		}
-		text, err := escpos.Preview(doc, p, opts)
+		out, err := escpos.PreviewHTML(doc, p, opts)
 		if err != nil {
 			return "", fmt.Errorf("preview %s: %w", t.TaskNo, err)
 		}
-		return template.HTML(`<pre class="paper">` + html.EscapeString(text) + `</pre>`), nil
+		return out, nil
 	}
 	if len(t.Payload) == 0 {
 		return template.HTML(`<p class="paper-missing">The ticket's content is no longer kept.</p>`), nil
 	}
-	var sb strings.Builder
-	fmt.Fprintf(&sb, `<div class="paper raw"><p>raw ESC/POS payload, %d bytes</p>`, len(t.Payload))
-	var banners []string
-	if opts.PossibleDuplicate {
-		banners = append(banners, "POSSIBLE DUPLICATE")
+	stream := t.Payload
+	if opts.PossibleDuplicate || opts.Reprint || opts.FailoverFrom != "" {
+		banner, err := escpos.RenderBanner(p, opts)
+		if err != nil {
+			return "", fmt.Errorf("preview %s: %w", t.TaskNo, err)
+		}
+		stream = append(banner, t.Payload...)
 	}
-	if opts.Reprint {
-		banners = append(banners, "REPRINT")
-	}
-	if opts.FailoverFrom != "" {
-		banners = append(banners, "FAILOVER "+opts.FailoverFrom+" → "+opts.FailoverTo)
-	}
-	if len(banners) > 0 {
-		fmt.Fprintf(&sb, `<p class="banner">printed after the banner: %s</p>`, html.EscapeString(strings.Join(banners, ", ")))
-	}
-	dump := t.Payload
-	if len(dump) > previewDumpMax {
-		dump = dump[:previewDumpMax]
-	}
-	sb.WriteString(`<pre class="hexdump">`)
-	sb.WriteString(html.EscapeString(hex.Dump(dump)))
-	if len(t.Payload) > previewDumpMax {
-		fmt.Fprintf(&sb, "… %d more bytes\n", len(t.Payload)-previewDumpMax)
-	}
-	sb.WriteString(`</pre></div>`)
-	return template.HTML(sb.String()), nil
+	caption := fmt.Sprintf(`<p class="paper-caption">raw ESC/POS payload, %d bytes</p>`, len(t.Payload))
+	return template.HTML(caption) + escpos.PreviewStreamHTML(stream, p.CJK()), nil
 }
-
-// previewDumpMax bounds the dump of a raw payload in a preview.
-const previewDumpMax = 4 << 10
 
 // maxSubscribers bounds the live views open at once; one more gets a
 // closed channel (its page reconnects later).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"html"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -12,7 +11,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"printgate/agent/localapi"
 	"printgate/agent/logring"
@@ -411,7 +409,9 @@ func TestPreview(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := string(out)
-	for _, want := range []string{`<pre class="paper">`, "P O S S I B L E   D U P L I C A T E", "F A I L O V E R   k", "&lt;b&gt;FRIED RICE&lt;/b&gt; &amp; tea"} {
+	// Drawn for b (epson-80, 48 columns) where it prints, not for k
+	// (epson-58, 32 columns).
+	for _, want := range []string{`class="paper paper-48"`, "POSSIBLE DUPLICATE", "FAILOVER", "&lt;b&gt;FRIED RICE&lt;/b&gt; &amp; tea"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("preview lacks %q:\n%s", want, s)
 		}
@@ -419,21 +419,19 @@ func TestPreview(t *testing.T) {
 	if strings.Contains(s, "<b>") {
 		t.Errorf("preview lets the ticket's text through as HTML:\n%s", s)
 	}
-	// Drawn for b (epson-80, 48 columns) where it prints, not for k
-	// (epson-58, 32 columns).
-	for _, row := range strings.Split(html.UnescapeString(s), "\n") {
-		if strings.Contains(row, "FRIED RICE") && utf8.RuneCountInString(row) != 48 {
-			t.Errorf("row %q is %d columns, want 48 (b's profile)", row, utf8.RuneCountInString(row))
-		}
-	}
-	raw := &spool.Task{TaskNo: "R_v1", Printer: "k", Payload: []byte(strings.Repeat("<x>", 2000))}
+	raw := &spool.Task{TaskNo: "R_v1", Printer: "k", ReprintOf: "R", Payload: []byte("<x> KITCHEN\n\x1dV\x00")}
 	out, err = h.a.Preview(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s = string(out)
-	if !strings.Contains(s, "raw ESC/POS payload, 6000 bytes") || !strings.Contains(s, "1904 more bytes") || strings.Contains(s, "<x>") {
-		t.Errorf("raw preview:\n%.400s", s)
+	for _, want := range []string{"raw ESC/POS payload, 15 bytes", "REPRINT", "&lt;x&gt; KITCHEN", `class="cut"`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("raw preview lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "<x>") {
+		t.Errorf("raw preview lets the payload through as HTML:\n%s", s)
 	}
 	if _, err := h.a.Preview(&spool.Task{TaskNo: "G_v1", Printer: "gone"}); !errors.Is(err, localapi.ErrUnknownPrinter) {
 		t.Errorf("preview for an unconfigured printer: %v", err)
