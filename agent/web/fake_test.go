@@ -305,3 +305,7 @@ func (f *fakeBackend) Preview(t *spool.Task) (template.HTML, error) {
 	}
 	return template.HTML(`<div class="paper paper-48"><div class="row">` + html.EscapeString(t.TaskNo) + `</div></div>`), nil
 }
+
+func foundSerial() drivers.Found {
+	return drivers.Found{Kind: drivers.SchemeSerial, URL: "serial://COM3?baud=19200", Name: "COM3", Product: "USB Serial"}
+}

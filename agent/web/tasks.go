@@ -292,7 +292,14 @@ func (p *Page) confirmPage(w http.ResponseWriter, r *http.Request, sess *session
 		return
 	}
 	v := p.newView(r, sess, "tasks")
-	v.Title = v.L.T("task."+action) + " · " + t.TaskNo
+	title := v.L.T("task.reprint")
+	switch action {
+	case actRetry:
+		title = v.L.T("task.retry")
+	case actCancel:
+		title = v.L.T("task.cancel")
+	}
+	v.Title = title + " · " + t.TaskNo
 	v.Data = taskData{Task: t, Action: action, Printers: p.printerNames()}
 	p.render(w, r, http.StatusOK, "confirm.html", v)
 }
