@@ -13,7 +13,7 @@ import (
 // maxAlerts bounds the alerts kept; past it the oldest is dropped.
 const maxAlerts = 200
 
-// Alert kinds.
+// alert kinds.
 const (
 	alertPrinterDown = "printer_down"
 	alertFailover    = "failover"
@@ -22,8 +22,8 @@ const (
 	alertUnpaired    = "link_unpaired"
 )
 
-// Alert is something a manager should see until they acknowledge it.
-type Alert struct {
+// alert is something a manager should see until they acknowledge it.
+type alert struct {
 	// ID names the alert in /alerts/{id}/ack; a new one each time the
 	// cause happens again.
 	ID string
@@ -52,7 +52,7 @@ type alertTracker struct {
 	max int
 
 	mu     sync.Mutex
-	alerts []*Alert        // oldest first
+	alerts []*alert        // oldest first
 	active map[string]bool // conditions holding now, by key
 	seq    uint64
 }
@@ -85,20 +85,20 @@ func (a *alertTracker) scan() {
 
 func (a *alertTracker) scanPrinters() {
 	for _, pr := range a.b.PrinterDetails() {
-		a.condition(alertPrinterDown+"/"+pr.Name, printerDown(pr.State), Alert{Kind: alertPrinterDown, Printer: pr.Name, State: pr.State})
-		a.condition(alertFailover+"/"+pr.Name, pr.FailoverTo != "", Alert{Kind: alertFailover, Printer: pr.Name, Detail: pr.FailoverTo})
+		a.condition(alertPrinterDown+"/"+pr.Name, printerDown(pr.State), alert{Kind: alertPrinterDown, Printer: pr.Name, State: pr.State})
+		a.condition(alertFailover+"/"+pr.Name, pr.FailoverTo != "", alert{Kind: alertFailover, Printer: pr.Name, Detail: pr.FailoverTo})
 	}
 }
 
 func (a *alertTracker) scanHealth() {
 	h := a.b.Health()
 	bad := h.Status == "degraded" || h.Status == "failed"
-	a.condition(alertSpool, bad, Alert{Kind: alertSpool, State: h.Status, Detail: h.Error})
+	a.condition(alertSpool, bad, alert{Kind: alertSpool, State: h.Status, Detail: h.Error})
 }
 
 func (a *alertTracker) scanLink() {
 	l := a.b.Link()
-	a.condition(alertUnpaired, l.State == "unpaired", Alert{Kind: alertUnpaired})
+	a.condition(alertUnpaired, l.State == "unpaired", alert{Kind: alertUnpaired})
 }
 
 // apply updates the alerts for one change.
@@ -112,14 +112,14 @@ func (a *alertTracker) apply(c Change) {
 		a.scanLink()
 	case "task":
 		if st := spool.State(c.State); taskAlert(st) {
-			a.raise(Alert{Key: alertTask + "/" + c.TaskNo + "/" + c.State, Kind: alertTask, TaskNo: c.TaskNo, State: c.State, Printer: c.Printer})
+			a.raise(alert{Key: alertTask + "/" + c.TaskNo + "/" + c.State, Kind: alertTask, TaskNo: c.TaskNo, State: c.State, Printer: c.Printer})
 		}
 	}
 }
 
 // condition records whether the condition key holds now: one that starts
 // holding raises al; one that stops marks its alert resolved.
-func (a *alertTracker) condition(key string, holds bool, al Alert) {
+func (a *alertTracker) condition(key string, holds bool, al alert) {
 	a.mu.Lock()
 	was := a.active[key]
 	if holds {
@@ -148,7 +148,7 @@ func (a *alertTracker) condition(key string, holds bool, al Alert) {
 }
 
 // raise adds al unless an alert with its key is already shown.
-func (a *alertTracker) raise(al Alert) {
+func (a *alertTracker) raise(al alert) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if i := a.find(al.Key); i >= 0 {
@@ -165,14 +165,14 @@ func (a *alertTracker) raise(al Alert) {
 }
 
 func (a *alertTracker) find(key string) int {
-	return slices.IndexFunc(a.alerts, func(x *Alert) bool { return x.Key == key })
+	return slices.IndexFunc(a.alerts, func(x *alert) bool { return x.Key == key })
 }
 
 // ack removes the alert id and reports whether there was one.
 func (a *alertTracker) ack(id string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	i := slices.IndexFunc(a.alerts, func(x *Alert) bool { return x.ID == id })
+	i := slices.IndexFunc(a.alerts, func(x *alert) bool { return x.ID == id })
 	if i < 0 {
 		return false
 	}
@@ -181,10 +181,10 @@ func (a *alertTracker) ack(id string) bool {
 }
 
 // list returns copies of the alerts, newest first.
-func (a *alertTracker) list() []Alert {
+func (a *alertTracker) list() []alert {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	out := make([]Alert, 0, len(a.alerts))
+	out := make([]alert, 0, len(a.alerts))
 	for i := len(a.alerts) - 1; i >= 0; i-- {
 		out = append(out, *a.alerts[i])
 	}
@@ -192,7 +192,7 @@ func (a *alertTracker) list() []Alert {
 }
 
 // Text is the alert in l.
-func (al Alert) Text(l lang) string {
+func (al alert) Text(l lang) string {
 	switch al.Kind {
 	case alertPrinterDown:
 		return l.T("alert.printer_down", al.Printer, l.State(al.State))

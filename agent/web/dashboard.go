@@ -12,7 +12,7 @@ type liveData struct {
 	Printers []PrinterDetail
 	Link     LinkInfo
 	Health   localapi.Health
-	Alerts   []Alert
+	Alerts   []alert
 }
 
 func (p *Page) live() liveData {

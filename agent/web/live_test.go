@@ -2,10 +2,10 @@ package web
 
 import (
 	"bufio"
-	"errors"
-	"io"
-	"html"
 	"context"
+	"errors"
+	"html"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
