@@ -1,0 +1,218 @@
+package web
+
+import (
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"printgate/spool"
+)
+
+// maxAlerts bounds the alerts kept; past it the oldest is dropped.
+const maxAlerts = 200
+
+// alert kinds.
+const (
+	alertPrinterDown = "printer_down"
+	alertFailover    = "failover"
+	alertTask        = "task"
+	alertSpool       = "spool"
+	alertUnpaired    = "link_unpaired"
+)
+
+// alert is something a manager should see until they acknowledge it.
+type alert struct {
+	// ID names the alert in /alerts/{id}/ack; a new one each time the
+	// cause happens again.
+	ID string
+	// Key is the cause ("printer_down/kitchen", "task/T1/HELD"): one
+	// alert per key.
+	Key  string
+	Kind string
+	// Printer, TaskNo, State and Detail describe the cause.
+	Printer string
+	TaskNo  string
+	State   string
+	Detail  string
+	// First is when the cause was first seen.
+	First time.Time
+	// Resolved is set when the condition ended before anyone
+	// acknowledged it (a printer back to READY).
+	Resolved bool
+}
+
+// alertTracker turns backend state and changes into alerts. An alert stays
+// until acknowledged; acknowledging removes it until its cause happens
+// again (the condition starts anew, or the task enters the state again).
+type alertTracker struct {
+	b   Backend
+	now func() time.Time
+	max int
+
+	mu     sync.Mutex
+	alerts []*alert        // oldest first
+	active map[string]bool // conditions holding now, by key
+	seq    uint64
+}
+
+func newAlertTracker(b Backend, now func() time.Time, max int) *alertTracker {
+	return &alertTracker{b: b, now: now, max: max, active: make(map[string]bool)}
+}
+
+// printerDown are the printer states that raise an alert.
+func printerDown(state string) bool {
+	switch state {
+	case "OFFLINE", "ERROR", "PAPER_OUT", "COVER_OPEN":
+		return true
+	}
+	return false
+}
+
+// taskAlert are the task states that raise an alert.
+func taskAlert(s spool.State) bool {
+	return s == spool.StateTimedOut || s == spool.StateHeld || s == spool.StateFailed
+}
+
+// scan reads every condition from the backend (at start, and for the
+// condition kinds a change names).
+func (a *alertTracker) scan() {
+	a.scanPrinters()
+	a.scanHealth()
+	a.scanLink()
+}
+
+func (a *alertTracker) scanPrinters() {
+	for _, pr := range a.b.PrinterDetails() {
+		a.condition(alertPrinterDown+"/"+pr.Name, printerDown(pr.State), alert{Kind: alertPrinterDown, Printer: pr.Name, State: pr.State})
+		a.condition(alertFailover+"/"+pr.Name, pr.FailoverTo != "", alert{Kind: alertFailover, Printer: pr.Name, Detail: pr.FailoverTo})
+	}
+}
+
+func (a *alertTracker) scanHealth() {
+	h := a.b.Health()
+	bad := h.Status == "degraded" || h.Status == "failed"
+	a.condition(alertSpool, bad, alert{Kind: alertSpool, State: h.Status, Detail: h.Error})
+}
+
+func (a *alertTracker) scanLink() {
+	l := a.b.Link()
+	a.condition(alertUnpaired, l.State == "unpaired", alert{Kind: alertUnpaired})
+}
+
+// apply updates the alerts for one change.
+func (a *alertTracker) apply(c Change) {
+	switch c.Kind {
+	case "printer":
+		a.scanPrinters()
+	case "health":
+		a.scanHealth()
+	case "link":
+		a.scanLink()
+	case "task":
+		if st := spool.State(c.State); taskAlert(st) {
+			a.raise(alert{Key: alertTask + "/" + c.TaskNo + "/" + c.State, Kind: alertTask, TaskNo: c.TaskNo, State: c.State, Printer: c.Printer})
+		}
+	}
+}
+
+// condition records whether the condition key holds now: one that starts
+// holding raises al; one that stops marks its alert resolved.
+func (a *alertTracker) condition(key string, holds bool, al alert) {
+	a.mu.Lock()
+	was := a.active[key]
+	if holds {
+		a.active[key] = true
+	} else {
+		delete(a.active, key)
+	}
+	if !holds {
+		if i := a.find(key); i >= 0 {
+			a.alerts[i].Resolved = true
+		}
+	}
+	a.mu.Unlock()
+	if holds && !was {
+		al.Key = key
+		a.raise(al)
+	} else if holds {
+		// Still holding: refresh what the alert says (a printer that went
+		// from PAPER_OUT to OFFLINE) without a new first-seen time.
+		a.mu.Lock()
+		if i := a.find(key); i >= 0 {
+			a.alerts[i].State, a.alerts[i].Detail = al.State, al.Detail
+		}
+		a.mu.Unlock()
+	}
+}
+
+// raise adds al unless an alert with its key is already shown.
+func (a *alertTracker) raise(al alert) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if i := a.find(al.Key); i >= 0 {
+		a.alerts[i].Resolved = false
+		return
+	}
+	a.seq++
+	al.ID = strconv.FormatUint(a.seq, 10)
+	al.First = a.now()
+	if len(a.alerts) >= a.max {
+		a.alerts = slices.Delete(a.alerts, 0, len(a.alerts)-a.max+1)
+	}
+	a.alerts = append(a.alerts, &al)
+}
+
+func (a *alertTracker) find(key string) int {
+	return slices.IndexFunc(a.alerts, func(x *alert) bool { return x.Key == key })
+}
+
+// ack removes the alert id and reports whether there was one.
+func (a *alertTracker) ack(id string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	i := slices.IndexFunc(a.alerts, func(x *alert) bool { return x.ID == id })
+	if i < 0 {
+		return false
+	}
+	a.alerts = slices.Delete(a.alerts, i, i+1)
+	return true
+}
+
+// list returns copies of the alerts, newest first.
+func (a *alertTracker) list() []alert {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]alert, 0, len(a.alerts))
+	for i := len(a.alerts) - 1; i >= 0; i-- {
+		out = append(out, *a.alerts[i])
+	}
+	return out
+}
+
+// Text is the alert in l.
+func (al alert) Text(l lang) string {
+	switch al.Kind {
+	case alertPrinterDown:
+		return l.T("alert.printer_down", al.Printer, l.State(al.State))
+	case alertFailover:
+		return l.T("alert.failover", al.Printer, al.Detail)
+	case alertTask:
+		return l.T("alert.task", al.TaskNo, l.State(al.State))
+	case alertSpool:
+		detail := al.Detail
+		if detail == "" {
+			detail = l.State(al.State)
+		}
+		return l.T("alert.spool", l.State(al.State), detail)
+	case alertUnpaired:
+		return l.T("alert.link_unpaired")
+	}
+	return al.Key
+}
+
+func (p *Page) ackAlert(w http.ResponseWriter, r *http.Request, sess *session) {
+	p.alerts.ack(r.PathValue("id"))
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}

@@ -1,0 +1,212 @@
+package web
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// pinCommand is what a person runs on the PC to set or change the PIN.
+const pinCommand = "printgate pin set"
+
+// pinResult is the outcome of a PIN check.
+type pinResult int
+
+const (
+	pinOK pinResult = iota
+	pinWrong
+	pinLocked // the client is locked out; the PIN was not checked
+	pinUnset  // no PIN is stored
+	pinError  // the PIN file could not be read
+)
+
+// checkPIN checks pin for r's client, counting a wrong one against its
+// address, and returns how long it is locked out when it is.
+func (p *Page) checkPIN(r *http.Request, pin string) (pinResult, time.Duration) {
+	addr := clientAddr(r)
+	if left := p.lockout.lockedFor(addr); left > 0 {
+		return pinLocked, left
+	}
+	hash, err := LoadPIN(p.opts.DataDir)
+	if errors.Is(err, ErrNoPIN) {
+		return pinUnset, 0
+	}
+	if err != nil {
+		p.log.LogAttrs(r.Context(), slog.LevelError, "manager page: cannot read the PIN", slog.Any("err", err))
+		return pinError, 0
+	}
+	p.pinMu.Lock()
+	ok := VerifyPIN(hash, pin)
+	p.pinMu.Unlock()
+	if ok {
+		p.lockout.succeed(addr)
+		return pinOK, 0
+	}
+	if p.lockout.fail(addr) {
+		p.log.LogAttrs(r.Context(), slog.LevelWarn, "manager page: too many wrong PINs from one client; refusing it for a while",
+			slog.String("client", addr.String()),
+			slog.Int("wrong_pins", PINFailureLimit),
+			slog.Duration("within", PINFailureWindow))
+		return pinLocked, p.lockout.lockedFor(addr)
+	}
+	p.log.LogAttrs(r.Context(), slog.LevelInfo, "manager page: wrong PIN", slog.String("client", addr.String()))
+	return pinWrong, 0
+}
+
+// pinSet reports whether a PIN is stored (an unreadable file counts as
+// set: setup must never overwrite a PIN it cannot read).
+func (p *Page) pinSet() bool {
+	_, err := LoadPIN(p.opts.DataDir)
+	return !errors.Is(err, ErrNoPIN)
+}
+
+// authForm is the data of the login and setup forms.
+type authForm struct {
+	Token   string // the form's CSRF token
+	Error   string
+	Next    string
+	Min     int
+	Max     int
+	Command string
+}
+
+func (p *Page) setupAllowed(r *http.Request) bool {
+	return fromLoopback(r) && !p.pinSet()
+}
+
+func (p *Page) setupRefused(w http.ResponseWriter, r *http.Request) {
+	l := pickLang(r)
+	body := l.T("setup.refused.away")
+	if p.pinSet() {
+		body = l.T("setup.refused.set")
+	}
+	p.showMessage(w, r, http.StatusForbidden, l.T("setup.refused"), message{Body: body, Command: pinCommand})
+}
+
+func (p *Page) setupForm(w http.ResponseWriter, r *http.Request) {
+	if !p.setupAllowed(r) {
+		p.setupRefused(w, r)
+		return
+	}
+	p.renderSetup(w, r, http.StatusOK, "")
+}
+
+func (p *Page) renderSetup(w http.ResponseWriter, r *http.Request, status int, errText string) {
+	v := p.newView(r, nil, "")
+	v.Title = v.L.T("setup.title")
+	v.Data = authForm{Token: p.formToken(w, r), Error: errText, Min: MinPINLength, Max: MaxPINLength}
+	p.render(w, r, status, "setup.html", v)
+}
+
+func (p *Page) setupSubmit(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if !checkFormToken(r) {
+		p.csrfRefused(w, r)
+		return
+	}
+	l := pickLang(r)
+	pin, pin2 := r.PostFormValue("pin"), r.PostFormValue("pin2")
+	p.pinMu.Lock()
+	if !p.setupAllowed(r) {
+		p.pinMu.Unlock()
+		p.setupRefused(w, r)
+		return
+	}
+	var errText string
+	switch {
+	case pin != pin2:
+		errText = l.T("setup.mismatch")
+	case CheckPINFormat(pin) != nil:
+		errText = l.T("setup.badformat", MinPINLength, MaxPINLength)
+	default:
+		if err := SetPIN(p.opts.DataDir, pin); err != nil {
+			p.pinMu.Unlock()
+			p.serverError(w, r, "set the PIN", err)
+			return
+		}
+	}
+	p.pinMu.Unlock()
+	if errText != "" {
+		p.renderSetup(w, r, http.StatusBadRequest, errText)
+		return
+	}
+	p.log.LogAttrs(r.Context(), slog.LevelInfo, "manager page: PIN set from this PC's browser")
+	p.signIn(w, r, "/")
+}
+
+// signIn starts a new session (a fresh id, so none chosen before login
+// survives it) and sends the browser on.
+func (p *Page) signIn(w http.ResponseWriter, r *http.Request, next string) {
+	_, id := p.sessions.create()
+	p.setSessionCookie(w, id)
+	p.clearCookie(w, preCookie)
+	http.Redirect(w, r, localPath(next), http.StatusSeeOther)
+}
+
+func (p *Page) loginForm(w http.ResponseWriter, r *http.Request) {
+	if !p.pinSet() {
+		p.noPIN(w, r)
+		return
+	}
+	if p.sessions.get(r) != nil {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	status, errText := http.StatusOK, ""
+	l := pickLang(r)
+	if left := p.lockout.lockedFor(clientAddr(r)); left > 0 {
+		status, errText = http.StatusTooManyRequests, l.T("login.locked", seconds(left))
+	}
+	p.renderLogin(w, r, status, errText)
+}
+
+// noPIN answers a login before any PIN exists: setup from this PC, or how
+// to set one.
+func (p *Page) noPIN(w http.ResponseWriter, r *http.Request) {
+	if fromLoopback(r) {
+		http.Redirect(w, r, "/setup", http.StatusSeeOther)
+		return
+	}
+	l := pickLang(r)
+	p.showMessage(w, r, http.StatusForbidden, l.T("login.nopin.title"), message{Body: l.T("login.nopin.body"), Command: pinCommand})
+}
+
+func (p *Page) renderLogin(w http.ResponseWriter, r *http.Request, status int, errText string) {
+	v := p.newView(r, nil, "")
+	v.Title = v.L.T("login.title")
+	next := localPath(r.FormValue("next"))
+	v.Data = authForm{Token: p.formToken(w, r), Error: errText, Next: next}
+	p.render(w, r, status, "login.html", v)
+}
+
+func seconds(d time.Duration) int { return int((d + time.Second - 1) / time.Second) }
+
+func (p *Page) loginSubmit(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if !checkFormToken(r) {
+		p.csrfRefused(w, r)
+		return
+	}
+	l := pickLang(r)
+	res, left := p.checkPIN(r, r.PostFormValue("pin"))
+	switch res {
+	case pinOK:
+		p.log.LogAttrs(r.Context(), slog.LevelInfo, "manager page: signed in", slog.String("client", clientAddr(r).String()))
+		p.signIn(w, r, r.PostFormValue("next"))
+	case pinUnset:
+		p.noPIN(w, r)
+	case pinLocked:
+		p.renderLogin(w, r, http.StatusTooManyRequests, l.T("login.locked", seconds(left)))
+	case pinWrong:
+		p.renderLogin(w, r, http.StatusUnauthorized, l.T("login.wrong"))
+	default:
+		http.Error(w, "internal error; see the agent's log", http.StatusInternalServerError)
+	}
+}
+
+func (p *Page) logout(w http.ResponseWriter, r *http.Request, sess *session) {
+	p.sessions.remove(sess)
+	p.clearCookie(w, sessionCookie)
+	http.Redirect(w, r, "/login", http.StatusSeeOther)
+}

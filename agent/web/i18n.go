@@ -1,0 +1,382 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Languages the page speaks. The codes are BCP 47 tags, used as the
+// <html lang> attribute and the /lang?to= value.
+const (
+	langEN = "en"
+	langZH = "zh-CN"
+)
+
+// langCookie remembers the language a person picked with the switch.
+const langCookie = "printgate_lang"
+
+// msg is one catalog entry in every language the page speaks.
+type msg struct{ en, zh string }
+
+// lang is the language a response is rendered in. Templates call its
+// methods ({{$.L.T "nav.tasks"}}), so every string goes through catalog.
+type lang string
+
+// T returns message id in l, formatted with args when there are any. A
+// missing id comes back as itself (a test keeps the catalog complete).
+func (l lang) T(id string, args ...any) string {
+	m, ok := catalog[id]
+	if !ok {
+		return id
+	}
+	s := m.en
+	if l == langZH {
+		s = m.zh
+	}
+	if len(args) > 0 {
+		return fmt.Sprintf(s, args...)
+	}
+	return s
+}
+
+// State translates a printer state code (READY, PAPER_OUT...) or a task
+// state code (QUEUED, TIMED_OUT...); unknown codes are shown as they are.
+func (l lang) State(code any) string { return l.lookup("state.", code) }
+
+// Origin translates a task origin (cloud, local, manager).
+func (l lang) Origin(o any) string { return l.lookup("origin.", o) }
+
+// Confirmation explains a confirmation level (printed, consumed,
+// delivered).
+func (l lang) Confirmation(c any) string { return l.lookup("confirm.", c) }
+
+// lookup translates prefix+code, or shows the code as it is.
+func (l lang) lookup(prefix string, code any) string {
+	s := fmt.Sprint(code)
+	if _, ok := catalog[prefix+s]; ok && s != "" {
+		return l.T(prefix + s)
+	}
+	return s
+}
+
+// Code is the BCP 47 tag, for <html lang>.
+func (l lang) Code() string { return string(l) }
+
+// pickLang chooses the response language: the switch's cookie, else the
+// browser's Accept-Language (any zh → Simplified Chinese), else English.
+func pickLang(r *http.Request) lang {
+	if c, err := r.Cookie(langCookie); err == nil {
+		switch c.Value {
+		case langEN:
+			return langEN
+		case langZH:
+			return langZH
+		}
+	}
+	return fromAcceptLanguage(r.Header.Get("Accept-Language"))
+}
+
+// fromAcceptLanguage picks the first language we speak among the header's,
+// by descending q (RFC 9110 §12.5.4); q=0 means "not this one".
+func fromAcceptLanguage(h string) lang {
+	type pref struct {
+		tag string
+		q   float64
+	}
+	var prefs []pref
+	for part := range strings.SplitSeq(h, ",") {
+		tag, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		q := 1.0
+		for p := range strings.SplitSeq(params, ";") {
+			k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
+			if ok && strings.EqualFold(strings.TrimSpace(k), "q") {
+				if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+					q = f
+				}
+			}
+		}
+		if tag = strings.ToLower(strings.TrimSpace(tag)); tag != "" && q > 0 {
+			prefs = append(prefs, pref{tag, q})
+		}
+	}
+	slices.SortStableFunc(prefs, func(a, b pref) int {
+		switch {
+		case a.q > b.q:
+			return -1
+		case a.q < b.q:
+			return 1
+		}
+		return 0
+	})
+	for _, p := range prefs {
+		switch {
+		case p.tag == "zh" || strings.HasPrefix(p.tag, "zh-"):
+			return langZH
+		case p.tag == "en" || strings.HasPrefix(p.tag, "en-"):
+			return langEN
+		}
+	}
+	return langEN
+}
+
+// localPath returns back when it is a path on this server ("/tasks?x=1"),
+// else "/": redirects must never send a person to another site.
+func localPath(back string) string {
+	if back == "" || back[0] != '/' || strings.HasPrefix(back, "//") || strings.HasPrefix(back, "/\\") {
+		return "/"
+	}
+	u, err := url.Parse(back)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil {
+		return "/"
+	}
+	return back
+}
+
+// setLang handles GET /lang?to=en|zh-CN&back=/path: it stores the choice
+// in a cookie and goes back. It needs no session (the login page has the
+// switch too) and changes nothing but the caller's own cookie.
+func (p *Page) setLang(w http.ResponseWriter, r *http.Request) {
+	to := r.URL.Query().Get("to")
+	if to != langEN && to != langZH {
+		http.Error(w, "unknown language", http.StatusBadRequest)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name:     langCookie,
+		Value:    to,
+		Path:     "/",
+		MaxAge:   int((365 * 24 * time.Hour) / time.Second),
+		HttpOnly: true,
+		Secure:   p.opts.TLS,
+		SameSite: http.SameSiteLaxMode,
+	})
+	http.Redirect(w, r, localPath(r.URL.Query().Get("back")), http.StatusSeeOther)
+}
+
+// catalog holds every string the page shows, in English and Simplified
+// Chinese, keyed by message id. Ids used by templates and Go code are
+// checked against it by TestCatalogComplete.
+var catalog = map[string]msg{
+	// Chrome.
+	"app.name":       {"printgate", "printgate"},
+	"nav.dashboard":  {"Dashboard", "总览"},
+	"nav.tasks":      {"Tasks", "任务"},
+	"nav.printers":   {"Printers", "打印机"},
+	"nav.pairing":    {"Pairing", "云端配对"},
+	"nav.logs":       {"Logs", "日志"},
+	"nav.logout":     {"Log out", "退出"},
+	"nav.language":   {"Language", "语言"},
+	"nav.menu":       {"Main menu", "主菜单"},
+	"common.none":    {"—", "—"},
+	"common.never":   {"never", "从未"},
+	"common.back":    {"Back", "返回"},
+	"common.confirm": {"Confirm", "确认"},
+	"common.cancel":  {"Go back", "返回"},
+	"common.filter":  {"Filter", "筛选"},
+	"common.error":   {"Error", "错误"},
+	"common.yes":     {"yes", "是"},
+	"common.no":      {"no", "否"},
+	"footer.version": {"printgate %s", "printgate %s"},
+
+	// Login and setup.
+	"login.title":         {"Sign in", "登录"},
+	"login.pin":           {"Manager PIN", "管理员 PIN"},
+	"login.submit":        {"Sign in", "登录"},
+	"login.wrong":         {"That PIN is not right.", "PIN 不正确。"},
+	"login.locked":        {"Too many wrong PINs from this device. Try again in %d seconds.", "此设备输错 PIN 次数过多，请 %d 秒后再试。"},
+	"login.nopin.title":   {"No manager PIN yet", "尚未设置管理员 PIN"},
+	"login.nopin.body":    {"This agent has no manager PIN yet. Set one from a browser on the store PC itself (http://127.0.0.1…), or run this on the PC:", "此代理尚未设置管理员 PIN。请在门店电脑本机的浏览器中设置（http://127.0.0.1…），或在电脑上运行："},
+	"setup.title":         {"Set the manager PIN", "设置管理员 PIN"},
+	"setup.intro":         {"Choose the PIN managers will use to open this page. It must have %d to %d characters.", "设置管理员打开本页面所用的 PIN，长度为 %d 到 %d 个字符。"},
+	"setup.pin":           {"New PIN", "新 PIN"},
+	"setup.pin2":          {"The same PIN again", "再次输入 PIN"},
+	"setup.submit":        {"Set PIN", "设置 PIN"},
+	"setup.mismatch":      {"The two PINs differ.", "两次输入的 PIN 不一致。"},
+	"setup.badformat":     {"The PIN must have %d to %d characters and no spaces at either end.", "PIN 必须为 %d 到 %d 个字符，且首尾不能有空格。"},
+	"setup.refused":       {"PIN setup is not available here", "此处无法设置 PIN"},
+	"setup.refused.set":   {"A manager PIN is already set. To change it, run this on the store PC:", "管理员 PIN 已设置。如需更改，请在门店电脑上运行："},
+	"setup.refused.away":  {"The first PIN can only be set from the store PC itself (open the page there at http://127.0.0.1…), or by running this on the PC:", "首次设置 PIN 只能在门店电脑本机进行（在该电脑上打开 http://127.0.0.1…），或在电脑上运行："},
+	"csrf.refused":        {"This form has expired or did not come from this page. Go back, reload and try again.", "此表单已过期或不是来自本页面。请返回、刷新后重试。"},
+	"error.notfound":      {"Not found", "未找到"},
+	"error.notfound.body": {"There is nothing at this address.", "此地址没有内容。"},
+	"error.busy":          {"Too many live views are open; close some tabs and reload.", "打开的实时页面过多，请关闭部分标签页后刷新。"},
+
+	// Printer states (the API's codes).
+	"state.READY":      {"Ready", "就绪"},
+	"state.BUSY":       {"Busy", "忙碌"},
+	"state.PAPER_OUT":  {"Paper out", "缺纸"},
+	"state.COVER_OPEN": {"Cover open", "机盖打开"},
+	"state.OFFLINE":    {"Offline", "离线"},
+	"state.ERROR":      {"Not answering", "无响应"},
+	// Task states.
+	"state.ACCEPTED":   {"Accepted", "已接收"},
+	"state.QUEUED":     {"Queued", "排队中"},
+	"state.SENDING":    {"Sending", "发送中"},
+	"state.PRINTED":    {"Printed", "已打印"},
+	"state.RETRY_WAIT": {"Waiting to retry", "等待重试"},
+	"state.UNKNOWN":    {"Unknown (checking)", "未知（确认中）"},
+	"state.HELD":       {"Held", "已暂停"},
+	"state.PARKED":     {"Parked", "已搁置"},
+	"state.TIMED_OUT":  {"Timed out", "已超时"},
+	"state.FAILED":     {"Failed", "失败"},
+	"state.CANCELED":   {"Canceled", "已取消"},
+	// Link states.
+	"state.online":   {"Online", "在线"},
+	"state.offline":  {"Offline", "离线"},
+	"state.unpaired": {"Not paired", "未配对"},
+	"state.disabled": {"No cloud configured", "未配置云端"},
+	// Health states.
+	"state.ok":       {"OK", "正常"},
+	"state.degraded": {"Degraded", "降级"},
+	"state.failed":   {"Stopped", "已停止"},
+
+	// Dashboard.
+	"dash.title":         {"Dashboard", "总览"},
+	"dash.printers":      {"Printers", "打印机"},
+	"dash.noprinters":    {"No printers are configured.", "未配置打印机。"},
+	"dash.queue":         {"Queue", "队列"},
+	"dash.failover":      {"Failover", "故障转移"},
+	"dash.failover.to":   {"printing on %s", "改由 %s 打印"},
+	"dash.failover.none": {"off", "未启用"},
+	"dash.last":          {"Last ticket", "最近小票"},
+	"dash.link":          {"Cloud link", "云端连接"},
+	"dash.outbox":        {"Events waiting", "待上传事件"},
+	"dash.lastsync":      {"Last sync", "上次同步"},
+	"dash.lasterror":     {"Last error", "最近错误"},
+	"dash.store":         {"Store", "门店"},
+	"dash.health":        {"Agent", "代理状态"},
+	"dash.alerts":        {"Alerts", "警报"},
+	"dash.noalerts":      {"No alerts.", "没有警报。"},
+	"dash.live":          {"Live", "实时"},
+	"dash.dropped":       {"Events dropped by the cap", "因上限丢弃的事件"},
+
+	// Alerts.
+	"alert.ack":           {"Acknowledge", "确认"},
+	"alert.since":         {"since %s", "自 %s 起"},
+	"alert.resolved":      {"resolved", "已恢复"},
+	"alert.printer_down":  {"Printer %s: %s", "打印机 %s：%s"},
+	"alert.failover":      {"Printer %s: its tickets are printing on %s", "打印机 %s：小票改由 %s 打印"},
+	"alert.task":          {"Task %s: %s", "任务 %s：%s"},
+	"alert.spool":         {"Agent %s: %s", "代理%s：%s"},
+	"alert.link_unpaired": {"The agent is not paired with the cloud: cloud orders will not print.", "代理未与云端配对：云端订单将不会打印。"},
+
+	// Tasks list.
+	"tasks.title":      {"Tasks", "任务"},
+	"tasks.state":      {"State", "状态"},
+	"tasks.anystate":   {"Any state", "全部状态"},
+	"tasks.printer":    {"Printer", "打印机"},
+	"tasks.anyprinter": {"Any printer", "全部打印机"},
+	"tasks.q":          {"Task number or order number", "任务号或订单号"},
+	"tasks.from":       {"From", "从"},
+	"tasks.to":         {"To", "到"},
+	"tasks.task":       {"Task", "任务"},
+	"tasks.origin":     {"Origin", "来源"},
+	"tasks.accepted":   {"Accepted", "接收时间"},
+	"tasks.attempts":   {"Attempts", "尝试次数"},
+	"tasks.flags":      {"Flags", "标记"},
+	"tasks.none":       {"No tasks match.", "没有匹配的任务。"},
+	"tasks.more":       {"Older tasks", "更早的任务"},
+	"tasks.first":      {"Newest", "最新"},
+	"tasks.scanlimit":  {"Searched the %d most recent tasks in this range without finishing; continue to search older ones.", "已在此范围内搜索最近 %d 个任务，尚未搜索完；可继续搜索更早的任务。"},
+	"tasks.badtime":    {"The time filter is not a date and time; it was ignored.", "时间筛选不是有效的日期时间，已忽略。"},
+	"flag.duplicate":   {"POSSIBLE DUPLICATE", "可能重复"},
+	"flag.reprint":     {"REPRINT of %s", "%s 的重印"},
+	"origin.cloud":     {"cloud", "云端"},
+	"origin.local":     {"POS", "收银机"},
+	"origin.manager":   {"manager", "管理员"},
+
+	// Task page.
+	"task.title":         {"Task %s", "任务 %s"},
+	"task.printer":       {"Printer", "打印机"},
+	"task.target":        {"Printing on", "实际打印机"},
+	"task.confirmation":  {"Confirmed by", "确认方式"},
+	"task.message":       {"Message", "消息"},
+	"task.deadline":      {"Deadline", "截止时间"},
+	"task.size":          {"Size", "大小"},
+	"task.bytes":         {"%d bytes", "%d 字节"},
+	"task.timeline":      {"Timeline", "时间线"},
+	"task.preview":       {"On paper", "纸面预览"},
+	"task.nopreview":     {"No preview: %s", "无法预览：%s"},
+	"task.pruned":        {"This task is older than the retention period; only its number and final state are kept.", "此任务已超过保留期限，仅保留任务号和最终状态。"},
+	"task.actions":       {"Actions", "操作"},
+	"task.reprint":       {"Reprint", "重印"},
+	"task.retry":         {"Retry", "重试"},
+	"task.cancel":        {"Cancel task", "取消任务"},
+	"task.reason":        {"reason: %s", "原因：%s"},
+	"task.on":            {"on %s", "于 %s"},
+	"task.attempt":       {"attempt %d", "第 %d 次尝试"},
+	"task.notfound":      {"There is no task %s.", "没有任务 %s。"},
+	"confirm.printed":    {"printer status after the cut (strongest)", "切纸后的打印机状态（最可靠）"},
+	"confirm.consumed":   {"printer read the whole ticket", "打印机已读取整张小票"},
+	"confirm.delivered":  {"bytes delivered to the printer or spooler", "数据已送达打印机或打印队列"},
+	"confirm.reprint":    {"Print task %s again? A new version with a REPRINT banner will be printed.", "再次打印任务 %s？将打印一张带有“重印”横幅的新版本。"},
+	"confirm.retry":      {"Print task %s again on the printer chosen below?", "在下方选择的打印机上重新打印任务 %s？"},
+	"confirm.retry.held": {"This task is held: it may already have printed, so the new copy is marked POSSIBLE DUPLICATE.", "此任务已暂停：可能已经打印过，因此新副本会标记为“可能重复”。"},
+	"confirm.cancel":     {"Cancel task %s? It will not print.", "取消任务 %s？它将不会被打印。"},
+	"confirm.printer":    {"Printer", "打印机"},
+	"flash.reprinted":    {"Reprint queued as task %s.", "重印已排队，任务号 %s。"},
+	"flash.retried":      {"Retry queued as task %s.", "重试已排队，任务号 %s。"},
+	"flash.canceled":     {"Task %s was canceled.", "任务 %s 已取消。"},
+	"flash.failed":       {"That did not work: %s", "操作失败：%s"},
+	"flash.badprinter":   {"There is no printer %s in the config.", "配置中没有打印机 %s。"},
+	"flash.notallowed":   {"This action does not fit the task's state (%s).", "此操作不适用于任务当前状态（%s）。"},
+	"flash.testqueued":   {"Test ticket queued on %s.", "测试小票已在 %s 排队。"},
+	"flash.scanstarted":  {"Scan started.", "扫描已开始。"},
+	"flash.scanrunning":  {"A scan is already running.", "已有扫描正在进行。"},
+	"flash.unpaired":     {"The agent is no longer paired.", "代理已取消配对。"},
+	"flash.wrongpin":     {"That PIN is not right; nothing was changed.", "PIN 不正确，未作任何更改。"},
+	"flash.view":         {"Open task", "打开任务"},
+
+	// Printers page.
+	"printers.title":        {"Printers", "打印机"},
+	"printers.configured":   {"Configured printers", "已配置的打印机"},
+	"printers.url":          {"Address", "地址"},
+	"printers.profile":      {"Profile", "型号配置"},
+	"printers.model":        {"Model", "型号"},
+	"printers.backup":       {"Backup", "备用打印机"},
+	"printers.caps":         {"Capabilities", "功能"},
+	"printers.notprobed":    {"not probed yet", "尚未探测"},
+	"printers.since":        {"State since", "状态开始于"},
+	"printers.test":         {"Print a test ticket", "打印测试小票"},
+	"printers.discovered":   {"Attached to this PC", "连接到本电脑的设备"},
+	"printers.nodiscovered": {"No serial ports or USB printers found.", "未发现串口或 USB 打印机。"},
+	"printers.discovererr":  {"Could not list local devices: %s", "无法列出本地设备：%s"},
+	"printers.addhint":      {"To add it, put these lines in the agent's config and restart the service:", "如需添加，请将以下内容加入代理配置并重启服务："},
+	"printers.scan":         {"Network scan", "网络扫描"},
+	"printers.scan.intro":   {"Look for network printers (port 9100) on this PC's local networks.", "在本电脑所在的局域网中查找网络打印机（9100 端口）。"},
+	"printers.scan.start":   {"Scan the network", "扫描网络"},
+	"printers.scan.running": {"Scanning…", "扫描中…"},
+	"printers.scan.done":    {"Scan finished: %d found.", "扫描完成：发现 %d 台。"},
+	"printers.scan.error":   {"Scan failed: %s", "扫描失败：%s"},
+	"printers.answers":      {"answers ESC/POS status", "响应 ESC/POS 状态查询"},
+
+	// Pairing page.
+	"pair.title":         {"Cloud pairing", "云端配对"},
+	"pair.notconfigured": {"This agent has no cloud configured. To connect it, add a [cloud] table with url and auth_url to the agent's config and restart the service.", "此代理未配置云端。如需连接，请在代理配置中添加包含 url 和 auth_url 的 [cloud] 段并重启服务。"},
+	"pair.scan":          {"Scan this code with a phone signed in to the cloud console, or open the address below and enter the code.", "请用已登录云端控制台的手机扫描此二维码，或打开下方地址并输入代码。"},
+	"pair.code":          {"Code", "代码"},
+	"pair.expires":       {"The code works until %s; this page refreshes by itself.", "代码有效期至 %s；本页面会自动刷新。"},
+	"pair.waiting":       {"Waiting for a code from the cloud…", "正在等待云端发放代码…"},
+	"pair.error":         {"No code: %s", "无法获取代码：%s"},
+	"pair.paired":        {"Paired to store", "已配对门店"},
+	"pair.unknownstore":  {"(store name not known yet)", "（门店名称暂未知）"},
+	"pair.unpair":        {"Unpair", "取消配对"},
+	"pair.unpair.intro":  {"Unpairing stops cloud orders from printing here until the agent is paired again. Enter the manager PIN to confirm.", "取消配对后，云端订单将不再在此打印，直到重新配对。请输入管理员 PIN 确认。"},
+	"pair.alt":           {"QR code for pairing", "配对二维码"},
+
+	// Logs page.
+	"logs.title": {"Logs", "日志"},
+	"logs.level": {"Level", "级别"},
+	"logs.q":     {"Contains", "包含"},
+	"logs.debug": {"Debug", "调试"},
+	"logs.info":  {"Info", "信息"},
+	"logs.warn":  {"Warnings", "警告"},
+	"logs.error": {"Errors", "错误"},
+	"logs.hint":  {"The latest lines, then new ones as they are logged. Secrets are removed.", "先显示最近的日志，然后实时显示新日志。敏感信息已移除。"},
+	"logs.ended": {"The live tail ended; reload to follow again.", "实时日志已结束；刷新页面可继续查看。"},
+}

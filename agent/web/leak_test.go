@@ -1,0 +1,13 @@
+package web
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package's tests if any goroutine outlives them: the
+// page's change follower and scans stop on Close.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}

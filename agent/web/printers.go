@@ -1,0 +1,257 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+
+	"printgate/drivers"
+)
+
+// foundView is a discovered printer with the config lines that add it.
+type foundView struct {
+	drivers.Found
+	Config string
+}
+
+// configBlock is the [[printers]] table that adds f to the config, named
+// name.
+func configBlock(name string, f drivers.Found) string {
+	return fmt.Sprintf("[[printers]]\nname = %s\nurl = %s\n", tomlString(name), tomlString(f.URL))
+}
+
+// tomlString quotes s as a TOML basic string.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, "\\u%04X", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// foundViews names discovered printers printer-1, printer-2... after the
+// names already configured, so every block can be pasted as it is.
+func foundViews(found []drivers.Found, taken []string, start int) []foundView {
+	out := make([]foundView, 0, len(found))
+	n := start
+	for _, f := range found {
+		var name string
+		for {
+			n++
+			name = fmt.Sprintf("printer-%d", n)
+			if !slices.Contains(taken, name) {
+				break
+			}
+		}
+		out = append(out, foundView{Found: f, Config: configBlock(name, f)})
+	}
+	return out
+}
+
+// printersData is the printers page.
+type printersData struct {
+	Printers    []PrinterDetail
+	Found       []foundView
+	DiscoverErr string
+	Scan        scanState
+	ScanFound   []foundView
+}
+
+// printersPage serves GET /printers.
+func (p *Page) printersPage(w http.ResponseWriter, r *http.Request, sess *session) {
+	v := p.newView(r, sess, "printers")
+	v.Title = v.L.T("printers.title")
+	d := printersData{Printers: p.b.PrinterDetails()}
+	names := p.printerNames()
+	found, err := p.b.Discover()
+	if err != nil {
+		d.DiscoverErr = err.Error()
+	}
+	d.Found = foundViews(found, names, 0)
+	d.Scan = p.scan.state()
+	d.ScanFound = foundViews(d.Scan.Found, names, len(d.Found))
+	v.Data = d
+	p.render(w, r, http.StatusOK, "printers.html", v)
+}
+
+// testPrint serves POST /printers/{name}/test.
+func (p *Page) testPrint(w http.ResponseWriter, r *http.Request, sess *session) {
+	name := r.PathValue("name")
+	l := pickLang(r)
+	if !slices.Contains(p.printerNames(), name) {
+		p.flashTo(w, r, sess, "/printers", &flash{Error: true, Text: l.T("flash.badprinter", name)})
+		return
+	}
+	t, err := p.b.TestPrint(r.Context(), name)
+	if err != nil {
+		p.flashTo(w, r, sess, "/printers", &flash{Error: true, Text: l.T("flash.failed", err.Error())})
+		return
+	}
+	p.flashTo(w, r, sess, "/printers", &flash{
+		Text: l.T("flash.testqueued", name), Link: "/tasks/" + url.PathEscape(t.TaskNo), LinkText: t.TaskNo,
+	})
+}
+
+// scanState is a LAN scan as the page shows it.
+type scanState struct {
+	Running  bool
+	Finished bool
+	Done     int
+	Total    int
+	Found    []drivers.Found
+	Err      string
+}
+
+// scanner runs at most one LAN scan at a time for the page, under the
+// page's context so Close stops it.
+type scanner struct {
+	ctx context.Context
+	b   Backend
+	wg  *sync.WaitGroup
+
+	mu sync.Mutex
+	st scanState
+	// changed is closed (and replaced) whenever st changes, waking the
+	// progress streams.
+	changed chan struct{}
+}
+
+func newScanner(ctx context.Context, b Backend, wg *sync.WaitGroup) *scanner {
+	return &scanner{ctx: ctx, b: b, wg: wg, changed: make(chan struct{})}
+}
+
+// start begins a scan unless one is running, and reports whether it did.
+func (s *scanner) start() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.st.Running || s.ctx.Err() != nil {
+		return false
+	}
+	s.st = scanState{Running: true}
+	s.notifyLocked()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		found, err := s.b.Scan(s.ctx, "", func(done, total int) {
+			s.mu.Lock()
+			s.st.Done, s.st.Total = done, total
+			s.notifyLocked()
+			s.mu.Unlock()
+		})
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.st.Running, s.st.Finished, s.st.Found = false, true, found
+		if err != nil {
+			s.st.Err = err.Error()
+		}
+		s.notifyLocked()
+	}()
+	return true
+}
+
+func (s *scanner) notifyLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// state returns the scan's state and a channel closed at its next change.
+func (s *scanner) watch() (scanState, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.st
+	st.Found = slices.Clone(st.Found)
+	return st, s.changed
+}
+
+func (s *scanner) state() scanState {
+	st, _ := s.watch()
+	return st
+}
+
+// startScan serves POST /printers/scan.
+func (p *Page) startScan(w http.ResponseWriter, r *http.Request, sess *session) {
+	l := pickLang(r)
+	f := &flash{Text: l.T("flash.scanstarted")}
+	if !p.scan.start() {
+		f = &flash{Text: l.T("flash.scanrunning")}
+	}
+	p.flashTo(w, r, sess, "/printers#scan", f)
+}
+
+// scanProgress and scanResult are the events of GET /printers/scan.
+type scanProgress struct {
+	Done  int `json:"done"`
+	Total int `json:"total"`
+}
+
+type scanResult struct {
+	Found []scanFoundJSON `json:"found"`
+	Error string          `json:"error,omitempty"`
+	Text  string          `json:"text"`
+}
+
+type scanFoundJSON struct {
+	Name   string `json:"name"`
+	URL    string `json:"url"`
+	Model  string `json:"model,omitempty"`
+	Config string `json:"config"`
+}
+
+// scanStream serves GET /printers/scan: "progress" events with done and
+// total while the scan runs, then one "result" event, then the end. With
+// no scan started it sends the result of the last one (maybe empty).
+func (p *Page) scanStream(w http.ResponseWriter, r *http.Request, _ *session) {
+	s, done := p.startSSE(w, r)
+	if s == nil {
+		return
+	}
+	defer done()
+	l := pickLang(r)
+	last := scanProgress{-1, -1}
+	for {
+		st, changed := p.scan.watch()
+		if !st.Running {
+			res := scanResult{Error: st.Err, Found: []scanFoundJSON{}}
+			res.Text = l.T("printers.scan.done", len(st.Found))
+			if st.Err != "" {
+				res.Text = l.T("printers.scan.error", st.Err)
+			}
+			names := p.printerNames()
+			for _, f := range foundViews(st.Found, names, 0) {
+				res.Found = append(res.Found, scanFoundJSON{Name: f.Name, URL: f.URL, Model: f.Model, Config: f.Config})
+			}
+			data, _ := json.Marshal(res)
+			_ = s.send("result", string(data))
+			return
+		}
+		if pr := (scanProgress{st.Done, st.Total}); pr != last {
+			last = pr
+			data, _ := json.Marshal(pr)
+			if s.send("progress", string(data)) != nil {
+				return
+			}
+		}
+		select {
+		case <-changed:
+		case <-r.Context().Done():
+			return
+		case <-p.ctx.Done():
+			return
+		}
+	}
+}
