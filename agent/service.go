@@ -18,6 +18,7 @@ import (
 	"printgate/agent/logring"
 	"printgate/agent/metrics"
 	"printgate/agent/tlscert"
+	"printgate/agent/web"
 	"printgate/drivers/escpos"
 	"printgate/spool"
 	"printgate/sync/link"
@@ -136,12 +137,24 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 		return nil
 	}
 
-	srv := localapi.NewServer(localapi.New(a, localapi.Options{
+	api := localapi.New(a, localapi.Options{
 		Token:        cfg.APIToken.Reveal(),
 		MaxBodyBytes: localapi.BodyLimit(1 << 20),
 		Metrics:      m.Registry(),
 		Logger:       log,
-	}), localapi.ServerTimeouts{}, log)
+		Tail:         a.Tail,
+	})
+	// The manager page shares the listener; it hands /api/, /healthz and
+	// /metrics to the API untouched.
+	page := web.New(a, web.Options{
+		DataDir: cfg.DataDir,
+		TLS:     tlsConf != nil,
+		Logger:  log.With("component", "page"),
+		API:     api,
+		Version: Version,
+	})
+	defer page.Close()
+	srv := localapi.NewServer(page, localapi.ServerTimeouts{}, log)
 	serveErr := make(chan error, 1)
 	mode := "off"
 	if tlsConf != nil {
@@ -201,6 +214,9 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 		}
 	}
 	// Intake first: no new task is accepted once the agent starts stopping.
+	// The page's live streams end first: Shutdown waits for open
+	// requests, and an event stream never ends on its own.
+	page.Close()
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	srv.Shutdown(shutCtx)
 	cancel()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"embed"
 	"html/template"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -12,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"printgate/drivers/escpos"
 )
 
 //go:embed templates/*.html
@@ -148,6 +151,13 @@ func (p *Page) follow() {
 func (p *Page) routes() {
 	m := p.mux
 	m.Handle("/static/", http.StripPrefix("/static/", p.staticHandler()))
+	// The receipt-paper sheet comes from the package that draws the
+	// previews, so classes and styles cannot drift apart.
+	m.HandleFunc("GET /static/paper.css", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/css; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-cache")
+		io.WriteString(w, escpos.PaperCSS)
+	})
 	m.HandleFunc("GET /lang", p.setLang)
 	m.HandleFunc("GET /setup", p.setupForm)
 	m.HandleFunc("POST /setup", p.setupSubmit)
