@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"printgate/agent/config"
+)
+
+func init() {
+	register("tasks", command{summary: "list the agent's recent print tasks, newest first (through the local API)", run: runTasks})
+	register("reprint", command{summary: "print a task again as a new version (through the local API)", run: runReprint})
+}
+
+func runTasks(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return tasksCmd(ctx, args, stdout, stderr)
+}
+
+// tasksPage is the largest page the API serves (localapi maxLimit).
+const tasksPage = 1000
+
+// tasksCmd is `printgate tasks [--config FILE] [--state S] [--printer P]
+// [-n N]`: the last N tasks the agent holds, newest first. The API lists in
+// accept order only, so it reads every page and keeps the last N.
+func tasksCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tasks", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", config.DefaultConfigPath(), "the config `file` of the agent to ask")
+	state := fs.String("state", "", "only tasks in this `state` (ACCEPTED, QUEUED, SENDING, PRINTED, RETRY_WAIT, UNKNOWN, HELD, PARKED, TIMED_OUT, FAILED, CANCELED)")
+	printer := fs.String("printer", "", "only tasks for this `printer` (or printed there on failover)")
+	n := fs.Int("n", 20, "show at most `N` tasks, the newest")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: printgate tasks [--config FILE] [--state S] [--printer P] [-n N]")
+		fmt.Fprintln(stderr, "\nLists the tasks the running agent holds, newest first: task_no, state,")
+		fmt.Fprintln(stderr, "printer, origin, attempts and when it was accepted. Finished tasks stay")
+		fmt.Fprintln(stderr, "listed for the spool's retention (7 days by default).")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	if code, done := parseFlags(fs, args, stderr); done {
+		return code
+	}
+	if *n < 1 {
+		fmt.Fprintf(stderr, "printgate tasks: bad -n %d: want 1 or more\n", *n)
+		return 2
+	}
+	_, c, ok := loadForAPI("tasks", *configPath, stderr)
+	if !ok {
+		return 1
+	}
+	var last []apiTask // a ring of the newest *n, oldest first once unrolled
+	after := ""
+	for {
+		q := url.Values{"limit": {strconv.Itoa(tasksPage)}}
+		if *state != "" {
+			q.Set("state", strings.ToUpper(*state))
+		}
+		if *printer != "" {
+			q.Set("printer", *printer)
+		}
+		if after != "" {
+			q.Set("after", after)
+		}
+		var page struct {
+			Tasks []apiTask `json:"tasks"`
+			Next  *uint64   `json:"next"`
+		}
+		if _, err := c.do(ctx, http.MethodGet, "/api/v1/tasks?"+q.Encode(), nil, &page); err != nil {
+			var ae *apiError
+			if errors.As(err, &ae) && ae.Code == "bad_query" {
+				fmt.Fprintf(stderr, "printgate tasks: %s\n", ae.Message)
+				return 2
+			}
+			fmt.Fprintf(stderr, "printgate tasks: %v\n", err)
+			return 1
+		}
+		last = append(last, page.Tasks...)
+		if len(last) > *n {
+			last = append(last[:0], last[len(last)-*n:]...)
+		}
+		if page.Next == nil {
+			break
+		}
+		after = strconv.FormatUint(*page.Next, 10)
+	}
+	if len(last) == 0 {
+		fmt.Fprintln(stdout, "no tasks")
+		return 0
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TASK_NO\tSTATE\tPRINTER\tORIGIN\tATTEMPTS\tACCEPTED")
+	for i := len(last) - 1; i >= 0; i-- {
+		t := last[i]
+		st := t.State
+		if t.Reason != "" {
+			st += " " + t.Reason
+		}
+		pr := t.Printer
+		if t.Target != "" && t.Target != t.Printer {
+			pr += " → " + t.Target
+		}
+		at := "-"
+		if a := t.accepted(); !a.IsZero() {
+			at = a.Local().Format("2006-01-02 15:04:05")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", t.TaskNo, st, pr, t.Origin, t.Attempts, at)
+	}
+	tw.Flush()
+	return 0
+}
+
+func runReprint(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return reprintCmd(ctx, args, stdout, stderr)
+}
+
+// reprintCmd is `printgate reprint TASK_NO [--config FILE]`: the agent
+// accepts a new version of the task (_vN → _vN+1), printed under the
+// REPRINT banner.
+func reprintCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("reprint", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", config.DefaultConfigPath(), "the config `file` of the agent to ask")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: printgate reprint TASK_NO [--config FILE]")
+		fmt.Fprintln(stderr, "\nAsks the running agent to print the task again: it takes a new version of it")
+		fmt.Fprintln(stderr, "(ORDER_v1 becomes ORDER_v2), printed under a REPRINT banner, and prints its")
+		fmt.Fprintln(stderr, "task_no and state. `printgate tasks` lists the task numbers.")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	taskNo, rest, code, done := positional(fs, args, stderr)
+	if done {
+		return code
+	}
+	if code, done := parseFlags(fs, rest, stderr); done {
+		return code
+	}
+	if taskNo == "" {
+		fmt.Fprintln(stderr, "printgate reprint: which task? give its TASK_NO (see printgate tasks)")
+		fs.Usage()
+		return 2
+	}
+	_, c, ok := loadForAPI("reprint", *configPath, stderr)
+	if !ok {
+		return 1
+	}
+	var t apiTask
+	if _, err := c.do(ctx, http.MethodPost, "/api/v1/tasks/"+url.PathEscape(taskNo)+"/reprint", nil, &t); err != nil {
+		fmt.Fprintf(stderr, "printgate reprint: %s: %v\n", taskNo, err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s %s (reprint of %s on %s)\n", t.TaskNo, t.State, taskNo, t.Printer)
+	return 0
+}
+
+// positional takes the one positional argument of a command that has one
+// (TASK_NO, NAME), wherever it stands among the flags: "reprint X --config
+// F" and "reprint --config F X" both work. It returns the argument ("" when
+// absent) and the flags left for parseFlags, which refuses anything more.
+// --help is left to parseFlags.
+func positional(fs *flag.FlagSet, args []string, stderr io.Writer) (arg string, rest []string, code int, done bool) {
+	// Flags before the argument: parse them, then take the argument.
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return "", nil, 0, true
+		}
+		return "", nil, 2, true
+	}
+	if fs.NArg() == 0 {
+		return "", nil, 0, false
+	}
+	return fs.Arg(0), fs.Args()[1:], 0, false
+}

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime"
+	"time"
+
+	"printgate/agent/config"
+	"printgate/cmd/printgate/internal/version"
+)
+
+func init() {
+	register("test-print", command{summary: "print a test ticket on a configured printer and wait until it is on paper", run: runTestPrint})
+}
+
+// testPrintPoll is how often test-print asks for the task's state.
+const testPrintPoll = 200 * time.Millisecond
+
+func runTestPrint(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return testPrintCmd(ctx, time.Now, args, stdout, stderr)
+}
+
+// testPrintCmd is `printgate test-print NAME [--config FILE] [--wait 30s]`:
+// it submits a test ticket through the local API, as a POS would, and
+// follows the task until it is PRINTED or finished otherwise. now dates the
+// ticket and its task_no.
+func testPrintCmd(ctx context.Context, now func() time.Time, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("test-print", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", config.DefaultConfigPath(), "the config `file` of the agent to print through")
+	wait := fs.Duration("wait", 30*time.Second, "how long to wait for the ticket to print; the agent gives the task up after as long")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: printgate test-print NAME [--config FILE] [--wait 30s]")
+		fmt.Fprintln(stderr, "\nPrints a test ticket on the configured printer NAME through the running agent:")
+		fmt.Fprintln(stderr, "its profile, what it can confirm, the agent version, the time and a QR code.")
+		fmt.Fprintln(stderr, "It prints the task_no (TEST_NAME_yyyymmdd-hhmmss), waits until the ticket is")
+		fmt.Fprintln(stderr, "printed and exits 0, or exits 1 with the task's state and reason.")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	name, rest, code, done := positional(fs, args, stderr)
+	if done {
+		return code
+	}
+	if code, done := parseFlags(fs, rest, stderr); done {
+		return code
+	}
+	if name == "" {
+		fmt.Fprintln(stderr, "printgate test-print: which printer? give its NAME from the config (see printgate printers)")
+		fs.Usage()
+		return 2
+	}
+	if *wait < time.Second || *wait > 24*time.Hour {
+		fmt.Fprintf(stderr, "printgate test-print: bad --wait %v: want 1s to 24h\n", *wait)
+		return 2
+	}
+	cfg, c, ok := loadForAPI("test-print", *configPath, stderr)
+	if !ok {
+		return 1
+	}
+	pc, ok := cfg.Printer(name)
+	if !ok {
+		fmt.Fprintf(stderr, "printgate test-print: %s has no printer %q (it has %s)\n", cfg.Path, name, printerNames(cfg))
+		return 2
+	}
+	printers, err := c.printers(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "printgate test-print: %v\n", err)
+		return 1
+	}
+	var live *apiPrinter
+	for i := range printers {
+		if printers[i].Name == name {
+			live = &printers[i]
+		}
+	}
+	if live == nil {
+		fmt.Fprintf(stderr, "printgate test-print: the running agent has no printer %q, though %s has: it runs another config or has not reloaded it; restart the agent\n", name, cfg.Path)
+		return 1
+	}
+
+	at := now()
+	taskNo := "TEST_" + name + "_" + at.Format("20060102-150405")
+	doc, err := json.Marshal(testTicket(pc, live, taskNo, at))
+	if err != nil {
+		fmt.Fprintf(stderr, "printgate test-print: %v\n", err)
+		return 1
+	}
+	req := map[string]any{"task_no": taskNo, "printer": name, "priority": "urgent", "document": json.RawMessage(doc),
+		// A ticket nobody waits for any more should not come out later.
+		"timeout": wait.String()}
+	var sub struct {
+		TaskNo    string `json:"task_no"`
+		State     string `json:"state"`
+		Duplicate bool   `json:"duplicate"`
+	}
+	if _, err := c.do(ctx, http.MethodPost, "/api/v1/tasks", req, &sub); err != nil {
+		fmt.Fprintf(stderr, "printgate test-print: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, taskNo)
+	fmt.Fprintf(stdout, "waiting for %s (state %s) to print on %s", taskNo, live.State, name)
+
+	deadline := time.NewTimer(*wait)
+	defer deadline.Stop()
+	tick := time.NewTicker(testPrintPoll)
+	defer tick.Stop()
+	dot := time.Now()
+	var last apiTask
+	for {
+		t, err := c.task(ctx, taskNo)
+		switch {
+		case err != nil && errors.Is(err, errAgentDown):
+			fmt.Fprintln(stdout)
+			fmt.Fprintf(stderr, "printgate test-print: %s: %v\n", taskNo, err)
+			return 1
+		case err == nil:
+			last = t
+		}
+		if last.State == "PRINTED" {
+			fmt.Fprintf(stdout, "\nPRINTED on %s (confirmation: %s)\n", orDash(last.Target), orDash(last.Confirmation))
+			return 0
+		}
+		if terminal(last.State) {
+			fmt.Fprintln(stdout)
+			fmt.Fprintf(stderr, "printgate test-print: %s is %s%s\n", taskNo, last.State, because(last))
+			return 1
+		}
+		if time.Since(dot) >= time.Second {
+			fmt.Fprint(stdout, ".")
+			dot = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(stdout)
+			fmt.Fprintf(stderr, "printgate test-print: stopped while %s was %s\n", taskNo, orDash(last.State))
+			return 1
+		case <-deadline.C:
+			fmt.Fprintln(stdout)
+			fmt.Fprintf(stderr, "printgate test-print: %s is still %s%s after %v; see printgate printers and printgate doctor\n", taskNo, orDash(last.State), because(last), *wait)
+			return 1
+		case <-tick.C:
+		}
+	}
+}
+
+// terminal reports whether a task in state will not change any more.
+func terminal(state string) bool {
+	switch state {
+	case "PRINTED", "TIMED_OUT", "FAILED", "CANCELED":
+		return true
+	}
+	return false
+}
+
+func because(t apiTask) string {
+	s := ""
+	if t.Reason != "" {
+		s += " (" + t.Reason + ")"
+	}
+	if t.Message != "" {
+		s += ": " + t.Message
+	}
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// testTicket is the document test-print sends: what a technician needs to
+// see on paper to know the printer, its profile and the agent agree. Text
+// is ASCII so every code page prints it.
+func testTicket(pc *config.Printer, live *apiPrinter, taskNo string, at time.Time) map[string]any {
+	p := pc.Profile
+	kv := func(k, v string) map[string]any { return map[string]any{"text": k, "right": v} }
+	return map[string]any{"lines": []any{
+		map[string]any{"text": "PRINTGATE TEST", "align": "center", "size": "2x2", "bold": true},
+		map[string]any{"rule": "-"},
+		kv("Printer", pc.Name),
+		kv("URL", pc.Target.String()),
+		kv("State", live.State),
+		kv("Profile", pc.ProfileName),
+		kv("Paper", fmt.Sprintf("%d dots, %d columns", p.Dots, p.Columns)),
+		kv("Encoding", p.Encoding),
+		kv("Cutter", p.Cutter.String()),
+		kv("Confirms", fmt.Sprintf("%s (ack %s)", p.Ack.Confirmation(), p.Ack)),
+		kv("Agent", version.Version+" "+runtime.GOOS+"/"+runtime.GOARCH),
+		kv("Time", at.Format("2006-01-02 15:04:05 -0700")),
+		map[string]any{"rule": "-"},
+		map[string]any{"text": "Width check:"},
+		map[string]any{"text": ruler(p.Columns)},
+		map[string]any{"qr": "printgate test " + taskNo, "size": 6},
+		map[string]any{"text": taskNo, "align": "center"},
+		map[string]any{"cut": "partial"},
+	}}
+}
+
+// ruler is a line exactly columns wide, so a wrong column count shows as a
+// wrap or a short line.
+func ruler(columns int) string {
+	b := make([]byte, max(columns, 1))
+	for i := range b {
+		b[i] = byte('0' + (i+1)%10)
+	}
+	return string(b)
+}
