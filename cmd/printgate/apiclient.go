@@ -35,6 +35,22 @@ type apiClient struct {
 // reset, timed out), as opposed to an agent that answered with an error.
 var errAgentDown = errors.New("the agent is not reachable")
 
+// agentDownError is a request that reached no agent: it says so the way
+// every API command shows it, with the network's reason after it.
+type agentDownError struct {
+	base string
+	err  error
+}
+
+func (e *agentDownError) Error() string {
+	return fmt.Sprintf("cannot reach the agent at %s: is it running? (printgate run or the service) [%v]", e.base, unwrapOp(e.err))
+}
+
+func (e *agentDownError) Unwrap() error { return e.err }
+
+// Is makes errors.Is(err, errAgentDown) true.
+func (e *agentDownError) Is(target error) bool { return target == errAgentDown }
+
 // apiError is a non-2xx answer of the local API, with its error body.
 type apiError struct {
 	Status  int
@@ -165,7 +181,7 @@ func (c *apiClient) do(ctx context.Context, method, path string, body, out any) 
 		if errors.As(err, &ce) || strings.Contains(err.Error(), "certificate") {
 			return 0, fmt.Errorf("the agent at %s: %w", c.base, err)
 		}
-		return 0, fmt.Errorf("cannot reach the agent at %s: is it running? (printgate run or the service): %w", c.base, errors.Join(errAgentDown, err))
+		return 0, &agentDownError{base: c.base, err: err}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))

@@ -1,0 +1,668 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"printgate/agent/config"
+	"printgate/drivers"
+	"printgate/drivers/escpos"
+	"printgate/sync/pair"
+	"printgate/sync/wire"
+)
+
+func init() {
+	register("doctor", command{summary: "check this machine's setup (config, disk, port, printers, devices, cloud, clock) and say how to fix what is wrong", run: runDoctor})
+}
+
+// checkStatus is the outcome of one doctor check.
+type checkStatus int
+
+const (
+	checkPass checkStatus = iota
+	checkWarn             // works, but will not for long or not fully
+	checkFail             // must be fixed; doctor exits 1
+	checkSkip             // does not apply here, or cannot run
+)
+
+// mark is the symbol a status is shown with.
+func (s checkStatus) mark() string {
+	switch s {
+	case checkPass:
+		return "✓"
+	case checkWarn:
+		return "!"
+	case checkFail:
+		return "✗"
+	}
+	return "-"
+}
+
+// checkResult is one line of the doctor's checklist: what was checked,
+// what was found and, for a failure or warning, exactly what to do.
+type checkResult struct {
+	Name   string
+	Status checkStatus
+	Detail string
+	Fix    string
+}
+
+// Doctor's thresholds.
+const (
+	// diskWarnBytes and diskFailBytes bound the free space on the data
+	// dir's disk: the spool keeps queued tickets and a week of history.
+	diskWarnBytes = 1 << 30
+	diskFailBytes = 100 << 20
+	// clockWarn and clockFail bound the difference with the cloud's clock:
+	// timelines and token expiry read badly past a few seconds, and TLS
+	// certificates fail past minutes.
+	clockWarn = 30 * time.Second
+	clockFail = 5 * time.Minute
+)
+
+// doctorEnv is what the checks use besides the config; tests replace
+// parts of it.
+type doctorEnv struct {
+	now func() time.Time
+	// diskFree reports the bytes available to this process on dir's disk.
+	diskFree func(dir string) (uint64, error)
+	// usb lists the USB printers attached, to find the device of a
+	// usb://VID:PID printer.
+	usb func() ([]drivers.Found, error)
+	// probeTimeout bounds each printer's probe; netTimeout each request to
+	// the agent or the cloud.
+	probeTimeout, netTimeout time.Duration
+}
+
+var defaultDoctorEnv = doctorEnv{
+	now:          time.Now,
+	diskFree:     diskFreeAt,
+	usb:          drivers.DiscoverUSB,
+	probeTimeout: escpos.DefaultCheckTimeout,
+	netTimeout:   10 * time.Second,
+}
+
+func runDoctor(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return doctorCmd(ctx, defaultDoctorEnv, args, stdout, stderr)
+}
+
+// doctorCmd is `printgate doctor [--config FILE]`: every check in order,
+// one line each, with a fix under each failure and warning. Exit 1 when
+// any check failed.
+func doctorCmd(ctx context.Context, env doctorEnv, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", config.DefaultConfigPath(), "the config `file` to check")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: printgate doctor [--config FILE]")
+		fmt.Fprintln(stderr, "\nChecks that this machine can run the agent and says how to fix what is wrong:")
+		fmt.Fprintln(stderr, "the config, the data dir and its disk, the listen port, each printer, access")
+		fmt.Fprintln(stderr, "to serial and USB devices, the cloud and the device token, and the clock.")
+		fmt.Fprintln(stderr, "✓ passed, ! warning, ✗ failed, - skipped. Exits 1 when a check failed.")
+		fmt.Fprintln(stderr, "Run it as the account the service runs as to check what the service can do.")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	if code, done := parseFlags(fs, args, stderr); done {
+		return code
+	}
+	failed := 0
+	show := func(rs ...checkResult) {
+		for _, r := range rs {
+			fmt.Fprintf(stdout, "%s %s: %s\n", r.Status.mark(), r.Name, r.Detail)
+			if r.Fix != "" && (r.Status == checkFail || r.Status == checkWarn) {
+				fmt.Fprintf(stdout, "    fix: %s\n", r.Fix)
+			}
+			if r.Status == checkFail {
+				failed++
+			}
+		}
+	}
+	cfg, res := checkConfig(*configPath)
+	show(res)
+	if cfg == nil {
+		fmt.Fprintln(stdout, "- the other checks need a valid config")
+		return 1
+	}
+	show(checkDataDir(cfg), checkDisk(env, cfg))
+	port, running := checkPort(ctx, env, cfg)
+	show(port)
+	show(checkPrinters(ctx, env, cfg, running)...)
+	show(checkDevices(env, cfg)...)
+	show(checkCloud(ctx, env, cfg), checkClock(ctx, env, cfg))
+	if failed > 0 {
+		fmt.Fprintf(stdout, "\n%d check(s) failed.\n", failed)
+		return 1
+	}
+	fmt.Fprintln(stdout, "\nAll checks passed.")
+	return 0
+}
+
+// checkConfig is check 1: the config loads, with every problem shown.
+func checkConfig(path string) (*config.Config, checkResult) {
+	r := checkResult{Name: "config"}
+	cfg, err := config.Load(path)
+	if err != nil {
+		r.Status = checkFail
+		var errs config.Errors
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			r.Detail = fmt.Sprintf("no config at %s", path)
+			r.Fix = fmt.Sprintf("run printgate install to write one, or copy the commented sample there; name another file with --config")
+		case errors.As(err, &errs):
+			r.Detail = fmt.Sprintf("%s has %d problem(s):\n      %s", path, len(errs), strings.ReplaceAll(errs.Error(), "\n", "\n      "))
+			r.Fix = "edit the lines named above; each message says what the line needs"
+		default:
+			r.Detail = err.Error()
+			r.Fix = "make the file readable by this account (run doctor as the service's account or root)"
+		}
+		return nil, r
+	}
+	cloud := "no cloud (store-only)"
+	if cfg.Cloud != nil {
+		cloud = "cloud " + cfg.Cloud.URL
+	}
+	r.Detail = fmt.Sprintf("%s is valid: %d printer(s), listen %s, %s", cfg.Path, len(cfg.Printers), cfg.Listen, cloud)
+	return cfg, r
+}
+
+// existingDir is dir or, when it does not exist yet, its nearest ancestor
+// that does: where the agent would create it, and whose disk it would use.
+func existingDir(dir string) (string, error) {
+	for d := filepath.Clean(dir); ; {
+		fi, err := os.Stat(d)
+		switch {
+		case err == nil && fi.IsDir():
+			return d, nil
+		case err == nil:
+			return "", fmt.Errorf("%s is a file, not a folder", d)
+		case !errors.Is(err, fs.ErrNotExist):
+			return "", err
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", fmt.Errorf("no folder of %s exists", dir)
+		}
+		d = parent
+	}
+}
+
+// checkDataDir is check 2a: the data dir exists and takes a synced file,
+// or can be created. Nothing is left behind: the probe file is removed,
+// and a data dir that does not exist yet is not created (the agent
+// creates it with its own account and mode).
+func checkDataDir(cfg *config.Config) checkResult {
+	r := checkResult{Name: "data dir"}
+	dir := cfg.DataDir
+	fix := dataDirFix(dir)
+	at, err := existingDir(dir)
+	if err != nil {
+		r.Status, r.Detail, r.Fix = checkFail, fmt.Sprintf("%s: %v", dir, err), "set data_dir in "+cfg.Path+" to a folder (or leave it out for the default)"
+		return r
+	}
+	if at != filepath.Clean(dir) {
+		// Prove the folder can be made by making a scratch one beside it.
+		tmp, err := os.MkdirTemp(at, ".printgate-doctor-*")
+		if err != nil {
+			r.Status, r.Detail, r.Fix = checkFail, fmt.Sprintf("%s does not exist and cannot be created in %s: %v", dir, at, unwrapPath(err)), fix
+			return r
+		}
+		os.Remove(tmp)
+		r.Detail = fmt.Sprintf("%s does not exist yet; the agent will create it (%s is writable)", dir, at)
+		return r
+	}
+	if err := probeWrite(dir); err != nil {
+		r.Status, r.Detail, r.Fix = checkFail, fmt.Sprintf("%s is not writable: %v", dir, err), fix
+		return r
+	}
+	r.Detail = dir + " is writable (a file was created, synced and removed)"
+	return r
+}
+
+// probeWrite creates, writes, syncs and removes a file in dir, as the
+// spool does with its own.
+func probeWrite(dir string) error {
+	f, err := os.CreateTemp(dir, ".printgate-doctor-*")
+	if err != nil {
+		return unwrapPath(err)
+	}
+	name := f.Name()
+	defer os.Remove(name)
+	if _, err := f.Write([]byte("printgate doctor\n")); err != nil {
+		f.Close()
+		return fmt.Errorf("write: %w", unwrapPath(err))
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("sync: %w", unwrapPath(err))
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("close: %w", unwrapPath(err))
+	}
+	if err := os.Remove(name); err != nil {
+		return fmt.Errorf("remove: %w", unwrapPath(err))
+	}
+	return nil
+}
+
+// unwrapPath drops the *PathError's op and path the message repeats.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// checkDisk is check 2b: room on the data dir's disk.
+func checkDisk(env doctorEnv, cfg *config.Config) checkResult {
+	r := checkResult{Name: "disk space"}
+	at, err := existingDir(cfg.DataDir)
+	if err != nil {
+		r.Status, r.Detail = checkSkip, fmt.Sprintf("cannot tell: %v", err)
+		return r
+	}
+	free, err := env.diskFree(at)
+	if err != nil {
+		r.Status, r.Detail = checkWarn, fmt.Sprintf("cannot read the free space of %s: %v", at, err)
+		r.Fix = "check the disk holding " + at
+		return r
+	}
+	r.Detail = fmt.Sprintf("%s free on the disk of %s", humanBytes(free), at)
+	fix := fmt.Sprintf("free space on the disk holding %s (old logs, downloads), or move data_dir in %s to a bigger disk", at, cfg.Path)
+	switch {
+	case free < diskFailBytes:
+		r.Status, r.Fix = checkFail, fix
+		r.Detail += fmt.Sprintf(": under %s, the spool will soon refuse tickets", humanBytes(diskFailBytes))
+	case free < diskWarnBytes:
+		r.Status, r.Fix = checkWarn, fix
+		r.Detail += fmt.Sprintf(": under %s", humanBytes(diskWarnBytes))
+	}
+	return r
+}
+
+func humanBytes(n uint64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d KiB", n>>10)
+}
+
+// checkPort is check 3: the listen address is free, or held by a running
+// printgate. running reports the latter, so the printer check asks the
+// agent instead of competing with it for the printers.
+func checkPort(ctx context.Context, env doctorEnv, cfg *config.Config) (r checkResult, running bool) {
+	r = checkResult{Name: "listen " + cfg.Listen}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err == nil {
+		ln.Close()
+		r.Detail = "free (the agent is not running)"
+		return r, false
+	}
+	base, _ := apiBase(cfg)
+	if isPrintgate(ctx, env, base) {
+		r.Detail = "in use by printgate (running): " + base + "/healthz answers"
+		return r, true
+	}
+	_, port, _ := net.SplitHostPort(cfg.Listen)
+	r.Status = checkFail
+	switch {
+	case errors.Is(err, errAddrNotAvail):
+		r.Detail = fmt.Sprintf("cannot listen there: %v", err)
+		r.Fix = fmt.Sprintf("the address is not one of this PC's; set listen in %s to \"127.0.0.1:%s\" (this PC only) or \":%s\" (the shop network)", cfg.Path, port, port)
+	case errors.Is(err, errPermission):
+		r.Detail = fmt.Sprintf("cannot listen there: %v", err)
+		r.Fix = fmt.Sprintf("ports below 1024 need privileges; set listen in %s to a port above 1024, such as 8631", cfg.Path)
+	default:
+		r.Detail = fmt.Sprintf("in use by another program (%v)", unwrapOp(err))
+		r.Fix = fmt.Sprintf("set listen in %s to a free port (e.g. 127.0.0.1:8632), or stop the program using port %s (%s)", cfg.Path, port, whoListensHint(port))
+	}
+	return r, false
+}
+
+// unwrapOp drops the *net.OpError's address the line already shows.
+func unwrapOp(err error) error {
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		return oe.Err
+	}
+	return err
+}
+
+// isPrintgate reports whether base answers /healthz the way printgate
+// does. No token is sent and the answer only identifies the program, so
+// the certificate is not checked here.
+func isPrintgate(ctx context.Context, env doctorEnv, base string) bool {
+	ctx, cancel := context.WithTimeout(ctx, env.netTimeout)
+	defer cancel()
+	tr := &http.Transport{DisableKeepAlives: true, Proxy: nil,
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} // identification only; nothing secret is sent
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/healthz", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var h map[string]json.RawMessage
+	if json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&h) != nil {
+		return false
+	}
+	_, status := h["status"]
+	_, link := h["link"]
+	return status && link
+}
+
+// checkPrinters is check 4: one result per configured printer. With the
+// agent running, its own view is asked through the API (probing would
+// compete with it for the printer's one connection); otherwise each
+// printer is probed as `printgate printers` does, in parallel, each
+// bounded by env.probeTimeout.
+func checkPrinters(ctx context.Context, env doctorEnv, cfg *config.Config, running bool) []checkResult {
+	if running {
+		if rs, err := printersFromAgent(ctx, env, cfg); err == nil {
+			return rs
+		}
+	}
+	list := make([]configuredPrinter, len(cfg.Printers))
+	for i, p := range cfg.Printers {
+		list[i] = configuredPrinter{Name: p.Name, URL: p.URL, ExpectAnswers: p.Profile.Ack != escpos.AckNone}
+	}
+	out := make([]checkResult, len(list))
+	for i, c := range checkConfigured(ctx, list, true, env.probeTimeout) {
+		out[i] = printerResult(cfg, &cfg.Printers[i], c)
+	}
+	return out
+}
+
+// printerResult turns one probe into a checklist line.
+func printerResult(cfg *config.Config, p *config.Printer, c configuredStatus) checkResult {
+	state, detail := c.describe()
+	r := checkResult{Name: "printer " + p.Name, Detail: fmt.Sprintf("%s: %s", p.URL, state)}
+	if detail != "" {
+		r.Detail += " (" + detail + ")"
+	}
+	where := fmt.Sprintf("%s line %d", cfg.Path, p.Line)
+	if c.Err != nil {
+		r.Status, r.Fix = checkFail, "correct the url at "+where
+		return r
+	}
+	switch c.Check.Health {
+	case escpos.HealthReady, escpos.HealthBusy:
+	case escpos.HealthPaperOut:
+		r.Status, r.Fix = checkWarn, "load paper"
+	case escpos.HealthCoverOpen:
+		r.Status, r.Fix = checkWarn, "close the printer's cover"
+	case escpos.HealthError:
+		r.Status, r.Fix = checkFail, "clear the printer's error (paper jam, cutter, overheated head), then switch it off and on"
+	case escpos.HealthNotAnswering:
+		r.Status, r.Fix = checkFail, fmt.Sprintf("the printer took the connection but answers no status: check it is a receipt printer and the url at %s is its printing port; for a printer that never answers set ack = \"none\" there", where)
+	default: // offline, not probed
+		r.Status, r.Fix = checkFail, offlineFix(p, where)
+	}
+	return r
+}
+
+// offlineFix says what to look at for a printer that cannot be reached.
+func offlineFix(p *config.Printer, where string) string {
+	switch p.Target.Scheme {
+	case drivers.SchemeTCP:
+		return fmt.Sprintf("check the printer is on and on the network, and that %s at %s is its address (print its self-test page: hold FEED while switching it on); printgate printers --scan 192.168.1.0/24 finds printers on your network", p.Target.Addr, where)
+	case drivers.SchemeSerial, drivers.SchemeUSB:
+		return fmt.Sprintf("check the printer is on and its cable plugged in, and the device in the url at %s; printgate printers lists the serial ports and USB printers this PC sees", where)
+	}
+	return fmt.Sprintf("check the printer is on and connected, and its url at %s", where)
+}
+
+// printersFromAgent is check 4 through the running agent.
+func printersFromAgent(ctx context.Context, env doctorEnv, cfg *config.Config) ([]checkResult, error) {
+	c, err := newAPIClient(cfg, env.netTimeout)
+	if err != nil {
+		return nil, err
+	}
+	live, err := c.printers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]apiPrinter{}
+	for _, p := range live {
+		byName[p.Name] = p
+	}
+	out := make([]checkResult, 0, len(cfg.Printers))
+	for i := range cfg.Printers {
+		p := &cfg.Printers[i]
+		where := fmt.Sprintf("%s line %d", cfg.Path, p.Line)
+		r := checkResult{Name: "printer " + p.Name}
+		lp, ok := byName[p.Name]
+		if !ok {
+			r.Status, r.Detail = checkWarn, "in the config but not in the running agent"
+			r.Fix = "restart the agent so it loads the config (printgate restart or the service)"
+			out = append(out, r)
+			continue
+		}
+		r.Detail = fmt.Sprintf("%s: %s as the running agent sees it", p.URL, lp.State)
+		if lp.Queue > 0 {
+			r.Detail += fmt.Sprintf(", %d task(s) waiting", lp.Queue)
+		}
+		if lp.FailoverTo != "" {
+			r.Detail += ", its work goes to " + lp.FailoverTo
+		}
+		switch lp.State {
+		case "READY", "BUSY":
+		case "PAPER_OUT":
+			r.Status, r.Fix = checkWarn, "load paper"
+		case "COVER_OPEN":
+			r.Status, r.Fix = checkWarn, "close the printer's cover"
+		case "UNKNOWN":
+			r.Status, r.Fix = checkWarn, "the agent has not read it yet; run doctor again in a few seconds"
+		case "ERROR":
+			r.Status, r.Fix = checkFail, fmt.Sprintf("clear the printer's error (paper jam, cutter, overheated head) and switch it off and on; if it never answers status, set ack = \"none\" at %s", where)
+		default:
+			r.Status, r.Fix = checkFail, offlineFix(p, where)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// checkDevices is check 5: read and write access to the device of each
+// serial and USB printer, for the account doctor runs as.
+func checkDevices(env doctorEnv, cfg *config.Config) []checkResult {
+	var out []checkResult
+	var usb []drivers.Found
+	usbListed := false
+	for i := range cfg.Printers {
+		p := &cfg.Printers[i]
+		t := p.Target
+		if t.Scheme != drivers.SchemeSerial && t.Scheme != drivers.SchemeUSB {
+			continue
+		}
+		name := "device of " + p.Name
+		path := t.Path
+		if t.ByID() {
+			if !usbListed {
+				usb, _ = env.usb()
+				usbListed = true
+			}
+			for _, f := range usb {
+				if f.VendorID == t.VendorID && f.ProductID == t.ProductID && (t.SerialNumber == "" || f.SerialNumber == t.SerialNumber) {
+					path = f.Name
+					break
+				}
+			}
+			if path == "" {
+				out = append(out, checkResult{Name: name, Status: checkSkip, Detail: fmt.Sprintf("no USB printer %04x:%04x is attached (see the printer check)", t.VendorID, t.ProductID)})
+				continue
+			}
+		}
+		r := devicePermission(path, t.Scheme)
+		r.Name = name
+		out = append(out, r)
+	}
+	if len(out) == 0 {
+		out = append(out, checkResult{Name: "device access", Status: checkSkip, Detail: "no serial or USB printers configured"})
+	}
+	return out
+}
+
+// checkCloud is check 6: the cloud answers and takes the device token, on
+// a handshake made the way the link makes it. No hello is sent: the cloud
+// would take it as the agent connecting and could drop the running agent's
+// own connection. Without an agent id (the agent never ran) the token is
+// not presented, because the cloud binds a fresh token to the first agent
+// id it sees.
+func checkCloud(ctx context.Context, env doctorEnv, cfg *config.Config) checkResult {
+	r := checkResult{Name: "cloud"}
+	if cfg.Cloud == nil {
+		r.Status, r.Detail = checkSkip, "no [cloud] in the config: the agent runs store-only"
+		return r
+	}
+	u := cfg.Cloud.URL
+	pairFix := fmt.Sprintf("printgate pair --config %s (as the service's account)", cfg.Path)
+	token, err := pair.Load(cfg.DataDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		r.Status, r.Detail, r.Fix = checkFail, "not paired: there is no device token at "+pair.TokenPath(cfg.DataDir), pairFix
+		return r
+	}
+	if err != nil {
+		r.Status, r.Detail = checkFail, fmt.Sprintf("cannot read the device token: %v", err)
+		r.Fix = "run doctor as the service's account or root; if the file is damaged, " + pairFix
+		return r
+	}
+	agentID := ""
+	if b, err := os.ReadFile(filepath.Join(cfg.DataDir, "agent-id")); err == nil {
+		agentID = strings.TrimSpace(string(b))
+	}
+	h := http.Header{}
+	if agentID != "" {
+		h.Set(wire.HeaderAuthorization, "Bearer "+token)
+		h.Set(wire.HeaderAgent, agentID)
+	} else {
+		h.Set(wire.HeaderAgent, "printgate-doctor")
+	}
+	d := websocket.Dialer{
+		Proxy:            http.ProxyFromEnvironment,
+		HandshakeTimeout: env.netTimeout,
+		TLSClientConfig:  &tls.Config{MinVersion: tls.VersionTLS12},
+		Subprotocols:     []string{wire.Subprotocol},
+	}
+	ctx, cancel := context.WithTimeout(ctx, env.netTimeout)
+	defer cancel()
+	conn, resp, err := d.DialContext(ctx, u, h)
+	if resp != nil && resp.Body != nil {
+		resp.Body.Close()
+	}
+	netFix := fmt.Sprintf("check this PC's internet connection, DNS and firewall (outbound HTTPS), and the [cloud] url in %s", cfg.Path)
+	switch {
+	case err == nil:
+		_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, "printgate doctor"), time.Now().Add(time.Second))
+		conn.Close()
+		if agentID == "" {
+			r.Status, r.Detail = checkWarn, u+" answers, but the device token was not checked: the agent has not run yet (no agent id in "+cfg.DataDir+")"
+			r.Fix = "start the agent (printgate run or the service), then run doctor again"
+			return r
+		}
+		r.Detail = u + ": connected; the device token is accepted"
+	case resp != nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden):
+		if agentID == "" {
+			r.Status, r.Detail = checkWarn, u+" answers, but the device token was not checked: the agent has not run yet (no agent id in "+cfg.DataDir+")"
+			r.Fix = "start the agent (printgate run or the service), then run doctor again"
+			return r
+		}
+		r.Status = checkFail
+		r.Detail = fmt.Sprintf("%s refused the device token (HTTP %d)", u, resp.StatusCode)
+		r.Fix = "printgate pair again (the token was revoked): " + pairFix
+	case resp != nil:
+		r.Status = checkFail
+		r.Detail = fmt.Sprintf("%s answered HTTP %d to the handshake: not the printgate cloud endpoint?", u, resp.StatusCode)
+		r.Fix = fmt.Sprintf("check the [cloud] url in %s against what the cloud gave you", cfg.Path)
+	default:
+		r.Status = checkFail
+		r.Detail = fmt.Sprintf("cannot reach %s: %v", u, err)
+		r.Fix = netFix
+	}
+	return r
+}
+
+// checkClock is check 7: this PC's clock against the Date of the cloud's
+// HTTP answer, taken at the middle of the round trip. The handshake's own
+// 101 answer carries no Date, so a plain GET of the cloud url is made.
+func checkClock(ctx context.Context, env doctorEnv, cfg *config.Config) checkResult {
+	r := checkResult{Name: "clock"}
+	if cfg.Cloud == nil {
+		r.Status, r.Detail = checkSkip, "no cloud to compare with"
+		return r
+	}
+	u, err := url.Parse(cfg.Cloud.URL)
+	if err != nil {
+		r.Status, r.Detail = checkSkip, fmt.Sprintf("cloud url: %v", err)
+		return r
+	}
+	switch u.Scheme {
+	case "wss":
+		u.Scheme = "https"
+	case "ws":
+		u.Scheme = "http"
+	}
+	ctx, cancel := context.WithTimeout(ctx, env.netTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		r.Status, r.Detail = checkSkip, err.Error()
+		return r
+	}
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true, Proxy: http.ProxyFromEnvironment,
+		TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12}}}
+	sent := env.now()
+	resp, err := client.Do(req)
+	if err != nil {
+		r.Status, r.Detail = checkSkip, fmt.Sprintf("cannot ask the cloud for its time: %v", err)
+		return r
+	}
+	got := env.now()
+	resp.Body.Close()
+	date, err := http.ParseTime(resp.Header.Get("Date"))
+	if err != nil {
+		r.Status, r.Detail = checkWarn, "the cloud's answer has no readable Date header; the clock was not compared"
+		r.Fix = "check the clock by hand against a phone"
+		return r
+	}
+	local := sent.Add(got.Sub(sent) / 2)
+	skew := local.Sub(date)
+	abs := skew.Abs()
+	ahead := "ahead of"
+	if skew < 0 {
+		ahead = "behind"
+	}
+	r.Detail = fmt.Sprintf("this PC is %s %s the cloud's clock", abs.Round(time.Second), ahead)
+	switch {
+	case abs > clockFail:
+		r.Status, r.Fix = checkFail, timeSyncFix
+	case abs > clockWarn:
+		r.Status, r.Fix = checkWarn, timeSyncFix
+	}
+	return r
+}
