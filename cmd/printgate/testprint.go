@@ -128,7 +128,11 @@ func testPrintCmd(ctx context.Context, now func() time.Time, args []string, stdo
 			last = t
 		}
 		if last.State == "PRINTED" {
-			fmt.Fprintf(stdout, "\nPRINTED on %s (confirmation: %s)\n", orDash(last.Target), orDash(last.Confirmation))
+			on := last.Printer
+			if last.Target != "" {
+				on = last.Target // a backup printed it
+			}
+			fmt.Fprintf(stdout, "\nPRINTED on %s (confirmation: %s)\n", on, orDash(last.Confirmation))
 			return 0
 		}
 		if terminal(last.State) {
