@@ -199,7 +199,6 @@ func TestDoctorAgentRunning(t *testing.T) {
 	}
 }
 
-
 func TestDoctorPrinters(t *testing.T) {
 	_, readyURL := startEmulator(t, printertest.ModelEpson, "")
 	_, paperURL := startEmulator(t, printertest.ModelEpson, printertest.FaultPaperOut)
