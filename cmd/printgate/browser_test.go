@@ -380,7 +380,7 @@ func browserLayout(t *testing.T, s *browserSuite) {
 			b.login(browserPIN)
 			for _, p := range pages {
 				b.open(p.path)
-				b.do(p.path, chromedp.WaitVisible(chromedp.CSS(p.ready)))
+				b.do(p.path, chromedp.WaitReady(chromedp.CSS(p.ready)))
 				if size.w == 390 {
 					b.noHorizontalScroll(p.path)
 				}
