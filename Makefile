@@ -12,7 +12,7 @@ FUZZTIME ?= 30s
 BENCHTIME  ?= 1s
 BENCHCOUNT ?= 1
 
-.PHONY: all deps build test vet fmt-check bench demo fuzz clean
+.PHONY: all deps build test test-browser vet fmt-check bench demo fuzz clean
 
 all: build
 
@@ -36,6 +36,12 @@ vet:
 test: fmt-check vet
 	$(GO) test -race -timeout 30m $(PKGS)
 	$(GO) test -count=1 -run 'Allocs' $(PKGS)
+
+# test-browser runs only the manager page's browser tests (chromium; see
+# README), verbosely, so the log names the screenshots' folder. `make test`
+# runs them too.
+test-browser:
+	$(GO) test -race -count=1 -v -run 'TestBrowser' ./cmd/printgate
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) $(PKGS)

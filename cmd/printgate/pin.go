@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"golang.org/x/term"
+
+	"printgate/agent/config"
+	"printgate/agent/web"
+)
+
+func init() {
+	register("pin", command{summary: "set the manager PIN that the manager page asks for (pin set)", run: runPin})
+}
+
+// pinUsage is what `printgate pin` alone and `printgate pin --help` print.
+const pinUsage = `usage: printgate pin set [--config FILE] [--pin-stdin]
+
+Sets the manager PIN that the manager page (http://<listen>/) asks for,
+replacing any PIN set before. On a terminal it asks for the PIN twice
+without showing it; with --pin-stdin it reads one line from standard input
+(for scripts: echo "$PIN" | printgate pin set --pin-stdin).
+The PIN has 6 to 64 characters and does not start or end with a space.
+Run it as the account the service runs as, so the agent can read the PIN.
+Exit codes: 0 set, 1 refused (PIN too short or too long, the two entries
+differ, or it could not be saved), 2 usage.`
+
+// pinEnv is where `pin set` reads the PIN from; tests replace it.
+type pinEnv struct {
+	// stdin is read by --pin-stdin.
+	stdin io.Reader
+	// terminal reports whether the PIN can be asked for on a terminal.
+	terminal bool
+	// readSecret shows prompt (on stderr) and reads one line from the
+	// terminal without echoing it. Used only when terminal is set.
+	readSecret func(prompt string) (string, error)
+}
+
+func runPin(args []string, stdout, stderr io.Writer) int {
+	fd := int(os.Stdin.Fd())
+	env := pinEnv{stdin: os.Stdin, terminal: term.IsTerminal(fd)}
+	env.readSecret = func(prompt string) (string, error) { return readTerminalSecret(fd, prompt, stderr) }
+	return pinCmd(env, args, stdout, stderr)
+}
+
+// pinCmd is `printgate pin <subcommand>`; set is the only one.
+func pinCmd(env pinEnv, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, pinUsage)
+		return 2
+	}
+	switch args[0] {
+	case "set":
+		return pinSet(env, args[1:], stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(stdout, pinUsage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "printgate pin: unknown subcommand %q\n\n%s\n", args[0], pinUsage)
+	return 2
+}
+
+// pinSet is `printgate pin set [--config FILE] [--pin-stdin]`.
+func pinSet(env pinEnv, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("pin set", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", config.DefaultConfigPath(), "the config `file`; the PIN's hash goes in its data_dir")
+	fromStdin := fs.Bool("pin-stdin", false, "read the PIN from one line of standard input instead of asking on the terminal")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, pinUsage)
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	if code, done := parseFlags(fs, args, stderr); done {
+		return code
+	}
+	cfg, err := config.Load(*configPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "printgate pin set: %v\n", err)
+		return 1
+	}
+
+	var pin string
+	switch {
+	case *fromStdin:
+		line, err := bufio.NewReader(env.stdin).ReadString('\n')
+		if err != nil && !(errors.Is(err, io.EOF) && line != "") {
+			fmt.Fprintf(stderr, "printgate pin set: --pin-stdin: no PIN on standard input (%v)\n", err)
+			return 1
+		}
+		pin = strings.TrimRight(line, "\r\n")
+		if err := web.CheckPINFormat(pin); err != nil {
+			fmt.Fprintf(stderr, "printgate pin set: %v; nothing was changed\n", err)
+			return 1
+		}
+	case env.terminal:
+		first, err := env.readSecret("New manager PIN: ")
+		if err != nil {
+			fmt.Fprintf(stderr, "printgate pin set: reading the PIN: %v\n", err)
+			return 1
+		}
+		// Say what is wrong before asking for it again.
+		if err := web.CheckPINFormat(first); err != nil {
+			fmt.Fprintf(stderr, "printgate pin set: %v; nothing was changed\n", err)
+			return 1
+		}
+		second, err := env.readSecret("The same PIN again: ")
+		if err != nil {
+			fmt.Fprintf(stderr, "printgate pin set: reading the PIN: %v\n", err)
+			return 1
+		}
+		if first != second {
+			fmt.Fprintln(stderr, "printgate pin set: the two PINs differ; nothing was changed. Run printgate pin set again.")
+			return 1
+		}
+		pin = first
+	default:
+		fmt.Fprintln(stderr, "printgate pin set: standard input is not a terminal, so the PIN cannot be asked for; pass --pin-stdin to read it from standard input")
+		return 2
+	}
+
+	if err := web.SetPIN(cfg.DataDir, pin); err != nil {
+		fmt.Fprintf(stderr, "printgate pin set: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "Manager PIN set: its hash is in %s.\nThe manager page at %s/ now asks for it.\n", web.PINPath(cfg.DataDir), agentURL(cfg))
+	return 0
+}
+
+// readTerminalSecret prompts on w and reads a line from the terminal fd
+// with echo off. Ctrl-C while it waits puts the terminal back as it was
+// before the process ends, so the shell does not stay without echo.
+func readTerminalSecret(fd int, prompt string, w io.Writer) (string, error) {
+	state, err := term.GetState(fd)
+	if err != nil {
+		return "", fmt.Errorf("terminal state: %w", err)
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt)
+	done := make(chan struct{})
+	defer func() {
+		signal.Stop(sig)
+		close(done)
+	}()
+	go func() {
+		select {
+		case <-sig:
+			_ = term.Restore(fd, state)
+			fmt.Fprintln(w, "\nprintgate pin set: stopped; nothing was changed")
+			os.Exit(130)
+		case <-done:
+		}
+	}()
+	fmt.Fprint(w, prompt)
+	b, err := term.ReadPassword(fd)
+	fmt.Fprintln(w)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
