@@ -152,6 +152,32 @@ func newAPIClient(cfg *config.Config, timeout time.Duration) (*apiClient, error)
 	return &apiClient{base: base, token: cfg.APIToken.Reveal(), http: &http.Client{Transport: tr, Timeout: timeout}}, nil
 }
 
+// open sends a request with the token and returns the answer, whatever its
+// status. No answer at all wraps errAgentDown with the advice to start the
+// agent; a certificate that is not the agent's says so.
+func (c *apiClient) open(ctx context.Context, method, path string, body io.Reader) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return nil, fmt.Errorf("request %s: %w", path, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		var ce *tls.CertificateVerificationError
+		if errors.As(err, &ce) || strings.Contains(err.Error(), "certificate") {
+			return nil, fmt.Errorf("the agent at %s: %w", c.base, err)
+		}
+		return nil, &agentDownError{base: c.base, err: err}
+	}
+	return resp, nil
+}
+
 // do sends a request with the token and decodes a 2xx JSON answer into out
 // (when not nil). Any other answer is an *apiError; no answer at all wraps
 // errAgentDown with the advice to start the agent.
@@ -164,24 +190,9 @@ func (c *apiClient) do(ctx context.Context, method, path string, body, out any) 
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	resp, err := c.open(ctx, method, path, rd)
 	if err != nil {
-		return 0, fmt.Errorf("request %s: %w", path, err)
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return 0, ctx.Err()
-		}
-		var ce *tls.CertificateVerificationError
-		if errors.As(err, &ce) || strings.Contains(err.Error(), "certificate") {
-			return 0, fmt.Errorf("the agent at %s: %w", c.base, err)
-		}
-		return 0, &agentDownError{base: c.base, err: err}
+		return 0, err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))

@@ -2,27 +2,19 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"printgate/agent/config"
-	"printgate/agent/tlscert"
 )
 
 func init() {
@@ -76,7 +68,8 @@ func logsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "printgate logs: %v\n", err)
 		return 1
 	}
-	client, err := apiClient(cfg)
+	// No request timeout: a follow lasts until Ctrl-C.
+	client, err := newAPIClient(cfg, 0)
 	if err != nil {
 		fmt.Fprintf(stderr, "printgate logs: %v\n", err)
 		return 1
@@ -110,49 +103,26 @@ func logsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // streamLogs makes one request and copies its answer to stdout as it
 // arrives. ended reports that the agent ended the answer itself.
-func streamLogs(ctx context.Context, client *http.Client, cfg *config.Config, q url.Values, stdout io.Writer) (ended bool, err error) {
-	base := agentURL(cfg)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/v1/logs?"+q.Encode(), nil)
+func streamLogs(ctx context.Context, c *apiClient, cfg *config.Config, q url.Values, stdout io.Writer) (ended bool, err error) {
+	resp, err := c.open(ctx, http.MethodGet, "/api/v1/logs?"+q.Encode(), nil)
 	if err != nil {
-		return false, fmt.Errorf("request to the agent: %w", err)
-	}
-	req.Header.Set("Authorization", "Bearer "+cfg.APIToken.Reveal())
-	resp, err := client.Do(req)
-	if err != nil {
-		return false, reachError(base, err)
+		return false, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return false, answerError(cfg, resp)
+		return false, answerError(c.base, cfg, resp)
 	}
 	if _, err := io.Copy(stdout, resp.Body); err != nil {
 		if ctx.Err() != nil {
 			return false, nil
 		}
-		return false, fmt.Errorf("the agent at %s stopped sending its log: %w", base, err)
+		return false, fmt.Errorf("the agent at %s stopped sending its log: %w", c.base, err)
 	}
 	return true, nil
 }
 
-// reachError explains a request that got no answer at all.
-func reachError(base string, err error) error {
-	var certErr *pinError
-	switch {
-	case errors.As(err, &certErr):
-		return certErr
-	case errors.Is(err, syscall.ECONNREFUSED), isDialError(err):
-		return fmt.Errorf("cannot reach the agent at %s: is it running? (printgate run or the service)", base)
-	}
-	return fmt.Errorf("cannot reach the agent at %s: %w", base, err)
-}
-
-func isDialError(err error) bool {
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial"
-}
-
 // answerError turns an API error answer into a message saying what to do.
-func answerError(cfg *config.Config, resp *http.Response) error {
+func answerError(base string, cfg *config.Config, resp *http.Response) error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	var e struct {
 		Error struct{ Code, Message string }
@@ -163,86 +133,20 @@ func answerError(cfg *config.Config, resp *http.Response) error {
 	}
 	switch resp.StatusCode {
 	case http.StatusUnauthorized:
-		return fmt.Errorf("the agent at %s refused the api_token of %s (%s); is the agent running with this config? A changed token takes effect when the agent restarts", agentURL(cfg), cfg.Path, msg)
+		return fmt.Errorf("the agent at %s refused the api_token of %s (%s); is the agent running with this config? A changed token takes effect when the agent restarts", base, cfg.Path, msg)
 	case http.StatusNotFound:
-		return fmt.Errorf("the agent at %s does not serve its log over the API (%s); it may be an older version: read the log file %s instead", agentURL(cfg), msg, cfg.Log.File)
+		return fmt.Errorf("the agent at %s does not serve its log over the API (%s); it may be an older version: read the log file %s instead", base, msg, cfg.Log.File)
 	}
-	return fmt.Errorf("the agent at %s answered %s: %s", agentURL(cfg), resp.Status, msg)
+	return fmt.Errorf("the agent at %s answered %s: %s", base, resp.Status, msg)
 }
 
 // agentURL is the base URL of the agent's local listener as a program on
-// this PC reaches it: a listener on every interface (":8631", "0.0.0.0")
-// is reached through the loopback address.
+// this PC reaches it (see apiBase), or the default listener's when listen
+// cannot be read.
 func agentURL(cfg *config.Config) string {
-	host, port, err := net.SplitHostPort(cfg.Listen)
+	base, err := apiBase(cfg)
 	if err != nil {
-		host, port = "127.0.0.1", "8631"
+		return "http://127.0.0.1:8631"
 	}
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		host = "127.0.0.1"
-	}
-	scheme := "http"
-	if cfg.TLS.On() {
-		scheme = "https"
-	}
-	return scheme + "://" + net.JoinHostPort(host, port)
-}
-
-// apiClient is the HTTP client for the agent's API. With TLS on it trusts
-// exactly the agent's certificate, read from its file (cert.pem in the
-// data dir, or tls_cert): its SHA-256 fingerprint is pinned, as
-// PROTOCOL.md §3 asks of a POS, so a self-signed certificate works and no
-// other one is accepted, whatever the host name.
-func apiClient(cfg *config.Config) (*http.Client, error) {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.ResponseHeaderTimeout = 30 * time.Second
-	if cfg.TLS.On() {
-		certFile := cfg.TLS.Cert
-		if cfg.TLS.SelfSigned {
-			certFile = filepath.Join(cfg.DataDir, tlscert.CertFile)
-		}
-		fp, err := fileFingerprint(certFile)
-		if err != nil {
-			return nil, err
-		}
-		tr.TLSClientConfig = &tls.Config{
-			MinVersion: tls.VersionTLS12,
-			// The chain and name check is replaced by the pin below,
-			// never dropped without it.
-			InsecureSkipVerify: true,
-			VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
-				if len(raw) == 0 || tlscert.Fingerprint(raw[0]) != fp {
-					return &pinError{file: certFile}
-				}
-				return nil
-			},
-		}
-	}
-	// No overall timeout: a follow lasts until Ctrl-C.
-	return &http.Client{Transport: tr}, nil
-}
-
-// fileFingerprint is the fingerprint of the first certificate in a PEM file.
-func fileFingerprint(path string) (string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("cannot read the agent's TLS certificate to check the agent is who answers: %w; run printgate logs as the account the service runs as", err)
-	}
-	for {
-		var b *pem.Block
-		b, data = pem.Decode(data)
-		if b == nil {
-			return "", fmt.Errorf("the agent's TLS certificate %s holds no PEM certificate", path)
-		}
-		if b.Type == "CERTIFICATE" {
-			return tlscert.Fingerprint(b.Bytes), nil
-		}
-	}
-}
-
-// pinError is a TLS handshake with a certificate other than the agent's.
-type pinError struct{ file string }
-
-func (e *pinError) Error() string {
-	return fmt.Sprintf("the server at the agent's address presented a certificate other than %s; it is not this agent (or the certificate changed and the agent has not been restarted)", e.file)
+	return base
 }

@@ -244,7 +244,7 @@ func TestLogsCommandTLS(t *testing.T) {
 	}
 	b := startLogsAgent(t, logsToken, "tls = \"self-signed\"\n", &other, dataDir)
 	code, _, errs = runLogsCmd(context.Background(), "--config", b.config)
-	if code != 1 || !strings.Contains(errs, "certificate other than") {
+	if code != 1 || !strings.Contains(errs, "is not the agent's") {
 		t.Errorf("other certificate: exit %d %q", code, errs)
 	}
 
