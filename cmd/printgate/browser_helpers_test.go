@@ -172,10 +172,14 @@ func tail(s string, n int) string {
 // API with the token; timeout ("" for the default) is the task's deadline.
 func (a *pageAgent) submit(t *testing.T, taskNo, printer, timeout string) {
 	t.Helper()
-	task := map[string]any{
-		"task_no": taskNo, "printer": printer,
-		"document": map[string]any{"lines": []any{map[string]any{"text": "TICKET " + taskNo}, map[string]any{"cut": "partial"}}},
-	}
+	a.submitDoc(t, taskNo, printer, timeout, []any{map[string]any{"text": "TICKET " + taskNo}, map[string]any{"cut": "partial"}})
+}
+
+// submitDoc posts a ticket document made of lines for printer through the
+// API with the token.
+func (a *pageAgent) submitDoc(t *testing.T, taskNo, printer, timeout string, lines []any) {
+	t.Helper()
+	task := map[string]any{"task_no": taskNo, "printer": printer, "document": map[string]any{"lines": lines}}
 	if timeout != "" {
 		task["timeout"] = timeout
 	}

@@ -362,7 +362,18 @@ func browserChinese(t *testing.T, s *browserSuite) {
 // dashboard and a task page at 1280×800 and 390×844.
 func browserLayout(t *testing.T, s *browserSuite) {
 	a := s.startPageAgent(t, agentSetup{pin: browserPIN})
-	a.submit(t, "ORD20261130-0042_KITCHEN_v1", "kitchen", "")
+	// A ticket as a POS sends it, so the screenshots show the paper
+	// preview with sizes, a QR code and a barcode.
+	a.submitDoc(t, "ORD20261130-0042_KITCHEN_v1", "kitchen", "", []any{
+		map[string]any{"text": "TABLE 12", "align": "center", "size": "2x2", "bold": true},
+		map[string]any{"text": "Kung pao chicken", "right": "x2"},
+		map[string]any{"text": "Fried rice, no egg", "right": "x1"},
+		map[string]any{"rule": "-"},
+		map[string]any{"qr": "https://example.com/o/42", "size": 4},
+		map[string]any{"barcode": "ORD20261130-0042", "type": "CODE128"},
+		map[string]any{"text": "TICKET ORD20261130-0042_KITCHEN_v1"},
+		map[string]any{"cut": "partial"},
+	})
 	a.waitState(t, "ORD20261130-0042_KITCHEN_v1", "PRINTED")
 	pages := []struct{ path, ready, shot string }{
 		{"/", `[data-printer="kitchen"]`, "dashboard"},
@@ -380,6 +391,14 @@ func browserLayout(t *testing.T, s *browserSuite) {
 				b.do(p.path, chromedp.WaitReady(chromedp.CSS(p.ready)))
 				if size.w == 390 {
 					b.noHorizontalScroll(p.path)
+				}
+				if p.shot == "task" {
+					// The QR code and the barcode are images the page's
+					// CSP must let through (data: URIs), drawn at a size.
+					b.waitJS("preview images loaded", `(() => { const im = [...document.querySelectorAll('#preview img')]; return im.length == 2 && im.every(i => i.complete && i.naturalWidth > 0); })()`)
+					if txt := eval[string](b, "preview text", `document.querySelector('#preview').innerText`); !strings.Contains(txt, "TABLE 12") || !strings.Contains(txt, "Kung pao chicken") {
+						t.Errorf("preview text %q lacks the ticket's lines", txt)
+					}
 				}
 				if p.shot != "" {
 					b.screenshot(p.shot)
