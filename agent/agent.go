@@ -52,6 +52,7 @@ type Agent struct {
 	failed   error // why the core stopped, if it did
 
 	outboxDropped int // last outbox loss reported, owned by gauges
+	spoolFull     bool // last nearly-full state reported, owned by gauges
 
 	// link is the cloud link once AttachLink; nil without one.
 	link atomic.Pointer[link.Link]

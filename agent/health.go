@@ -27,6 +27,13 @@ func (a *Agent) Health() localapi.Health {
 	} else {
 		h.Status, h.Error = "degraded", "the spool cannot be read: "+err.Error()
 	}
+	if u, err := a.spool.Usage(); err == nil {
+		h.SpoolUsedPercent = u.Percent()
+		if h.SpoolUsedPercent >= SpoolNearlyFullPercent && h.Status == "ok" {
+			h.Status = "degraded"
+			h.Error = fmt.Sprintf("the spool is %d%% full: new tasks are refused at 100%%; raise spool max_size or free the disk", h.SpoolUsedPercent)
+		}
+	}
 	var ce *spool.CorruptError
 	if errors.As(a.spool.Recovered(), &ce) {
 		h.Status = "degraded"
@@ -36,6 +43,11 @@ func (a *Agent) Health() localapi.Health {
 	return h
 }
 
+// SpoolNearlyFullPercent is the spool fill at which /healthz turns
+// "degraded" and the manager page raises its alert: early enough to act
+// before new tickets are refused.
+const SpoolNearlyFullPercent = 80
+
 // reportIntegrity publishes what the spool knows of lost work, at start and
 // with the gauges: salvage counts, and outbox events the cap dropped (with
 // an ERROR line each time that number grows).
@@ -43,6 +55,15 @@ func (a *Agent) reportIntegrity() {
 	var ce *spool.CorruptError
 	if errors.As(a.spool.Recovered(), &ce) {
 		a.m.SetUnreadableRecords(ce.Unreadable)
+	}
+	if u, err := a.spool.Usage(); err == nil {
+		if full := u.Percent() >= SpoolNearlyFullPercent; full != a.spoolFull {
+			a.spoolFull = full
+			if full {
+				a.log.Warn("SPOOL NEARLY FULL: new tasks are refused when it is full", "used_percent", u.Percent(), "live_bytes", u.Live, "cap_bytes", u.Cap)
+			}
+			a.hub.publish(web.Change{Kind: "health"})
+		}
 	}
 	st, err := a.spool.OutboxStats()
 	if err != nil {

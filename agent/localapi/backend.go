@@ -65,6 +65,10 @@ type Health struct {
 	// salvaged. Either makes Status "degraded".
 	SpoolQuarantined  string `json:"spool_quarantined,omitempty"`
 	UnreadableRecords int    `json:"unreadable_records,omitempty"`
+	// SpoolUsedPercent is how full the spool is against the size at which
+	// new tasks are refused (0 without a size cap); from
+	// SpoolNearlyFullPercent on, Status is "degraded".
+	SpoolUsedPercent int `json:"spool_used_percent,omitempty"`
 	// Error says why Status is "failed" (the core stopped) or "degraded".
 	Error string `json:"error,omitempty"`
 }

@@ -1,0 +1,50 @@
+package spool
+
+import bolt "go.etcd.io/bbolt"
+
+// Usage is how full the spool is, for the health report and the manager
+// page's "spool nearly full" alert: new work is refused at the cap, so a
+// store wants to hear about it before.
+type Usage struct {
+	// Live is the bytes of the file in use: its size less the pages free
+	// for reuse.
+	Live int64
+	// Cap is where Accept starts refusing new tasks (MaxSize less Reserve);
+	// 0 when the spool has no size cap.
+	Cap int64
+	// DiskFree is what the file system holding the spool has free, when
+	// DiskKnown.
+	DiskFree  uint64
+	DiskKnown bool
+}
+
+// Percent is Live as a share of Cap, 0 to 100 (more only past the cap); 0
+// without a cap.
+func (u Usage) Percent() int {
+	if u.Cap <= 0 {
+		return 0
+	}
+	return int(u.Live * 100 / u.Cap)
+}
+
+// Usage reports how full the spool is.
+func (s *Spool) Usage() (Usage, error) {
+	var u Usage
+	err := s.view(func(tx *bolt.Tx) error {
+		st := tx.DB().Stats()
+		u.Live = tx.Size() - int64(st.FreeAlloc)
+		return nil
+	})
+	if err != nil {
+		return Usage{}, err
+	}
+	if s.opts.MaxSize > 0 && s.opts.Reserve >= 0 {
+		u.Cap = s.opts.MaxSize - s.opts.Reserve
+	}
+	if s.free != nil {
+		if avail, err := s.free(); err == nil {
+			u.DiskFree, u.DiskKnown = avail, true
+		}
+	}
+	return u, nil
+}
