@@ -51,7 +51,7 @@ type Agent struct {
 	failMu   sync.Mutex
 	failed   error // why the core stopped, if it did
 
-	outboxDropped int // last outbox loss reported, owned by gauges
+	outboxDropped int  // last outbox loss reported, owned by gauges
 	spoolFull     bool // last nearly-full state reported, owned by gauges
 
 	// link is the cloud link once AttachLink; nil without one.
