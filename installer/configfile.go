@@ -32,6 +32,9 @@ type ConfigOptions struct {
 	// a commented example instead, and the agent refuses it until one is
 	// added.
 	Printers []Printer
+	// Packaged marks the .deb's default config: its header says the
+	// package installed it and how to add the printers.
+	Packaged bool
 }
 
 // DefaultListen is the agent's default address: only this PC reaches the
@@ -46,10 +49,16 @@ func ConfigText(o ConfigOptions) []byte {
 		o.Listen = DefaultListen
 	}
 	var b strings.Builder
-	b.WriteString(`# printgate.toml: the configuration of this store's printgate agent.
-# Written by ` + "`printgate install`" + `. Every key is explained in the commented sample
-# (testdata/config/printgate.toml in the source) and in docs/PROTOCOL.md §2.
-# printgate checks the whole file at start and names the line of any mistake.
+	b.WriteString("# printgate.toml: the configuration of this store's printgate agent.\n")
+	if o.Packaged {
+		b.WriteString("# Installed by the printgate package. `sudo printgate install` adds the\n" +
+			"# printers it finds to the end of this file and enables the service.\n")
+	} else {
+		b.WriteString("# Written by `printgate install`.\n")
+	}
+	b.WriteString(`# Every key is explained in the commented sample (testdata/config/printgate.toml
+# in the source) and in docs/PROTOCOL.md §2. printgate checks the whole file at
+# start and names the line of any mistake.
 
 # Where the spool (accepted tickets), the log and the pairing state live.
 data_dir = ` + tomlString(o.DataDir) + `
@@ -60,13 +69,13 @@ data_dir = ` + tomlString(o.DataDir) + `
 # tls = "self-signed").
 listen = ` + tomlString(o.Listen) + `
 
-# The token every POS must send (Authorization: Bearer ...). Give the POS
-# this value; make a new one with ` + "`printgate token`" + `.
+# The token every POS must send (Authorization: Bearer ...). Make a new one
+# with ` + "`printgate token`" + `.
 `)
 	if o.Token != "" {
-		b.WriteString("api_token = " + tomlString(o.Token) + "\n")
+		b.WriteString("# Give the POS this value.\napi_token = " + tomlString(o.Token) + "\n")
 	} else {
-		b.WriteString("api_token_file = " + tomlString(o.TokenFile) + "\n")
+		b.WriteString("# Give the POS the token in this file (next to this config).\napi_token_file = " + tomlString(o.TokenFile) + "\n")
 	}
 	b.WriteString(`
 # The link to the cloud. Uncomment it with the addresses your cloud account
@@ -85,8 +94,8 @@ listen = ` + tomlString(o.Listen) + `
 # what this PC can see.
 `)
 	if len(o.Printers) == 0 {
-		b.WriteString(`# No printer was added at install. Add one like this, then start the
-# service (` + "`printgate start`" + `):
+		b.WriteString(`# No printer yet. Add one like this, then start the service
+# (` + "`printgate start`" + `):
 # [[printers]]
 # name = "kitchen"
 # url  = "tcp://192.168.1.50:9100"
@@ -96,6 +105,13 @@ listen = ` + tomlString(o.Listen) + `
 		b.WriteString("\n" + PrinterBlock(p))
 	}
 	return []byte(b.String())
+}
+
+// PackagedConfig is the .deb's conffile /etc/printgate/printgate.toml:
+// no printer yet and the token in api-token.txt, which postinst writes per
+// machine (a token in the package would be the same in every store).
+func PackagedConfig() []byte {
+	return ConfigText(ConfigOptions{DataDir: LinuxDataDir, TokenFile: "api-token.txt", Packaged: true})
 }
 
 // PrinterBlock is one [[printers]] table with its comment.

@@ -150,7 +150,7 @@ func TestTOMLString(t *testing.T) {
 func TestDefaultConfigNoPrinters(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "printgate.toml")
-	data := ConfigText(ConfigOptions{DataDir: LinuxDataDir, TokenFile: "api-token.txt"})
+	data := PackagedConfig()
 	if has, err := HasPrinters(data); has || err != nil {
 		t.Fatalf("HasPrinters = %v, %v", has, err)
 	}

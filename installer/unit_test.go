@@ -123,8 +123,12 @@ func TestUnsafeServicePath(t *testing.T) {
 // TestPackagedUnitFile keeps the unit the .deb ships equal to the one
 // install writes. Run with -update after changing SystemdUnit.
 func TestPackagedUnitFile(t *testing.T) {
-	path := filepath.Join("systemd", "printgate.service")
-	want := PackagedUnit()
+	checkGolden(t, filepath.Join("systemd", "printgate.service"), PackagedUnit())
+	checkGolden(t, filepath.Join("deb", "printgate.toml"), string(PackagedConfig()))
+}
+
+func checkGolden(t *testing.T, path, want string) {
+	t.Helper()
 	if *update {
 		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
 			t.Fatal(err)
@@ -135,7 +139,7 @@ func TestPackagedUnitFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	if string(got) != want {
-		t.Errorf("%s differs from PackagedUnit(); run go test ./installer -run TestPackagedUnitFile -update", path)
+		t.Errorf("%s differs from what the installer package generates; run go test ./installer -run TestPackagedUnitFile -update", path)
 	}
 }
 
