@@ -25,7 +25,7 @@ LDFLAGS="-s -w -X printgate/cmd/printgate/internal/version.Version=${VERSION}"
 debVersion() {
 	local v=$1
 	v=${v#v}
-	if [[ $v =~ ^[0-9] ]]; then
+	if [[ $v =~ ^[0-9]+\.[0-9]+ ]]; then
 		echo "${v//-/+}" | sed 's/+\([0-9]*\)+g/+\1.g/; s/+dirty/.dirty/'
 	else
 		echo "0.0.0+git.${v//-/.}"

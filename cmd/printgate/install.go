@@ -135,7 +135,8 @@ func installCmd(ctx context.Context, env installEnv, args []string, stdout, stde
 	if cfgErr != nil {
 		fmt.Fprintf(stdout, "\nThe agent will not start until its config is fixed:\n%v\n", cfgErr)
 	}
-	writeNextSteps(stdout, env.goos, path, cfg, register != nil)
+	// Without a service manager (a container) the agent runs by hand.
+	writeNextSteps(stdout, env.goos, path, cfg, register != nil && noServiceManager() == "")
 	return 0
 }
 
