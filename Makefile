@@ -12,7 +12,7 @@ FUZZTIME ?= 30s
 BENCHTIME  ?= 1s
 BENCHCOUNT ?= 1
 
-.PHONY: all deps build test test-browser vet fmt-check bench demo fuzz clean
+.PHONY: all deps build test test-browser vet fmt-check bench demo fuzz package clean
 
 all: build
 
@@ -53,6 +53,12 @@ demo:
 # fuzz runs every fuzz target for FUZZTIME each (go test allows one target per run).
 fuzz:
 	./scripts/fuzz.sh $(FUZZTIME)
+
+# package writes the release files to dist/: linux/amd64, linux/arm64 and
+# windows/amd64 binaries, the .deb for each linux one (nfpm), the Windows zip
+# and SHA256SUMS. See scripts/package.sh.
+package:
+	VERSION=$(VERSION) GO=$(GO) ./scripts/package.sh
 
 clean:
 	rm -rf $(BIN)

@@ -32,7 +32,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	agent.Version = version.Version
-	if err := agent.RunService(ctx, *configPath, stderr); err != nil {
+	if err := runAgent(ctx, *configPath, stderr); err != nil {
 		fmt.Fprintf(stderr, "printgate run: %v\n", err)
 		return 1
 	}

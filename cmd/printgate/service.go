@@ -1,0 +1,355 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/kardianos/service"
+
+	"printgate/agent"
+	"printgate/agent/config"
+	"printgate/agent/localapi"
+	"printgate/installer"
+)
+
+func init() {
+	register("install", command{summary: "install printgate as a service; writes a config with the printers it finds when there is none", run: runInstall})
+	register("uninstall", command{summary: "remove the printgate service (keeps the config and the spool)", run: runUninstall})
+	register("start", command{summary: "start the printgate service", run: serviceAction("start")})
+	register("stop", command{summary: "stop the printgate service", run: serviceAction("stop")})
+	register("restart", command{summary: "restart the printgate service", run: serviceAction("restart")})
+	register("status", command{summary: "show the service state and the agent's health: printers, cloud link, outbox", run: runStatus})
+}
+
+// agentProgram is what the service manager starts and stops when printgate
+// runs as a Windows service (kardianos/service calls Start and Stop from
+// the SCM's control handler). On Linux systemd just runs `printgate run`
+// and stops it with SIGTERM, which run.go handles.
+type agentProgram struct{}
+
+func (agentProgram) Start(service.Service) error { return nil }
+func (agentProgram) Stop(service.Service) error  { return nil }
+
+// newService returns the kardianos service for the agent running exe with
+// the config at configPath (both absolute), with the OS's own options.
+func newService(exe, configPath string) (service.Service, error) {
+	return newServiceFor(agentProgram{}, exe, configPath)
+}
+
+func newServiceFor(p service.Interface, exe, configPath string) (service.Service, error) {
+	c := &service.Config{
+		Name:        installer.ServiceName,
+		DisplayName: installer.DisplayName,
+		Description: installer.Description,
+		Executable:  exe,
+		Arguments:   []string{"run", "--config", configPath},
+		Option:      serviceOptions(exe, configPath),
+	}
+	s, err := service.New(p, c)
+	if err != nil {
+		return nil, fmt.Errorf("service manager: %w", err)
+	}
+	return s, nil
+}
+
+// serviceFlags are the flags of the commands that act on the installed
+// service: the config names the service's agent (for status and the
+// checks before start).
+func serviceFlags(name, usage string, stderr io.Writer) (*flag.FlagSet, *string) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", config.DefaultConfigPath(), "the service's config `file`")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, usage)
+		fs.PrintDefaults()
+	}
+	return fs, configPath
+}
+
+// serviceAction is start, stop or restart. Start and restart check the
+// config first: a service started on a config the agent refuses would only
+// fail and be restarted, with the reason buried in the journal.
+func serviceAction(action string) func(args []string, stdout, stderr io.Writer) int {
+	return func(args []string, stdout, stderr io.Writer) int {
+		fs, configPath := serviceFlags(action, fmt.Sprintf("usage: printgate %s [--config FILE]\n\n%s the installed printgate service.", action, capitalize(action)), stderr)
+		if code, done := parseFlags(fs, args, stderr); done {
+			return code
+		}
+		path, err := filepath.Abs(*configPath)
+		if err != nil {
+			fmt.Fprintf(stderr, "printgate %s: %v\n", action, err)
+			return 1
+		}
+		if action != "stop" {
+			if _, err := config.Load(path); err != nil {
+				fmt.Fprintf(stderr, "printgate %s: the agent would refuse its config, so the service was not %s:\n%v\n", action, map[string]string{"start": "started", "restart": "restarted"}[action], err)
+				return 1
+			}
+		}
+		exe, err := executable()
+		if err != nil {
+			fmt.Fprintf(stderr, "printgate %s: %v\n", action, err)
+			return 1
+		}
+		s, err := newService(exe, path)
+		if err != nil {
+			fmt.Fprintf(stderr, "printgate %s: %v\n", action, err)
+			return 1
+		}
+		if err := service.Control(s, action); err != nil {
+			fmt.Fprintf(stderr, "printgate %s: %v%s\n", action, unwrapControl(err), adminHint())
+			return 1
+		}
+		fmt.Fprintf(stdout, "printgate service: %s\n", map[string]string{"start": "started", "stop": "stopped", "restart": "restarted"}[action])
+		return 0
+	}
+}
+
+func capitalize(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
+
+// unwrapControl drops kardianos's "Failed to start printgate: " prefix
+// when the cause says enough.
+func unwrapControl(err error) error {
+	if u := errors.Unwrap(err); u != nil {
+		return u
+	}
+	return err
+}
+
+func runUninstall(args []string, stdout, stderr io.Writer) int {
+	fs, configPath := serviceFlags("uninstall", "usage: printgate uninstall\n\nStops and removes the printgate service. The config, the spool and the log stay\n(on Linux /etc/printgate and /var/lib/printgate; on Windows %ProgramData%\\printgate):\ndelete them by hand to remove every trace.", stderr)
+	if code, done := parseFlags(fs, args, stderr); done {
+		return code
+	}
+	exe, err := executable()
+	if err != nil {
+		fmt.Fprintf(stderr, "printgate uninstall: %v\n", err)
+		return 1
+	}
+	path, _ := filepath.Abs(*configPath)
+	s, err := newService(exe, path)
+	if err != nil {
+		fmt.Fprintf(stderr, "printgate uninstall: %v\n", err)
+		return 1
+	}
+	if st, err := s.Status(); err == nil && st == service.StatusRunning {
+		if err := s.Stop(); err != nil {
+			fmt.Fprintf(stderr, "printgate uninstall: stop the service: %v%s\n", err, adminHint())
+			return 1
+		}
+	}
+	if err := unregisterService(s, stdout); err != nil {
+		fmt.Fprintf(stderr, "printgate uninstall: %v%s\n", err, adminHint())
+		return 1
+	}
+	fmt.Fprintln(stdout, "printgate service removed; the config and the spool are kept.")
+	return 0
+}
+
+// executable is the absolute, symlink-free path of this binary: what the
+// service manager will run.
+func executable() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("find this program's path: %w", err)
+	}
+	if r, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = r
+	}
+	return exe, nil
+}
+
+func runStatus(args []string, stdout, stderr io.Writer) int {
+	fs, configPath := serviceFlags("status", "usage: printgate status [--config FILE]\n\nShows the service's state and, from the running agent, its health, cloud link,\noutbox and each printer's state and queue. Exit code 0 when the agent answers\nand is ok, 1 otherwise.", stderr)
+	if code, done := parseFlags(fs, args, stderr); done {
+		return code
+	}
+	path, err := filepath.Abs(*configPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "printgate status: %v\n", err)
+		return 1
+	}
+	state := "unknown"
+	if exe, err := executable(); err == nil {
+		if s, err := newService(exe, path); err == nil {
+			state = serviceState(s)
+		}
+	}
+	cfg, err := config.Load(path)
+	var h agentHealth
+	if err != nil {
+		h.Err = fmt.Errorf("cannot ask the agent: %w", err)
+	} else {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		h = fetchAgentHealth(ctx, statusClient(cfg), agentBaseURL(cfg), cfg.APIToken.Reveal())
+	}
+	writeStatus(stdout, state, h)
+	if h.Err != nil || h.Health.Status != "ok" {
+		return 1
+	}
+	return 0
+}
+
+// serviceState describes kardianos's Status in words.
+func serviceState(s service.Service) string {
+	if why := noServiceManager(); why != "" {
+		return why
+	}
+	st, err := s.Status()
+	switch {
+	case errors.Is(err, service.ErrNotInstalled):
+		return "not installed (printgate install)"
+	case err != nil:
+		return "unknown: " + err.Error()
+	case st == service.StatusRunning:
+		return "running"
+	case st == service.StatusStopped:
+		return "stopped (printgate start)"
+	}
+	return "unknown"
+}
+
+// agentBaseURL is where this PC reaches the agent's listener: a wildcard
+// listen address is reached on loopback.
+func agentBaseURL(cfg *config.Config) string {
+	host, port, err := net.SplitHostPort(cfg.Listen)
+	if err != nil {
+		host, port = "127.0.0.1", "8631"
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	scheme := "http"
+	if cfg.TLS.On() {
+		scheme = "https"
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
+}
+
+// statusClient talks to this PC's own agent. A self-signed listener's
+// certificate cannot be checked here without its pinned fingerprint; the
+// agent is on loopback or on this PC's own address, so the token does not
+// cross the network.
+func statusClient(cfg *config.Config) *http.Client {
+	tr := &http.Transport{Proxy: nil}
+	if cfg.TLS.On() {
+		tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // own agent on this PC, see above
+	}
+	return &http.Client{Transport: tr, Timeout: 5 * time.Second}
+}
+
+// agentHealth is what `status` learned from the agent's API.
+type agentHealth struct {
+	URL      string
+	Health   localapi.Health
+	Printers []localapi.PrinterInfo
+	// Err says why the agent could not be asked or did not answer.
+	Err error
+}
+
+// fetchAgentHealth asks the agent at base for /healthz (no token) and
+// /api/v1/printers (with the token).
+func fetchAgentHealth(ctx context.Context, client *http.Client, base, token string) agentHealth {
+	h := agentHealth{URL: base + "/"}
+	if err := getJSON(ctx, client, base+"/healthz", "", &h.Health); err != nil {
+		h.Err = err
+		return h
+	}
+	var body struct {
+		Printers []localapi.PrinterInfo `json:"printers"`
+	}
+	if err := getJSON(ctx, client, base+"/api/v1/printers", token, &body); err != nil {
+		h.Err = err
+		return h
+	}
+	h.Printers = body.Printers
+	return h
+}
+
+func getJSON(ctx context.Context, client *http.Client, url, token string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return fmt.Errorf("GET %s: %w", url, err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("the agent does not answer at %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	// /healthz answers 503 with its body when the core has failed; read it.
+	if resp.StatusCode != http.StatusOK && !(resp.StatusCode == http.StatusServiceUnavailable && strings.HasSuffix(url, "/healthz")) {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(msg)))
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(v); err != nil {
+		return fmt.Errorf("GET %s: bad answer: %w", url, err)
+	}
+	return nil
+}
+
+// writeStatus draws the status screen: the service, the agent, then one
+// line per printer.
+func writeStatus(w io.Writer, state string, h agentHealth) {
+	fmt.Fprintf(w, "service   %s\n", state)
+	if h.Err != nil {
+		fmt.Fprintf(w, "agent     not answering: %v\n", h.Err)
+		return
+	}
+	agent := h.Health.Status
+	if h.Health.Error != "" {
+		agent += ": " + h.Health.Error
+	}
+	fmt.Fprintf(w, "agent     %s at %s\n", agent, h.URL)
+	fmt.Fprintf(w, "cloud     %s\n", h.Health.Link)
+	outbox := fmt.Sprintf("%d events waiting for the cloud", h.Health.Outbox)
+	if h.Health.OutboxDropped > 0 {
+		outbox += fmt.Sprintf(", %d dropped (the cloud lacks that history)", h.Health.OutboxDropped)
+	}
+	fmt.Fprintf(w, "outbox    %s\n", outbox)
+	if len(h.Printers) == 0 {
+		fmt.Fprintln(w, "printers  none")
+		return
+	}
+	fmt.Fprintln(w, "\nprinters")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  NAME\tSTATE\tQUEUE\tSINCE\tURL")
+	for _, p := range h.Printers {
+		state := p.State
+		if p.FailoverTo != "" {
+			state += " → " + p.FailoverTo
+		}
+		since := "-"
+		if !p.Since.IsZero() {
+			since = p.Since.Local().Format("2006-01-02 15:04:05")
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\n", p.Name, state, p.Queue, since, p.URL)
+	}
+	tw.Flush()
+}
+
+// runAgent is what `printgate run` runs: the agent in the foreground until
+// ctx ends, or, when the Windows service manager started the process, the
+// agent inside the SCM's service protocol (start, stop, event log), which
+// ignores ctx because the SCM says when to stop.
+func runAgent(ctx context.Context, configPath string, stderr io.Writer) error {
+	if underServiceManager() {
+		return runUnderServiceManager(configPath, stderr)
+	}
+	return agent.RunService(ctx, configPath, stderr)
+}

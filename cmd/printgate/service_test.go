@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"printgate/agent/config"
+	"printgate/agent/localapi"
+)
+
+// fakeAgent serves /healthz and /api/v1/printers as the agent's API does,
+// the printers only with the token.
+func fakeAgent(t *testing.T, token string, h localapi.Health, ps []localapi.PrinterInfo) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		code := http.StatusOK
+		if h.Status == "failed" {
+			code = http.StatusServiceUnavailable
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		json.NewEncoder(w).Encode(h)
+	})
+	mux.HandleFunc("GET /api/v1/printers", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			http.Error(w, `{"error":{"code":"unauthorized"}}`, http.StatusUnauthorized)
+			return
+		}
+		json.NewEncoder(w).Encode(map[string]any{"printers": ps})
+	})
+	srv := httptest.NewServer(mux) // 127.0.0.1
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestStatusScreen(t *testing.T) {
+	since := time.Date(2026, 3, 1, 12, 0, 0, 0, time.Local)
+	srv := fakeAgent(t, "tok", localapi.Health{Status: "ok", Link: "online", Outbox: 3, OutboxDropped: 1},
+		[]localapi.PrinterInfo{
+			{Name: "kitchen", URL: "tcp://10.0.0.5:9100", State: "OFFLINE", Queue: 4, FailoverTo: "bar", Since: since},
+			{Name: "bar", URL: "serial:///dev/ttyUSB0", State: "READY", Queue: 0},
+		})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	h := fetchAgentHealth(ctx, srv.Client(), srv.URL, "tok")
+	if h.Err != nil {
+		t.Fatal(h.Err)
+	}
+	var b strings.Builder
+	writeStatus(&b, "running", h)
+	out := b.String()
+	for _, want := range []string{
+		"service   running\n",
+		"agent     ok at " + srv.URL + "/\n",
+		"cloud     online\n",
+		"outbox    3 events waiting for the cloud, 1 dropped",
+		"kitchen  OFFLINE → bar  4      2026-03-01 12:00:00  tcp://10.0.0.5:9100",
+		"bar      READY          0      -                    serial:///dev/ttyUSB0",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestStatusWrongTokenAndFailedAgent(t *testing.T) {
+	srv := fakeAgent(t, "tok", localapi.Health{Status: "failed", Link: "offline", Error: "lane kitchen died"}, nil)
+	ctx := context.Background()
+	h := fetchAgentHealth(ctx, srv.Client(), srv.URL, "wrong")
+	if h.Err == nil || !strings.Contains(h.Err.Error(), "401") {
+		t.Errorf("wrong token: err %v, want the 401", h.Err)
+	}
+	h = fetchAgentHealth(ctx, srv.Client(), srv.URL, "tok")
+	if h.Err != nil {
+		t.Fatalf("a failed agent's 503 /healthz is an answer, got %v", h.Err)
+	}
+	var b strings.Builder
+	writeStatus(&b, "running", h)
+	if !strings.Contains(b.String(), "agent     failed: lane kitchen died") || !strings.Contains(b.String(), "printers  none") {
+		t.Errorf("status:\n%s", b.String())
+	}
+
+	srv.Close()
+	h = fetchAgentHealth(ctx, srv.Client(), srv.URL, "tok")
+	b.Reset()
+	writeStatus(&b, "stopped (printgate start)", h)
+	if !strings.Contains(b.String(), "agent     not answering: the agent does not answer at "+srv.URL+"/healthz") {
+		t.Errorf("status of a stopped agent:\n%s", b.String())
+	}
+}
+
+func TestAgentBaseURL(t *testing.T) {
+	for listen, want := range map[string]string{
+		"127.0.0.1:8631": "http://127.0.0.1:8631",
+		"0.0.0.0:9000":   "http://127.0.0.1:9000",
+		":8631":          "http://127.0.0.1:8631",
+		"[::]:8631":      "http://127.0.0.1:8631",
+		"10.1.2.3:8631":  "http://10.1.2.3:8631",
+	} {
+		if got := agentBaseURL(&config.Config{Listen: listen}); got != want {
+			t.Errorf("%s: %s, want %s", listen, got, want)
+		}
+	}
+	if got := agentBaseURL(&config.Config{Listen: "127.0.0.1:8631", TLS: config.TLS{SelfSigned: true}}); got != "https://127.0.0.1:8631" {
+		t.Errorf("tls: %s", got)
+	}
+}

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# deb-check.sh [DEB]: checks the printgate .deb. Without an argument it builds
+# the amd64 one with scripts/package.sh into a temporary folder.
+#  - always: dpkg-deb --info and --contents show the binary, the unit, the
+#    config as a conffile and the maintainer scripts;
+#  - as root, on a machine where printgate is not installed: dpkg -i, then
+#    the printgate user (in lp and dialout), the unit, the token, the
+#    folders' owners, `printgate version` and `printgate install` on the
+#    packaged config; dpkg -r (binary gone, config kept) and dpkg -P (user,
+#    group and config gone).
+# It ends with "deb-check: N passed, N failed" and exits 1 on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+deb=${1:-}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+if [ -z "$deb" ]; then
+	echo "== building the amd64 .deb"
+	DIST="$tmp/dist" TARGETS=linux/amd64 ./scripts/package.sh >"$tmp/package.log" 2>&1 || {
+		cat "$tmp/package.log"
+		exit 1
+	}
+	deb=$(ls "$tmp"/dist/*_amd64.deb)
+fi
+echo "== checking $deb"
+
+passed=0 failed=0
+check() { # DESCRIPTION COMMAND...
+	local what=$1
+	shift
+	if "$@" >"$tmp/check.out" 2>&1; then
+		echo "ok   $what"
+		passed=$((passed + 1))
+	else
+		echo "FAIL $what"
+		sed 's/^/     /' "$tmp/check.out"
+		failed=$((failed + 1))
+	fi
+}
+has() { grep -qE -- "$1" "$2"; }
+lacks() { ! grep -qE -- "$1" "$2"; }
+
+dpkg-deb --info "$deb" >"$tmp/info"
+dpkg-deb --contents "$deb" >"$tmp/contents"
+dpkg-deb --info "$deb" conffiles >"$tmp/conffiles"
+check "package name and architecture" bash -c "grep -q '^ Package: printgate$' '$tmp/info' && grep -q '^ Architecture: amd64$' '$tmp/info'"
+for s in postinst prerm postrm; do
+	check "maintainer script $s" has " $s " "$tmp/info"
+done
+check "binary /usr/bin/printgate, mode 0755" has '^-rwxr-xr-x .* \./usr/bin/printgate$' "$tmp/contents"
+check "unit /lib/systemd/system/printgate.service" has ' \./lib/systemd/system/printgate\.service$' "$tmp/contents"
+check "config /etc/printgate/printgate.toml, mode 0600" has '^-rw------- .* \./etc/printgate/printgate\.toml$' "$tmp/contents"
+check "the config is a conffile" has '^/etc/printgate/printgate\.toml$' "$tmp/conffiles"
+check "no token shipped in the package" lacks 'api-token' "$tmp/contents"
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "skip install checks: not root (dpkg -i needs root)"
+elif ! command -v dpkg >/dev/null 2>&1; then
+	echo "skip install checks: no dpkg on this machine"
+elif dpkg -s printgate >/dev/null 2>&1 || getent passwd printgate >/dev/null; then
+	echo "skip install checks: printgate (package or user) is already on this machine, and the checks would remove it"
+else
+	echo "== dpkg -i"
+	check "dpkg -i" dpkg -i "$deb"
+	check "user printgate exists" id printgate
+	check "printgate is in lp and dialout" bash -c 'g=" $(id -nG printgate) "; [[ $g == *" lp "* && $g == *" dialout "* ]]'
+	check "printgate has no login shell" bash -c '[ "$(getent passwd printgate | cut -d: -f7)" = /usr/sbin/nologin ]'
+	check "unit file in place" test -f /lib/systemd/system/printgate.service
+	check "printgate version runs" /usr/bin/printgate version
+	check "token written, printgate 0600" bash -c '[ "$(stat -c %U:%a /etc/printgate/api-token.txt)" = printgate:600 ]'
+	check "config owned by printgate, 0600" bash -c '[ "$(stat -c %U:%a /etc/printgate/printgate.toml)" = printgate:600 ]'
+	check "config folder root:printgate 0770" bash -c '[ "$(stat -c %U:%G:%a /etc/printgate)" = root:printgate:770 ]'
+	check "data folder printgate 0700" bash -c '[ "$(stat -c %U:%a /var/lib/printgate)" = printgate:700 ]'
+	cp -p /etc/printgate/printgate.toml "$tmp/config.before"
+	check "printgate install on the packaged config" /usr/bin/printgate install --no-discover
+	check "install kept the packaged config" cmp /etc/printgate/printgate.toml "$tmp/config.before"
+	echo "== dpkg -r"
+	check "dpkg -r" dpkg -r printgate
+	check "/usr/bin/printgate removed" test ! -e /usr/bin/printgate
+	check "unit removed" test ! -e /lib/systemd/system/printgate.service
+	check "remove keeps the config and the user" bash -c 'test -f /etc/printgate/printgate.toml && id printgate'
+	echo "== dpkg -P"
+	check "dpkg -P" dpkg -P printgate
+	check "user printgate removed" bash -c '! getent passwd printgate'
+	check "group printgate removed" bash -c '! getent group printgate'
+	check "config and data removed" bash -c 'test ! -e /etc/printgate && test ! -e /var/lib/printgate'
+	check "package gone" bash -c '! dpkg -s printgate'
+fi
+
+echo "deb-check: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
