@@ -374,7 +374,7 @@ func yesAnswer(s string, def bool) bool {
 func writeNextSteps(w io.Writer, goos, path string, cfg *config.Config, service bool) {
 	url := "http://127.0.0.1:8631/"
 	if cfg != nil {
-		url = agentBaseURL(cfg) + "/"
+		url = agentURL(cfg) + "/"
 	}
 	sudo, asService := "", ""
 	if goos == "linux" {

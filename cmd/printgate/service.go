@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -194,7 +192,13 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	} else {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		h = fetchAgentHealth(ctx, statusClient(cfg), agentBaseURL(cfg), cfg.APIToken.Reveal())
+		// The same client as every API command: the agent's own
+		// certificate pinned when its listener has TLS.
+		if c, err := newAPIClient(cfg, 5*time.Second); err != nil {
+			h.Err = fmt.Errorf("cannot ask the agent: %w", err)
+		} else {
+			h = fetchAgentHealth(ctx, c)
+		}
 	}
 	writeStatus(stdout, state, h)
 	if h.Err != nil || h.Health.Status != "ok" {
@@ -222,35 +226,6 @@ func serviceState(s service.Service) string {
 	return "unknown"
 }
 
-// agentBaseURL is where this PC reaches the agent's listener: a wildcard
-// listen address is reached on loopback.
-func agentBaseURL(cfg *config.Config) string {
-	host, port, err := net.SplitHostPort(cfg.Listen)
-	if err != nil {
-		host, port = "127.0.0.1", "8631"
-	}
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		host = "127.0.0.1"
-	}
-	scheme := "http"
-	if cfg.TLS.On() {
-		scheme = "https"
-	}
-	return scheme + "://" + net.JoinHostPort(host, port)
-}
-
-// statusClient talks to this PC's own agent. A self-signed listener's
-// certificate cannot be checked here without its pinned fingerprint; the
-// agent is on loopback or on this PC's own address, so the token does not
-// cross the network.
-func statusClient(cfg *config.Config) *http.Client {
-	tr := &http.Transport{Proxy: nil}
-	if cfg.TLS.On() {
-		tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // own agent on this PC, see above
-	}
-	return &http.Client{Transport: tr, Timeout: 5 * time.Second}
-}
-
 // agentHealth is what `status` learned from the agent's API.
 type agentHealth struct {
 	URL      string
@@ -260,47 +235,35 @@ type agentHealth struct {
 	Err error
 }
 
-// fetchAgentHealth asks the agent at base for /healthz (no token) and
-// /api/v1/printers (with the token).
-func fetchAgentHealth(ctx context.Context, client *http.Client, base, token string) agentHealth {
-	h := agentHealth{URL: base + "/"}
-	if err := getJSON(ctx, client, base+"/healthz", "", &h.Health); err != nil {
+// fetchAgentHealth asks the agent c talks to for /healthz and
+// /api/v1/printers.
+func fetchAgentHealth(ctx context.Context, c *apiClient) agentHealth {
+	h := agentHealth{URL: c.base + "/"}
+	resp, err := c.open(ctx, http.MethodGet, "/healthz", nil)
+	if err != nil {
 		h.Err = err
+		return h
+	}
+	defer resp.Body.Close()
+	// /healthz answers 503 with its body when the core has failed; read it.
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusServiceUnavailable {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		h.Err = fmt.Errorf("GET %s/healthz: %s: %s", c.base, resp.Status, strings.TrimSpace(string(msg)))
+		return h
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&h.Health); err != nil {
+		h.Err = fmt.Errorf("GET %s/healthz: %w", c.base, err)
 		return h
 	}
 	var body struct {
 		Printers []localapi.PrinterInfo `json:"printers"`
 	}
-	if err := getJSON(ctx, client, base+"/api/v1/printers", token, &body); err != nil {
+	if _, err := c.do(ctx, http.MethodGet, "/api/v1/printers", nil, &body); err != nil {
 		h.Err = err
 		return h
 	}
 	h.Printers = body.Printers
 	return h
-}
-
-func getJSON(ctx context.Context, client *http.Client, url, token string, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return fmt.Errorf("GET %s: %w", url, err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return fmt.Errorf("the agent does not answer at %s: %w", url, err)
-	}
-	defer resp.Body.Close()
-	// /healthz answers 503 with its body when the core has failed; read it.
-	if resp.StatusCode != http.StatusOK && !(resp.StatusCode == http.StatusServiceUnavailable && strings.HasSuffix(url, "/healthz")) {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(msg)))
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(v); err != nil {
-		return fmt.Errorf("GET %s: bad answer: %w", url, err)
-	}
-	return nil
 }
 
 // writeStatus draws the status screen: the service, the agent, then one

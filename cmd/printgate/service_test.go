@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"printgate/agent/config"
 	"printgate/agent/localapi"
 )
 
@@ -48,7 +47,7 @@ func TestStatusScreen(t *testing.T) {
 		})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	h := fetchAgentHealth(ctx, srv.Client(), srv.URL, "tok")
+	h := fetchAgentHealth(ctx, &apiClient{base: srv.URL, token: "tok", http: srv.Client()})
 	if h.Err != nil {
 		t.Fatal(h.Err)
 	}
@@ -72,11 +71,11 @@ func TestStatusScreen(t *testing.T) {
 func TestStatusWrongTokenAndFailedAgent(t *testing.T) {
 	srv := fakeAgent(t, "tok", localapi.Health{Status: "failed", Link: "offline", Error: "lane kitchen died"}, nil)
 	ctx := context.Background()
-	h := fetchAgentHealth(ctx, srv.Client(), srv.URL, "wrong")
+	h := fetchAgentHealth(ctx, &apiClient{base: srv.URL, token: "wrong", http: srv.Client()})
 	if h.Err == nil || !strings.Contains(h.Err.Error(), "401") {
 		t.Errorf("wrong token: err %v, want the 401", h.Err)
 	}
-	h = fetchAgentHealth(ctx, srv.Client(), srv.URL, "tok")
+	h = fetchAgentHealth(ctx, &apiClient{base: srv.URL, token: "tok", http: srv.Client()})
 	if h.Err != nil {
 		t.Fatalf("a failed agent's 503 /healthz is an answer, got %v", h.Err)
 	}
@@ -87,27 +86,10 @@ func TestStatusWrongTokenAndFailedAgent(t *testing.T) {
 	}
 
 	srv.Close()
-	h = fetchAgentHealth(ctx, srv.Client(), srv.URL, "tok")
+	h = fetchAgentHealth(ctx, &apiClient{base: srv.URL, token: "tok", http: srv.Client()})
 	b.Reset()
 	writeStatus(&b, "stopped (printgate start)", h)
-	if !strings.Contains(b.String(), "agent     not answering: the agent does not answer at "+srv.URL+"/healthz") {
+	if !strings.Contains(b.String(), "agent     not answering: cannot reach the agent at "+srv.URL) {
 		t.Errorf("status of a stopped agent:\n%s", b.String())
-	}
-}
-
-func TestAgentBaseURL(t *testing.T) {
-	for listen, want := range map[string]string{
-		"127.0.0.1:8631": "http://127.0.0.1:8631",
-		"0.0.0.0:9000":   "http://127.0.0.1:9000",
-		":8631":          "http://127.0.0.1:8631",
-		"[::]:8631":      "http://127.0.0.1:8631",
-		"10.1.2.3:8631":  "http://10.1.2.3:8631",
-	} {
-		if got := agentBaseURL(&config.Config{Listen: listen}); got != want {
-			t.Errorf("%s: %s, want %s", listen, got, want)
-		}
-	}
-	if got := agentBaseURL(&config.Config{Listen: "127.0.0.1:8631", TLS: config.TLS{SelfSigned: true}}); got != "https://127.0.0.1:8631" {
-		t.Errorf("tls: %s", got)
 	}
 }
