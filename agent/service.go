@@ -71,6 +71,9 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 			"unreadable_records", ce.Unreadable, "err", ce)
 	}
 	warnBackups(cfg, log)
+	if len(cfg.Printers) == 0 {
+		log.Warn("no printers are configured: nothing can be printed until one is added (the manager page's Printers page, or a [[printers]] table in the config)", "config", cfg.Path)
+	}
 	m := metrics.New()
 	// The cloud link is built after the agent; until then its hooks are off.
 	var cloud atomic.Pointer[link.Link]

@@ -623,7 +623,8 @@ func (p *parser) log(t *table, l *Log) {
 func (p *parser) printers(top *table, d *Defaults, defaultProfileOK bool) []Printer {
 	v, ok := top.get("printers")
 	if !ok {
-		p.add(p.lastLine, `no printers: a config must name at least one printer; add a [[printers]] table with a name and a url (see the sample config)`)
+		// A fresh install may not have found a printer yet: the agent then
+		// serves its page, where a manager adds one, and says so in its log.
 		return nil
 	}
 	var entries []map[string]any
@@ -647,7 +648,6 @@ func (p *parser) printers(top *table, d *Defaults, defaultProfileOK bool) []Prin
 		return nil
 	}
 	if len(entries) == 0 {
-		top.errf("printers", "is empty: a config must name at least one printer; add a [[printers]] table with a name and a url")
 		return nil
 	}
 

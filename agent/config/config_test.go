@@ -398,10 +398,6 @@ func TestConfigErrors(t *testing.T) {
 				{mark: "b", words: []string{"retry_jitter", "between 0 and 1"}},
 				{mark: "c", words: []string{"max_attempts", "negative"}},
 			}},
-		{"no printers", okTop + "listen = \":8631\" #!a\n",
-			[]wantErr{{mark: "a", words: []string{"no printers", "at least one printer"}}}},
-		{"empty printers list", okTop + "printers = [] #!a\n",
-			[]wantErr{{mark: "a", words: []string{"at least one printer"}}}},
 		{"api token missing", "listen = \":8631\"\n" + okPrinter,
 			[]wantErr{{line: 1, words: []string{"no api_token", "api_token_file"}}}},
 		{"api token twice", okTop + "api_token_file = \"token.txt\" #!a\n" + okPrinter,
@@ -834,6 +830,22 @@ func TestConfigTLS(t *testing.T) {
 	} {
 		if _, err := parse(tc.keys); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want an error saying %q", tc.keys, err, tc.want)
+		}
+	}
+}
+
+// TestConfigWithoutPrinters ensures a config with no printer yet (a fresh
+// install that found none) is valid: the agent starts and serves its page,
+// where a manager adds the first one.
+func TestConfigWithoutPrinters(t *testing.T) {
+	for _, src := range []string{okTop, okTop + "printers = []\n"} {
+		cfg, err := Parse("printgate.toml", []byte(src))
+		if err != nil {
+			t.Errorf("%q: %v", src, err)
+			continue
+		}
+		if len(cfg.Printers) != 0 {
+			t.Errorf("%q: %d printers", src, len(cfg.Printers))
 		}
 	}
 }

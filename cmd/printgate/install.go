@@ -134,6 +134,8 @@ func installCmd(ctx context.Context, env installEnv, args []string, stdout, stde
 	}
 	if cfgErr != nil {
 		fmt.Fprintf(stdout, "\nThe agent will not start until its config is fixed:\n%v\n", cfgErr)
+	} else if len(cfg.Printers) == 0 {
+		fmt.Fprintf(stdout, "\nNo printer is configured yet: the agent starts and serves its page, but prints nothing until one is added (the page's Printers page, or a [[printers]] table in %s, then printgate reload).\n", path)
 	}
 	// Without a service manager (a container) the agent runs by hand.
 	writeNextSteps(stdout, env.goos, path, cfg, register != nil && noServiceManager() == "")

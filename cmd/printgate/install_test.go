@@ -160,7 +160,7 @@ func TestInstallNotTerminalTakesNone(t *testing.T) {
 	if has, _ := installer.HasPrinters(data); has {
 		t.Errorf("printers added without a terminal or --yes:\n%s", data)
 	}
-	for _, s := range []string{"not a terminal", "--yes", "tcp://" + emu, "will not start until its config is fixed", "no printers"} {
+	for _, s := range []string{"not a terminal", "--yes", "tcp://" + emu, "No printer is configured yet", "prints nothing until one is added"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("output lacks %q:\n%s", s, out)
 		}
