@@ -46,7 +46,8 @@ test-browser:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) $(PKGS)
 
-# demo runs the most complete end-to-end thing that exists so far; see README.
+# demo builds printgate and runs `printgate demo` until Ctrl-C (DEMO_DURATION=60s
+# stops it by itself); see README.
 demo:
 	./scripts/demo.sh
 
