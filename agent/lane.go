@@ -296,10 +296,14 @@ func (l *lane) handle(msg laneMsg) {
 }
 
 // waitsForRestore reports whether msg is about a task this lane does not
-// hold yet and may receive from the restore still running.
+// hold yet and may receive from the restore still running. New tasks wait
+// too, so they queue behind the restored backlog in seq order instead of
+// printing before it.
 func (l *lane) waitsForRestore(msg laneMsg) bool {
 	var no string
 	switch m := msg.(type) {
+	case msgTask:
+		return true
 	case msgDeadline:
 		no = m.taskNo
 	case msgCancel:

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"printgate/agent/localapi"
 	"printgate/drivers/printertest"
@@ -121,38 +122,53 @@ func TestReloadChangesPrinterURL(t *testing.T) {
 	h := newHarness(t, []printerSpec{{name: "kitchen", model: printertest.ModelEpson}}, "")
 	old := h.p["kitchen"]
 	moved := h.emulator("kitchen2", printertest.ModelEpson)
+	oldLane := h.a.lane("kitchen")
+	// A first ticket, so the device has probed the printer before the
+	// proof below is held.
+	h.submit("W_v1", "kitchen")
+	h.waitTask("W_v1", spool.StatePrinted)
+	// The first job's completion proof is held back: it is in flight when
+	// the reload comes, and must finish at the old device, once.
+	old.HoldProcessID(1)
 	var tasks []string
 	for i := range 20 {
 		no := fmt.Sprintf("K%d_v1", i)
 		h.submit(no, "kitchen")
 		tasks = append(tasks, no)
 	}
+	h.waitTask("K0_v1", spool.StateSending)
 	h.writeConfig("", printerBlock("kitchen", moved, ""))
-	var wg sync.WaitGroup
-	wg.Add(1)
+	resc := make(chan localapi.ReloadResult, 1)
 	go func() {
-		defer wg.Done()
-		for i := 20; i < 40; i++ {
-			h.submit(fmt.Sprintf("K%d_v1", i), "kitchen")
+		res, err := h.a.Reload(context.Background())
+		if err != nil {
+			t.Errorf("reload: %v", err)
 		}
+		resc <- res
 	}()
-	res := h.reload()
-	wg.Wait()
 	for i := 20; i < 40; i++ {
-		tasks = append(tasks, fmt.Sprintf("K%d_v1", i))
+		no := fmt.Sprintf("K%d_v1", i)
+		h.submit(no, "kitchen")
+		tasks = append(tasks, no)
 	}
+	// Once the new lane is in place the reload waits for the old one's job.
+	deadline := time.Now().Add(waitLimit)
+	for h.a.lane("kitchen") == oldLane && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if old.ReleaseProcessID() != 1 {
+		t.Fatal("the first job's proof was not held")
+	}
+	res := <-resc
 	if !slices.Equal(res.Changed, []string{"kitchen"}) {
 		t.Fatalf("reload result %+v", res)
 	}
 	h.printedOnce(tasks, "kitchen", "kitchen2")
-	n := len(old.Tickets())
-	h.submit("AFTER_v1", "kitchen")
-	h.waitTask("AFTER_v1", spool.StatePrinted)
-	if len(old.Tickets()) != n || !slices.Contains(printedOrder(moved.Tickets()), "AFTER_v1") {
-		t.Errorf("after the change a task printed at the old url")
+	if got := printedOrder(old.Tickets()); !slices.Equal(got, []string{"W_v1", "K0_v1"}) {
+		t.Errorf("old url printed %v, want the job in flight only", got)
 	}
-	if len(moved.Tickets()) == 0 {
-		t.Errorf("nothing printed at the new url")
+	if got := printedOrder(moved.Tickets()); !slices.Equal(got, tasks[1:]) {
+		t.Errorf("new url printed %v, want %v", got, tasks[1:])
 	}
 }
 
