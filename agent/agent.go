@@ -30,8 +30,23 @@ type Agent struct {
 	log   *slog.Logger
 	m     *metrics.Metrics
 
-	lanes map[string]*lane
-	order []string // lane names in config order
+	// lanesMu guards lanes and order, which a reload replaces whole (copy
+	// on write): readers take a snapshot through lane and laneList.
+	lanesMu sync.RWMutex
+	lanes   map[string]*lane
+	order   []string // lane names in config order
+	// open builds a lane's device (Options.OpenPrinter or the default).
+	open func(pc *config.Printer) Printer
+	// wg owns every goroutine Run starts, lanes added by a reload included.
+	wg sync.WaitGroup
+	// reloadMu serialises reloads with each other and with Run's stop;
+	// quit is closed when Run starts stopping, after which reloads refuse.
+	reloadMu sync.Mutex
+	quit     chan struct{}
+	// live is the config whose printers run now (the last reload's, or
+	// cfg); cfg stays the one the process started with, whose other
+	// settings apply until a restart.
+	live atomic.Pointer[config.Config]
 
 	// push times retries, failover and failback checks; deadlines holds one
 	// absolute deadline per task.
@@ -80,7 +95,9 @@ func New(cfg *config.Config, sp *spool.Spool, opts Options) (*Agent, error) {
 		rand:    opts.Rand,
 		owner:   map[string]string{},
 		started: make(chan struct{}),
+		quit:    make(chan struct{}),
 	}
+	a.live.Store(cfg)
 	a.push = wheel.NewScheduler[string, pushItem](opts.Clock, 0)
 	a.deadlines = wheel.NewScheduler[string, struct{}](opts.Clock, 0)
 	open := opts.OpenPrinter
@@ -89,6 +106,7 @@ func New(cfg *config.Config, sp *spool.Spool, opts Options) (*Agent, error) {
 			return openDevice(pc, escpos.SessionOptions{}, a.reportDowngrade(pc.Name), opts.Clock.Now)
 		}
 	}
+	a.open = open
 	for i := range cfg.Printers {
 		pc := &cfg.Printers[i]
 		l, err := newLane(a, pc, open(pc))
@@ -122,13 +140,11 @@ func (a *Agent) Run(ctx context.Context) error {
 	// Pairing flows live as long as Run; stop and wait for them last.
 	a.pairing.begin(a, runCtx)
 	defer a.pairing.end()
-	var wg sync.WaitGroup
-	for _, name := range a.order {
-		l := a.lanes[name]
-		wg.Add(2)
-		go func() { defer wg.Done(); l.run(runCtx) }()
-		go func() { defer wg.Done(); l.monitor(runCtx) }()
+	_, lanes := a.laneList()
+	for _, l := range lanes {
+		a.startLane(runCtx, l)
 	}
+	wg := &a.wg
 	wg.Add(3)
 	go func() {
 		defer wg.Done()
@@ -140,51 +156,106 @@ func (a *Agent) Run(ctx context.Context) error {
 	}()
 	go func() {
 		defer wg.Done()
-		a.deadlines.Run(runCtx, func(taskNo string, _ struct{}) { a.toOwner(taskNo, msgDeadline{taskNo: taskNo}) })
+		a.deadlines.Run(runCtx, func(taskNo string, _ struct{}) {
+			if !a.toOwner(taskNo, msgDeadline{taskNo: taskNo}) {
+				// No lane holds it (its printer was removed): the deadline
+				// is still owed, from the stored state.
+				a.deadlineMissed(taskNo, "")
+			}
+		})
 	}()
 	if err := a.safeRestore(runCtx); err != nil {
 		a.fail(err)
 	} else if runCtx.Err() == nil {
 		close(a.started)
-		a.log.Info("agent running", "printers", len(a.order))
+		a.log.Info("agent running", "printers", len(a.laneNames()))
 	}
 
 	select {
 	case <-ctx.Done():
 	case <-runCtx.Done():
+	}
+	// No reload from here on: a running one sees quit and gives up, and
+	// the lanes below are all there will be.
+	close(a.quit)
+	a.reloadMu.Lock()
+	defer a.reloadMu.Unlock()
+	names, lanes := a.laneList()
+	if runCtx.Err() != nil {
 		// The core failed: stop at once, there is nothing to wait for.
 		wg.Wait()
-		a.closeDevices()
+		a.closeDevices(lanes)
 		return a.Failed()
 	}
 	a.log.Info("agent stopping: intake closed, waiting for jobs in flight", "grace", a.opts.StopGrace)
-	for _, name := range a.order {
-		a.lanes[name].post(msgStop{})
+	for _, l := range lanes {
+		l.post(msgStop{})
 	}
 	grace := time.NewTimer(a.opts.StopGrace)
 	defer grace.Stop()
-	for _, name := range a.order {
+	for i, l := range lanes {
 		select {
-		case <-a.lanes[name].idle:
+		case <-l.idle:
 		case <-grace.C:
-			a.log.Warn("stop grace ran out with a job in flight; it will be treated as outcome unknown at next start", "printer", name)
+			a.log.Warn("stop grace ran out with a job in flight; it will be treated as outcome unknown at next start", "printer", names[i])
 		case <-runCtx.Done():
 		}
 	}
 	cancel()
 	wg.Wait()
-	a.closeDevices()
+	a.closeDevices(lanes)
 	return a.Failed()
+}
+
+// startLane runs l's inbox and status monitor under ctx, owned by a.wg;
+// l.stop ends them alone when a reload retires the lane.
+func (a *Agent) startLane(ctx context.Context, l *lane) {
+	lctx, cancel := context.WithCancel(ctx)
+	l.stopRun = cancel
+	a.wg.Add(2)
+	l.wg.Add(2)
+	go func() { defer a.wg.Done(); defer l.wg.Done(); l.run(lctx) }()
+	go func() { defer a.wg.Done(); defer l.wg.Done(); l.monitor(lctx) }()
+}
+
+// lane returns the running lane called name, or nil.
+func (a *Agent) lane(name string) *lane {
+	a.lanesMu.RLock()
+	defer a.lanesMu.RUnlock()
+	return a.lanes[name]
+}
+
+// laneList returns the lanes in config order, as of now.
+func (a *Agent) laneList() ([]string, []*lane) {
+	a.lanesMu.RLock()
+	defer a.lanesMu.RUnlock()
+	out := make([]*lane, len(a.order))
+	for i, name := range a.order {
+		out[i] = a.lanes[name]
+	}
+	return append([]string(nil), a.order...), out
+}
+
+// laneNames lists the configured printers, for error messages.
+func (a *Agent) laneNames() []string {
+	names, _ := a.laneList()
+	return names
 }
 
 // closeDevices lets go of every printer connection once no lane uses them,
 // so the printers are free for other software and nothing leaks.
-func (a *Agent) closeDevices() {
-	for _, name := range a.order {
-		if c, ok := a.lanes[name].dev.(io.Closer); ok {
-			if err := c.Close(); err != nil {
-				a.log.Warn("closing printer connection", "printer", name, "err", err)
-			}
+func (a *Agent) closeDevices(lanes []*lane) {
+	for _, l := range lanes {
+		l.closeDevice()
+	}
+}
+
+// closeDevice lets go of the lane's printer connection; its goroutines
+// have ended.
+func (l *lane) closeDevice() {
+	if c, ok := l.dev.(io.Closer); ok {
+		if err := c.Close(); err != nil {
+			l.log.Warn("closing printer connection", "err", err)
 		}
 	}
 }
@@ -248,7 +319,7 @@ type pushItem struct {
 }
 
 func (a *Agent) onPush(_ string, it pushItem) {
-	if l := a.lanes[it.lane]; l != nil {
+	if l := a.lane(it.lane); l != nil {
 		l.post(it.msg)
 	}
 }
@@ -277,7 +348,8 @@ func (a *Agent) dropOwner(taskNo string) {
 	a.ownerMu.Unlock()
 }
 
-// toOwner posts msg to the lane holding taskNo, if any lane does.
+// toOwner posts msg to the lane holding taskNo, if any lane does; for a
+// task whose printer a reload removed, laneless handles it.
 func (a *Agent) toOwner(taskNo string, msg laneMsg) bool {
 	a.ownerMu.Lock()
 	name, ok := a.owner[taskNo]
@@ -285,8 +357,12 @@ func (a *Agent) toOwner(taskNo string, msg laneMsg) bool {
 	if !ok {
 		return false
 	}
-	a.lanes[name].post(msg)
-	return true
+	if l := a.lane(name); l != nil {
+		l.post(msg)
+		return true
+	}
+	// Its printer was removed by a reload: the agent answers for it.
+	return a.laneless(taskNo, name, msg)
 }
 
 // scheduleDeadline arms the task's one absolute deadline. Deadlines are

@@ -17,10 +17,15 @@ func (a *Agent) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bool
 	if err := a.available(); err != nil {
 		return nil, false, err
 	}
-	if _, ok := a.lanes[nt.Printer]; !ok {
+	// The lane stays the printer's from the lookup to the post: a reload
+	// that removes or replaces it waits, then finds the task in the spool.
+	a.lanesMu.RLock()
+	defer a.lanesMu.RUnlock()
+	l, ok := a.lanes[nt.Printer]
+	if !ok {
 		return nil, false, fmt.Errorf("%w: %q (configured: %v)", localapi.ErrUnknownPrinter, nt.Printer, a.order)
 	}
-	pc, _ := a.cfg.Printer(nt.Printer)
+	pc := l.pc
 	if len(nt.Document) > 0 {
 		doc, err := escpos.ParseDocument(nt.Document)
 		if err != nil {
@@ -48,7 +53,7 @@ func (a *Agent) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bool
 	}
 	a.log.Info("task accepted", "task_no", t.TaskNo, "printer", t.Printer, "state", t.State, "origin", t.Origin, "seq", t.Seq, "size", t.Size)
 	a.setOwner(t.TaskNo, t.Printer)
-	a.lanes[t.Printer].post(msgTask{task: t})
+	l.post(msgTask{task: t})
 	// After the post: a deadline already due must reach the lane after the
 	// task does.
 	a.scheduleDeadline(t)
@@ -146,7 +151,8 @@ func (a *Agent) newVersion(ctx context.Context, orig *spool.Task, printer string
 // Refresh asks printer's monitor to read its status now instead of at the
 // next poll, for example after someone put paper in.
 func (a *Agent) Refresh(printer string) bool {
-	l, ok := a.lanes[printer]
+	l := a.lane(printer)
+	ok := l != nil
 	if ok {
 		select {
 		case l.pollNow <- struct{}{}:
@@ -158,9 +164,10 @@ func (a *Agent) Refresh(printer string) bool {
 
 // Printers reports each printer's state and queue for the API and the page.
 func (a *Agent) Printers() []localapi.PrinterInfo {
-	out := make([]localapi.PrinterInfo, 0, len(a.order))
-	for _, name := range a.order {
-		out = append(out, a.lanes[name].info())
+	_, lanes := a.laneList()
+	out := make([]localapi.PrinterInfo, 0, len(lanes))
+	for _, l := range lanes {
+		out = append(out, l.info())
 	}
 	return out
 }

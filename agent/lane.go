@@ -44,6 +44,10 @@ type (
 	msgFailback struct{}
 	msgWake     struct{}
 	msgStop     struct{}
+	// msgRestored follows the last page of a restore a reload started:
+	// messages about tasks the lane did not hold yet, held back meanwhile,
+	// are handled now.
+	msgRestored struct{}
 	// msgBarrier is answered at the end of the inbox round that takes it,
 	// after dispatch: whatever the lane was going to start, it has.
 	msgBarrier struct{ reply chan laneIdle }
@@ -141,6 +145,16 @@ type lane struct {
 	// printedDue is a job that printed and whose PRINTED is not yet
 	// recorded: it rides on the next job's SENDING commit.
 	printedDue *msgJobDone
+	// restoring is set on a lane a reload started until its backlog is
+	// restored (msgRestored): deadlines, cancels and retries for tasks it
+	// does not hold yet wait in deferred instead of missing them.
+	restoring bool
+	deferred  []laneMsg
+
+	// stopRun and wg stop the lane's goroutines on their own, when a reload
+	// retires it (set by Agent.startLane).
+	stopRun context.CancelFunc
+	wg      sync.WaitGroup
 }
 
 func newLane(a *Agent, pc *config.Printer, dev Printer) (*lane, error) {
@@ -215,7 +229,18 @@ func (l *lane) run(ctx context.Context) {
 }
 
 func (l *lane) handle(msg laneMsg) {
+	if l.restoring && l.waitsForRestore(msg) {
+		l.deferred = append(l.deferred, msg)
+		return
+	}
 	switch m := msg.(type) {
+	case msgRestored:
+		l.restoring = false
+		d := l.deferred
+		l.deferred = nil
+		for _, m := range d {
+			l.handle(m)
+		}
 	case msgTask:
 		l.receive(m.task)
 	case msgRestore:
@@ -268,6 +293,28 @@ func (l *lane) handle(msg laneMsg) {
 	case msgWake:
 		l.retryFwd = true
 	}
+}
+
+// waitsForRestore reports whether msg is about a task this lane does not
+// hold yet and may receive from the restore still running. New tasks wait
+// too, so they queue behind the restored backlog in seq order instead of
+// printing before it.
+func (l *lane) waitsForRestore(msg laneMsg) bool {
+	var no string
+	switch m := msg.(type) {
+	case msgTask:
+		return true
+	case msgDeadline:
+		no = m.taskNo
+	case msgCancel:
+		no = m.taskNo
+	case msgRetry:
+		no = m.taskNo
+	default:
+		return false
+	}
+	_, held := l.held[no]
+	return !held
 }
 
 // move records a transition of e's task, compare-and-set on the state the
@@ -362,7 +409,7 @@ func (l *lane) resync(e *entry) {
 		l.receive(t)
 	default:
 		l.a.setOwner(no, t.Lane())
-		if other := l.a.lanes[t.Lane()]; other != nil {
+		if other := l.a.lane(t.Lane()); other != nil {
 			other.post(msgTask{task: t})
 		}
 	}
@@ -604,7 +651,13 @@ func (l *lane) forward(e *entry) bool {
 func (l *lane) handOver(e *entry, t *spool.Task) {
 	delete(l.held, t.TaskNo)
 	l.a.setOwner(t.TaskNo, t.Lane())
-	l.a.lanes[t.Lane()].post(msgTask{task: t})
+	if other := l.a.lane(t.Lane()); other != nil {
+		other.post(msgTask{task: t})
+		return
+	}
+	// The lane it moved to was removed by a reload meanwhile: the task is
+	// on record there, and the reload's sweep or its deadline reaches it.
+	l.log.Warn("task moved to a printer that is no longer configured", "task_no", t.TaskNo, "to", t.Lane())
 }
 
 // unknown applies the printer's on_unknown policy to a task in UNKNOWN.

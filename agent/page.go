@@ -48,8 +48,8 @@ func (a *Agent) available() error {
 // new version, marked POSSIBLE DUPLICATE when bytes of it may have left.
 func (a *Agent) Retry(ctx context.Context, taskNo, printer string) (*spool.Task, error) {
 	if printer != "" {
-		if _, ok := a.lanes[printer]; !ok {
-			return nil, fmt.Errorf("retry %s: %w: %q (configured: %v)", taskNo, localapi.ErrUnknownPrinter, printer, a.order)
+		if a.lane(printer) == nil {
+			return nil, fmt.Errorf("retry %s: %w: %q (configured: %v)", taskNo, localapi.ErrUnknownPrinter, printer, a.laneNames())
 		}
 	}
 	if err := a.available(); err != nil {
@@ -65,8 +65,8 @@ func (a *Agent) Retry(ctx context.Context, taskNo, printer string) (*spool.Task,
 	case spool.StateTimedOut, spool.StateFailed:
 		if printer == "" {
 			printer = t.Printer
-			if _, ok := a.lanes[printer]; !ok {
-				return nil, fmt.Errorf("retry %s: %w: its printer %q is no longer configured; choose one of %v", taskNo, localapi.ErrUnknownPrinter, printer, a.order)
+			if a.lane(printer) == nil {
+				return nil, fmt.Errorf("retry %s: %w: its printer %q is no longer configured; choose one of %v", taskNo, localapi.ErrUnknownPrinter, printer, a.laneNames())
 			}
 		}
 		nt, err := a.newVersion(ctx, t, printer, sentBefore(t))
@@ -105,9 +105,9 @@ func (a *Agent) retryHeld(ctx context.Context, taskNo, printer string) (*spool.T
 
 // PrinterDetails describes every configured printer, in config order.
 func (a *Agent) PrinterDetails() []web.PrinterDetail {
-	out := make([]web.PrinterDetail, 0, len(a.order))
-	for _, name := range a.order {
-		l := a.lanes[name]
+	_, lanes := a.laneList()
+	out := make([]web.PrinterDetail, 0, len(lanes))
+	for _, l := range lanes {
 		l.infoMu.Lock()
 		d := web.PrinterDetail{PrinterInfo: l.snap, LastTask: l.lastTask, LastAt: l.lastAt}
 		l.infoMu.Unlock()
@@ -166,9 +166,9 @@ func capabilityPhrases(p escpos.Profile, c escpos.Capabilities) []string {
 // TestPrint queues a short test ticket on printer: its name, the time, its
 // profile, a QR code, and a line of Chinese when the profile can print it.
 func (a *Agent) TestPrint(ctx context.Context, printer string) (*spool.Task, error) {
-	l, ok := a.lanes[printer]
-	if !ok {
-		return nil, fmt.Errorf("test print: %w: %q (configured: %v)", localapi.ErrUnknownPrinter, printer, a.order)
+	l := a.lane(printer)
+	if l == nil {
+		return nil, fmt.Errorf("test print: %w: %q (configured: %v)", localapi.ErrUnknownPrinter, printer, a.laneNames())
 	}
 	now := a.opts.Clock.Now()
 	doc, err := testTicket(printer, l.pc.Profile, now)

@@ -35,17 +35,16 @@ func (a *Agent) restore(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			defer a.recoverCore("restore of lane " + name)
-			errs[i] = a.restoreLane(ctx, name)
+			errs[i] = a.restoreLane(ctx, name, a.lane(name))
 		}()
 	}
 	wg.Wait()
 	return errors.Join(errs...)
 }
 
-// restoreLane streams one lane's backlog to it, or ends the tasks of a
-// printer no longer configured.
-func (a *Agent) restoreLane(ctx context.Context, name string) error {
-	l := a.lanes[name]
+// restoreLane streams one lane's backlog to l, or, when l is nil, ends the
+// tasks of a printer no longer configured.
+func (a *Agent) restoreLane(ctx context.Context, name string, l *lane) error {
 	var after []byte
 	total := 0
 	for {
@@ -127,8 +126,12 @@ func (a *Agent) deadlineMissed(taskNo, from string) {
 	a.ownerMu.Lock()
 	owner, ok := a.owner[taskNo]
 	a.ownerMu.Unlock()
-	if ok && owner != from {
-		a.lanes[owner].post(msgDeadline{taskNo: taskNo})
+	var ol *lane
+	if ok {
+		ol = a.lane(owner)
+	}
+	if ok && owner != from && ol != nil {
+		ol.post(msgDeadline{taskNo: taskNo})
 		return
 	}
 	t, err := a.spool.Get(taskNo)
@@ -136,8 +139,20 @@ func (a *Agent) deadlineMissed(taskNo, from string) {
 		a.dropOwner(taskNo)
 		return
 	}
-	a.log.Error("deadline of a task no lane holds: timing it out from the spool", "task_no", taskNo, "state", t.State)
-	t, err = a.spool.Transition(taskNo, t.State, spool.StateTimedOut, spool.Change{Reason: spool.ReasonNoAck, Message: "no lane held the task when its deadline passed"})
+	msg := "no lane held the task when its deadline passed"
+	if ok && ol == nil {
+		if t.State == spool.StateSending {
+			// Its printer was just removed and is finishing this very job:
+			// the job's outcome decides; look again in a second.
+			a.deadlines.After(taskNo, time.Second, struct{}{})
+			return
+		}
+		msg = fmt.Sprintf("printer %q was removed from the config before the task printed", owner)
+		a.log.Warn("deadline of a task whose printer was removed: timing it out", "task_no", taskNo, "state", t.State, "printer", owner)
+	} else {
+		a.log.Error("deadline of a task no lane holds: timing it out from the spool", "task_no", taskNo, "state", t.State)
+	}
+	t, err = a.spool.Transition(taskNo, t.State, spool.StateTimedOut, spool.Change{Reason: spool.ReasonNoAck, Message: msg})
 	if err != nil {
 		// Try again shortly: the deadline is owed until it is recorded.
 		a.deadlines.After(taskNo, time.Second, struct{}{})

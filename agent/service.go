@@ -194,6 +194,10 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 	}
 	maintDone := make(chan struct{})
 	go func() { defer close(maintDone); a.maintain(runCtx, sp) }()
+	// SIGHUP reloads the config (unix), only once serving: a reload needs a
+	// restored agent.
+	hupDone := make(chan struct{})
+	go func() { defer close(hupDone); watchReload(runCtx, a) }()
 
 	var failure error
 	select {
@@ -225,6 +229,7 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 	cancel()
 	cancelRun()
 	<-maintDone
+	<-hupDone
 	<-linkDone
 	if err := <-runDone; err != nil && failure == nil {
 		failure = err
