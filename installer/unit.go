@@ -50,6 +50,8 @@ func SystemdUnit(o UnitOptions) string {
 	w("[Service]")
 	w("Type=simple")
 	w("ExecStart=%s run --config %s", systemdQuote(o.Exe), systemdQuote(o.Config))
+	w("# systemctl reload: the agent rereads its printers (SIGHUP) without a restart.")
+	w("ExecReload=/bin/kill -HUP $MAINPID")
 	w("User=%s", ServiceUser)
 	w("Group=%s", ServiceGroup)
 	w("SupplementaryGroups=%s", strings.Join(SupplementaryGroups, " "))

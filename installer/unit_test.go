@@ -43,6 +43,7 @@ func TestSystemdUnitDirectives(t *testing.T) {
 		"Unit": {"After": "network-online.target", "StartLimitIntervalSec": "0"},
 		"Service": {
 			"ExecStart":              "/usr/local/bin/printgate run --config /etc/printgate/printgate.toml",
+			"ExecReload":             "/bin/kill -HUP $MAINPID",
 			"User":                   "printgate",
 			"Group":                  "printgate",
 			"SupplementaryGroups":    "lp dialout",
