@@ -150,11 +150,12 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 	// The manager page shares the listener; it hands /api/, /healthz and
 	// /metrics to the API untouched.
 	page := web.New(a, web.Options{
-		DataDir: cfg.DataDir,
-		TLS:     tlsConf != nil,
-		Logger:  log.With("component", "page"),
-		API:     api,
-		Version: Version,
+		DataDir:    cfg.DataDir,
+		TLS:        tlsConf != nil,
+		Logger:     log.With("component", "page"),
+		API:        api,
+		Version:    Version,
+		ConfigPath: cfg.Path,
 	})
 	defer page.Close()
 	srv := localapi.NewServer(page, localapi.ServerTimeouts{}, log)

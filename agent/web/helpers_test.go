@@ -67,6 +67,13 @@ const testPIN = "246813"
 
 func newHarness(t *testing.T, mod ...func(*Options, *fakeBackend)) *harness {
 	t.Helper()
+	return newHarnessOver(t, nil, mod...)
+}
+
+// newHarnessOver is newHarness with the page over wrap(fake) instead of
+// the fake itself (a backend with more methods); nil wrap is the fake.
+func newHarnessOver(t *testing.T, wrap func(*fakeBackend) Backend, mod ...func(*Options, *fakeBackend)) *harness {
+	t.Helper()
 	h := &harness{t: t, f: newFake(), clock: newClock(), log: &syncBuffer{}, dir: t.TempDir()}
 	opts := Options{
 		DataDir: h.dir,
@@ -77,7 +84,11 @@ func newHarness(t *testing.T, mod ...func(*Options, *fakeBackend)) *harness {
 	for _, m := range mod {
 		m(&opts, h.f)
 	}
-	h.p = New(h.f, opts)
+	var b Backend = h.f
+	if wrap != nil {
+		b = wrap(h.f)
+	}
+	h.p = New(b, opts)
 	t.Cleanup(func() { h.p.Close() })
 	return h
 }

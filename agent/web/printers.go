@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"net/http"
 	"net/url"
 	"slices"
@@ -17,6 +18,10 @@ import (
 type foundView struct {
 	drivers.Found
 	Config string
+	// Suggested is the name the config block gives it; AddLink opens the
+	// page that appends it to the config file.
+	Suggested string
+	AddLink   template.URL
 }
 
 // configBlock is the [[printers]] table that adds f to the config, named
@@ -58,7 +63,7 @@ func foundViews(found []drivers.Found, taken []string, start int) []foundView {
 				break
 			}
 		}
-		out = append(out, foundView{Found: f, Config: configBlock(name, f)})
+		out = append(out, foundView{Found: f, Config: configBlock(name, f), Suggested: name, AddLink: addLink(f.URL, name)})
 	}
 	return out
 }
@@ -210,6 +215,9 @@ type scanFoundJSON struct {
 	URL    string `json:"url"`
 	Model  string `json:"model,omitempty"`
 	Config string `json:"config"`
+	// Suggested is the name the config block gives the printer, for the
+	// add link.
+	Suggested string `json:"suggested"`
 }
 
 // scanStream serves GET /printers/scan: "progress" events with done and
@@ -233,7 +241,7 @@ func (p *Page) scanStream(w http.ResponseWriter, r *http.Request, _ *session) {
 			}
 			names := p.printerNames()
 			for _, f := range foundViews(st.Found, names, 0) {
-				res.Found = append(res.Found, scanFoundJSON{Name: f.Name, URL: f.URL, Model: f.Model, Config: f.Config})
+				res.Found = append(res.Found, scanFoundJSON{Name: f.Name, URL: f.URL, Model: f.Model, Config: f.Config, Suggested: f.Suggested})
 			}
 			data, _ := json.Marshal(res)
 			_ = s.send("result", string(data))

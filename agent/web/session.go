@@ -44,6 +44,9 @@ type flash struct {
 	// new task).
 	Link     string
 	LinkText string
+	// Lines, when set, follow Text one per line: what a config reload
+	// changed, or the config's errors ("file:line: msg").
+	Lines []string
 }
 
 // sessionStore holds the sessions by the hash of their id, so neither a

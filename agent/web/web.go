@@ -42,6 +42,9 @@ type Options struct {
 	API http.Handler
 	// Version is shown in the footer.
 	Version string
+	// ConfigPath is the running config file. The printers page appends
+	// discovered printers to it; empty turns that off (the page says so).
+	ConfigPath string
 }
 
 // Limits that keep the page's memory bounded.
@@ -178,6 +181,10 @@ func (p *Page) routes() {
 	m.HandleFunc("POST /printers/{name}/test", p.action(p.testPrint))
 	m.HandleFunc("POST /printers/scan", p.action(p.startScan))
 	m.HandleFunc("GET /printers/scan", p.stream(p.scanStream))
+	m.HandleFunc("GET /printers/reload", p.page(p.reloadConfirm))
+	m.HandleFunc("POST /printers/reload", p.action(p.reloadAction))
+	m.HandleFunc("GET /printers/add", p.page(p.addConfirm))
+	m.HandleFunc("POST /printers/add", p.action(p.addAction))
 
 	m.HandleFunc("GET /pairing", p.page(p.pairingPage))
 	m.HandleFunc("POST /pairing/unpair", p.action(p.unpair))

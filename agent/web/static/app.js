@@ -86,6 +86,14 @@
         var pre = document.createElement('pre');
         pre.textContent = f.config;
         box.appendChild(pre);
+        var addP = document.createElement('p');
+        var add = document.createElement('a');
+        add.className = 'add-printer button';
+        add.href = '/printers/add?url=' + encodeURIComponent(f.url) +
+          '&name=' + encodeURIComponent(f.suggested || '');
+        add.textContent = results.getAttribute('data-add');
+        addP.appendChild(add);
+        box.appendChild(addP);
         results.appendChild(box);
       });
       var btn = document.querySelector('#scan button');
