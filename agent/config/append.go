@@ -40,7 +40,7 @@ func AppendPrinter(path, name, url string, want []byte) (*Config, error) {
 	if len(old) > 0 && !bytes.HasSuffix(old, []byte("\n")) {
 		b.WriteByte('\n')
 	}
-	fmt.Fprintf(&b, "\n# added from the manager page\n[[printers]]\nname = %s\nurl = %s\n", quote(name), quote(url))
+	b.WriteString("\n" + PrinterBlock(name, url))
 	cfg, err := Parse(path, b.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("adding printer %s would make the config invalid: %w", name, err)
@@ -86,6 +86,13 @@ func AppendPrinter(path, name, url string, want []byte) (*Config, error) {
 }
 
 // quote writes s as a TOML basic string.
+// PrinterBlock is the text AppendPrinter adds after the file's last line
+// (and a blank line), so the page can show a manager exactly what the
+// file will gain.
+func PrinterBlock(name, url string) string {
+	return fmt.Sprintf("# added from the manager page\n[[printers]]\nname = %s\nurl = %s\n", quote(name), quote(url))
+}
+
 func quote(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')

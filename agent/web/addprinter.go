@@ -25,7 +25,7 @@ var validPrinterName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 // last line, shown on the add page so the manager sees exactly what the
 // file will gain.
 func appendedBlock(name, url string) string {
-	return "# added from the manager page\n[[printers]]\nname = " + tomlString(name) + "\nurl = " + tomlString(url) + "\n"
+	return config.PrinterBlock(name, url)
 }
 
 // addLink is the add page's address for a discovered printer, with name
