@@ -384,13 +384,15 @@ func (a *Agent) Tail(ctx context.Context, o logring.TailOptions, send func(lines
 
 // Preview draws t as it looks on paper on the printer it prints on.
 func (a *Agent) Preview(t *spool.Task) (template.HTML, error) {
-	pc, ok := a.cfg.Printer(t.Lane())
-	if !ok {
-		if pc, ok = a.cfg.Printer(t.Printer); !ok {
+	// The running lanes, not the start-up config: a reload may have
+	// changed the printer's profile.
+	l := a.lane(t.Lane())
+	if l == nil {
+		if l = a.lane(t.Printer); l == nil {
 			return "", fmt.Errorf("preview %s: %w: %q is no longer configured", t.TaskNo, localapi.ErrUnknownPrinter, t.Lane())
 		}
 	}
-	return previewHTML(t, pc.Profile)
+	return previewHTML(t, l.pc.Profile)
 }
 
 // previewHTML draws t for a printer of profile p with the banners its

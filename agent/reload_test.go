@@ -293,3 +293,26 @@ func TestReloadReportsRestartSettings(t *testing.T) {
 		t.Fatalf("reload result %+v", res)
 	}
 }
+
+// TestPreviewFollowsReload ensures the page's paper preview uses the
+// printer as reloaded: kitchen changed from 80 mm to 58 mm paper is drawn
+// 32 columns wide, as it now prints, not with its start-up profile.
+func TestPreviewFollowsReload(t *testing.T) {
+	h := newHarness(t, []printerSpec{{name: "kitchen", model: printertest.ModelEpson}}, "")
+	task := &spool.Task{TaskNo: "P_v1", Printer: "kitchen", Document: []byte(`{"lines":[{"text":"FRIED RICE"}]}`)}
+	before, err := h.a.Preview(task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.writeConfig("", printerBlock("kitchen", h.p["kitchen"], `profile = "epson-58"`))
+	if res := h.reload(); len(res.Changed) != 1 {
+		t.Fatalf("reload: %+v", res)
+	}
+	after, err := h.a.Preview(task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(before), "paper-48") || !strings.Contains(string(after), "paper-32") {
+		t.Errorf("preview before the reload %.80q, after %.80q; want 48 then 32 columns", before, after)
+	}
+}
