@@ -601,10 +601,10 @@ func chaosBoth(ctx context.Context, c config, a *agent, naiveProxy *chaosProxy, 
 		}
 	}()
 	wg.Wait()
-	stopN()
-	stopP()
 	// The naive client has nothing more to send; printgate is given time to
-	// finish what it accepted.
+	// finish what it accepted, with the faults still on: printgate falls
+	// behind the naive client while it recovers, and stopping the faults at
+	// the end of the submissions would spare its last tickets.
 	var accepted []string
 	for i, tag := range pgTags {
 		if pgCode[i] == 202 {
@@ -629,6 +629,8 @@ func chaosBoth(ctx context.Context, c config, a *agent, naiveProxy *chaosProxy, 
 		}
 		time.Sleep(time.Second)
 	}
+	stopN()
+	stopP()
 	ch.Printgate.DrainSecs = time.Since(drainStart).Seconds()
 	time.Sleep(time.Second) // the naive side's last bytes
 	for _, v := range states {
