@@ -187,11 +187,23 @@ func (p *chaosProxy) plan(seen []byte, skip int) int {
 }
 
 // dropDraw is the random stream for the nth sending of tag: the same for
-// every proxy with the same seed.
+// every proxy with the same seed. The inputs go through splitmix64 first:
+// PCG's first outputs for seeds that differ in a few bits (tags that differ
+// in their last digit) are correlated, which skewed the drop rate.
 func dropDraw(seed uint64, tag string, nth int) *rand.Rand {
 	h := fnv.New64a()
 	h.Write([]byte(tag))
-	return rand.New(rand.NewPCG(seed^h.Sum64(), uint64(nth)+0x5bd1e995))
+	x := splitmix64(seed ^ h.Sum64())
+	return rand.New(rand.NewPCG(x, splitmix64(x+uint64(nth))))
+}
+
+// splitmix64 is one step of the SplitMix64 generator: a full-avalanche mix
+// of x.
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 // startChaos turns drops on and runs the offline schedule until stop: each

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"sort"
 	"testing"
 	"time"
 
@@ -228,9 +229,13 @@ func TestProxySameSeedSameDrops(t *testing.T) {
 		px.close()
 		p.Close()
 	}
-	if len(got[0]) == 0 || len(got[0]) == 40 {
-		t.Fatalf("drops %v: want some of 40 at rate 0.3", got[0])
+	// 40 jobs at 0.3: 12 expected; outside 3..22 is a broken draw.
+	if len(got[0]) < 3 || len(got[0]) > 22 {
+		t.Fatalf("%d drops %v: want about 12 of 40 at rate 0.3", len(got[0]), got[0])
 	}
+	// Connections are served concurrently: compare the sets.
+	sort.Strings(got[0])
+	sort.Strings(got[1])
 	if a, b := fmtTags(got[0]), fmtTags(got[1]); a != b {
 		t.Errorf("same seed, different drops:\n%s\n%s", a, b)
 	}
