@@ -12,7 +12,7 @@ FUZZTIME ?= 30s
 BENCHTIME  ?= 1s
 BENCHCOUNT ?= 1
 
-.PHONY: all deps build test test-browser vet fmt-check bench demo fuzz package clean
+.PHONY: all deps build test test-browser vet fmt-check bench bench-cups demo fuzz package clean
 
 all: build
 
@@ -45,6 +45,14 @@ test-browser:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) $(PKGS)
+
+# bench-cups compares printgate with CUPS on this machine (issue 13): it
+# installs CUPS when missing (apt-get; root or sudo), starts cupsd, creates a
+# raw queue to an emulated printer, runs cmd/benchcups and removes the queue.
+# Results: a table on stdout and bench-cups.json; see docs/BENCHMARKS.md.
+# Pass flags with BENCH_CUPS_FLAGS, e.g. BENCH_CUPS_FLAGS='-n 200 -seed 42'.
+bench-cups:
+	GO=$(GO) ./scripts/bench-cups.sh $(BENCH_CUPS_FLAGS)
 
 # demo builds printgate and runs `printgate demo` until Ctrl-C (DEMO_DURATION=60s
 # stops it by itself); see README.

@@ -1,0 +1,117 @@
+// Command benchcups measures printgate against CUPS, side by side in one
+// run (issue 13, `make bench-cups`): the same ESC/POS tickets go through
+// `lp -d QUEUE -o raw` to a raw CUPS queue and through printgate's intake
+// API to the real printgate binary, each path to its own emulated printer
+// (drivers/printertest), so every byte on paper is attributed. It measures
+// throughput and submit-to-paper latency, a burst from concurrent
+// submitters, a printer killed mid-job, and the naive "push and forget"
+// client against printgate under chaos faults, and prints a table and
+// writes the figures as JSON.
+//
+// scripts/bench-cups.sh installs and starts CUPS, creates the queue
+// (socket://127.0.0.1:PORT, raw) and runs this with -queue and -cups-addr.
+//
+//	benchcups -printgate bin/printgate -queue benchraw -cups-addr 127.0.0.1:19100 -json bench-cups.json
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// config is the command line.
+type config struct {
+	printgate    string
+	queue        string
+	cupsAddr     string
+	jsonOut      string
+	n            int
+	burst        int
+	submitters   int
+	items        int
+	killItems    int
+	killWatch    time.Duration
+	chaosN       int
+	chaosRate    float64
+	dropRate     float64
+	offlineRate  float64
+	seed         uint64
+	drainTimeout time.Duration
+	phases       map[string]bool
+}
+
+// run is main without the process: 0 ok, 1 the bench could not run, 2 usage.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("benchcups", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c config
+	fs.StringVar(&c.printgate, "printgate", "", "the printgate binary to run (required)")
+	fs.StringVar(&c.queue, "queue", "benchraw", "the raw CUPS queue, whose device is socket://CUPS-ADDR")
+	fs.StringVar(&c.cupsAddr, "cups-addr", "", "loopback address the CUPS queue prints to; the CUPS emulator listens there (required)")
+	fs.StringVar(&c.jsonOut, "json", "bench-cups.json", "file for the results as JSON (empty: none)")
+	fs.IntVar(&c.n, "n", 1000, "tickets submitted one after another, per system")
+	fs.IntVar(&c.burst, "burst", 1000, "tickets in the burst, per system")
+	fs.IntVar(&c.submitters, "submitters", 8, "concurrent submitters in the burst")
+	fs.IntVar(&c.items, "items", 20, "item lines per ticket (about 40 bytes each)")
+	fs.IntVar(&c.killItems, "kill-items", 300, "item lines in the ticket whose printer is killed")
+	fs.DurationVar(&c.killWatch, "kill-watch", 35*time.Second, "how long to watch the killed job after the printer returns (CUPS retries a failed job after 30 s)")
+	fs.IntVar(&c.chaosN, "chaos-n", 500, "tickets per path under chaos faults")
+	fs.Float64Var(&c.chaosRate, "chaos-rate", 20, "tickets per second under chaos faults")
+	fs.Float64Var(&c.dropRate, "drop-rate", 0.15, "share of jobs whose connection is dropped mid-job under chaos")
+	fs.Float64Var(&c.offlineRate, "offline-rate", 0.1, "chance per second that the printer goes offline for 2-6 s under chaos")
+	fs.Uint64Var(&c.seed, "seed", 0, "chaos seed (0: from the clock; printed)")
+	fs.DurationVar(&c.drainTimeout, "drain-timeout", 120*time.Second, "longest wait for a phase's tickets to come out")
+	phases := fs.String("phases", "seq,burst,kill,chaos", "the measurements to run, comma-separated")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	c.phases = map[string]bool{}
+	for _, ph := range strings.Split(*phases, ",") {
+		switch ph = strings.TrimSpace(ph); ph {
+		case "seq", "burst", "kill", "chaos":
+			c.phases[ph] = true
+		default:
+			fmt.Fprintf(stderr, "benchcups: -phases: unknown phase %q (seq, burst, kill, chaos)\n", ph)
+			return 2
+		}
+	}
+	if c.printgate == "" || c.cupsAddr == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "benchcups: -printgate and -cups-addr are required; no arguments")
+		fs.Usage()
+		return 2
+	}
+	if c.seed == 0 {
+		c.seed = uint64(time.Now().UnixNano())
+	}
+	res, err := bench(ctx, c, stdout)
+	if res != nil {
+		printTable(stdout, res)
+		if c.jsonOut != "" {
+			b, _ := json.MarshalIndent(res, "", "  ")
+			if werr := os.WriteFile(c.jsonOut, append(b, '\n'), 0o644); werr != nil {
+				fmt.Fprintln(stderr, "benchcups:", werr)
+				return 1
+			}
+			fmt.Fprintf(stdout, "\nresults written to %s\n", c.jsonOut)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "benchcups:", err)
+		return 1
+	}
+	return 0
+}
