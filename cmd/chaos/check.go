@@ -144,7 +144,8 @@ func check(o observed) *Result {
 	res.CloudEvents = len(o.Events)
 
 	var lat []float64
-	for no, printer := range o.Accepted {
+	for _, no := range sortedKeys(o.Accepted) {
+		printer := o.Accepted[no]
 		t, known := o.API[no]
 		copies := plain[no] + marked[no]
 		if copies > 0 {
@@ -203,8 +204,8 @@ func check(o observed) *Result {
 
 	// The cloud against the spool: every task's last event is its state
 	// now, numbered 1..n with no gap, in order of n as it arrived.
-	for no, t := range o.API {
-		evs := byTask[no]
+	for _, no := range sortedKeys(o.API) {
+		t, evs := o.API[no], byTask[no]
 		if len(evs) == 0 {
 			v.add("task missing in the cloud", no, string(t.State))
 			continue
@@ -236,7 +237,7 @@ func check(o observed) *Result {
 			}
 		}
 	}
-	for no := range byTask {
+	for _, no := range sortedKeys(byTask) {
 		if _, ok := o.API[no]; !ok {
 			v.add("cloud events for a task the agent does not have", no, "")
 		}
@@ -252,8 +253,8 @@ func check(o observed) *Result {
 	if res.Marked > res.MarkedBound {
 		v.add("marked duplicates over their bound", "", fmt.Sprintf("%d marked copies > %d drops + %d kills × %d printers + %d spells", res.Marked, o.DropsFired, o.Kills, o.Printers, o.Spells))
 	}
-	for no, why := range o.Refused {
-		v.add("refused", no, why)
+	for _, no := range sortedKeys(o.Refused) {
+		v.add("refused", no, o.Refused[no])
 	}
 	for _, no := range o.Unanswered {
 		v.add("LAN submission never answered", no, "")
@@ -306,6 +307,17 @@ func timedOutExplained(t apiTask, printer int, outs [][]timeSpan, backups map[in
 		return fmt.Sprintf("p%d was out but its backup p%d had no spell between %s and %s", printer, b, from.Format("15:04:05.000"), to.Format("15:04:05.000"))
 	}
 	return ""
+}
+
+// sortedKeys lists m's keys in order, so reports list examples the same
+// way every time.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // percentile is the nearest-rank percentile of sorted xs.
