@@ -96,7 +96,7 @@ func writeTable(w io.Writer, r *Result) {
 		return fmt.Sprintf("%.2f%%", 100*float64(n)/float64(r.Accepted))
 	}
 	fmt.Fprintf(w, "\n%-26s %-12s %-12s %-14s %-12s %-10s\n", "scheme", "lost", "duplicated", "mean latency", "p99 latency", "peak CPU")
-	fmt.Fprintf(w, "%-26s %-12s %-12s %-14s %-12s %-10s\n", fmt.Sprintf("printgate (seed %d)", r.Seed)[:min(26, len(fmt.Sprintf("printgate (seed %d)", r.Seed)))],
+	fmt.Fprintf(w, "%-26s %-12s %-12s %-14s %-12s %-10s\n", "printgate (chaos run)",
 		fmt.Sprintf("%d (%s)", r.Lost, pct(r.Lost)), fmt.Sprintf("%d (%s)", r.Unmarked, pct(r.Unmarked)),
 		fmt.Sprintf("%.3fs", r.LatencyMeanMS/1000), fmt.Sprintf("%.3fs", r.LatencyP99MS/1000), fmt.Sprintf("%.0f%%", r.PeakCPU))
 	rows := [][2]string{

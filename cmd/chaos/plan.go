@@ -30,7 +30,7 @@ const (
 	flapToggleMax = 1500 * time.Millisecond
 	wanDownMin    = 5 * time.Second
 	wanDownMax    = 40 * time.Second
-	wanFullLength = 4 * time.Minute // loads shorter than this get shorter WAN windows
+	wanFullLength = 4 * time.Minute // loads shorter than this get shorter spells and WAN windows
 )
 
 // spellKind is what takes a printer out for a while.
@@ -145,6 +145,14 @@ func newPlan(o planOptions) (*plan, error) {
 		{spellOffline, offlineShare, offlineMin, offlineMax},
 		{spellPaperOut, paperShare, paperMin, paperMax},
 		{spellFlap, flapShare, flapMin, flapMax},
+	}
+	// A short run gets shorter spells and gaps (the same shares), so the
+	// 60-second test sees every kind of spell on several printers.
+	if f := p.Length.Seconds() / wanFullLength.Seconds(); f < 1 {
+		for i := range kinds {
+			kinds[i].min = max(2*time.Second, time.Duration(float64(kinds[i].min)*f))
+			kinds[i].max = max(kinds[i].min+time.Second, time.Duration(float64(kinds[i].max)*f))
+		}
 	}
 	var total, meanLen float64
 	for _, k := range kinds {

@@ -28,7 +28,8 @@ import (
 // Options are the flags of one chaos run.
 type Options struct {
 	// Duration bounds the load and its faults; the drain adds at most
-	// Drain after it.
+	// Drain after it. Setting up (building the binary) comes before and
+	// is bounded on its own by setupLimit.
 	Duration time.Duration
 	// Tasks is how many tickets the run submits, half over the LAN API and
 	// half as cloud jobs.
@@ -57,6 +58,10 @@ type Options struct {
 const numPrinters = 8
 
 var backups = map[int]int{0: 1, 2: 3}
+
+// setupLimit bounds building the binary and starting the cast, before the
+// run's own clock (Duration + Drain) starts.
+const setupLimit = 5 * time.Minute
 
 // lanWorkers is how many POS terminals submit at once over the LAN.
 const lanWorkers = 64
@@ -126,9 +131,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Drain <= 0 {
 		o.Drain = 2 * time.Minute
 	}
-	began := time.Now()
-	ctx, cancel := context.WithDeadline(ctx, began.Add(o.Duration+o.Drain))
-	defer cancel()
 	r := &runner{
 		o:          o,
 		lanAnswer:  map[string]int{},
@@ -141,14 +143,18 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	defer r.client.CloseIdleConnections()
 	r.logf("seed %d (replay: go run ./cmd/chaos --seed %d --tasks %d --duration %s)", o.Seed, o.Seed, o.Tasks, o.Duration)
 	defer r.teardown()
-	if err := r.setUp(ctx); err != nil {
+	// Setting up (building the binary, pairing) is bounded on its own and
+	// comes before the run's clock starts.
+	sctx, scancel := context.WithTimeout(ctx, setupLimit)
+	err := r.setUp(sctx)
+	scancel()
+	if err != nil {
 		return nil, err
 	}
-	maxLen := time.Until(began.Add(o.Duration))
-	if maxLen < 5*time.Second {
-		return nil, fmt.Errorf("chaos: setting up took %s of the %s duration; nothing left for the load", time.Since(began).Round(time.Second), o.Duration)
-	}
-	p, err := newPlan(planOptions{Seed: o.Seed, Tasks: o.Tasks, Rate: o.Rate, Printers: numPrinters, Kills: o.Kills, MaxLen: maxLen})
+	began := time.Now()
+	ctx, cancel := context.WithDeadline(ctx, began.Add(o.Duration+o.Drain))
+	defer cancel()
+	p, err := newPlan(planOptions{Seed: o.Seed, Tasks: o.Tasks, Rate: o.Rate, Printers: numPrinters, Kills: o.Kills, MaxLen: o.Duration})
 	if err != nil {
 		return nil, err
 	}
@@ -158,9 +164,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		len(p.Tasks), p.Length.Round(time.Second), float64(len(p.Tasks))/p.Length.Seconds(), burstRate, len(p.Kills),
 		100*share(p.WANDown, p.Length), 100*sh[spellOffline], 100*sh[spellPaperOut], 100*sh[spellFlap], 100*dropShare)
 
-	sctx, stopSampling := context.WithCancel(ctx)
+	smpctx, stopSampling := context.WithCancel(ctx)
 	sampled := make(chan struct{})
-	go func() { defer close(sampled); r.sampleLoop(sctx) }()
+	go func() { defer close(sampled); r.sampleLoop(smpctx) }()
 	r.play(ctx)
 	res := r.drainAndCheck(ctx)
 	stopSampling()
