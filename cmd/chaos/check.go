@@ -70,7 +70,9 @@ type observed struct {
 	// is how many jobs one kill can leave in doubt.
 	DropsFired, Kills, Spells, Printers int
 	AgentExits                          []string
-	End                                 time.Time // when the drain ended
+	// KillTimes are when the agent was SIGKILLed.
+	KillTimes []time.Time
+	End       time.Time // when the drain ended
 }
 
 // Result is the chaos run's table, written as JSON to --out.
@@ -100,8 +102,14 @@ type Result struct {
 	LatencyP50MS  float64 `json:"latency_p50_ms"`
 	LatencyP99MS  float64 `json:"latency_p99_ms"`
 	LatencyMaxMS  float64 `json:"latency_max_ms"`
-	PeakCPU       float64 `json:"peak_cpu_percent"`
-	PeakRSSMiB    float64 `json:"peak_rss_mib"`
+	// Quiet latencies are of the tasks during whose wait their printer
+	// had no spell and the agent was not killed: the agent's own
+	// overhead under load, mid-job drops included.
+	QuietTasks        int     `json:"quiet_tasks"`
+	QuietLatencyP50MS float64 `json:"quiet_latency_p50_ms"`
+	QuietLatencyP99MS float64 `json:"quiet_latency_p99_ms"`
+	PeakCPU           float64 `json:"peak_cpu_percent"`
+	PeakRSSMiB        float64 `json:"peak_rss_mib"`
 
 	Kills        int     `json:"kills"`
 	DropsFired   int     `json:"drops"`
@@ -143,15 +151,19 @@ func check(o observed) *Result {
 	}
 	res.CloudEvents = len(o.Events)
 
-	var lat []float64
+	var lat, quiet []float64
 	for _, no := range sortedKeys(o.Accepted) {
 		printer := o.Accepted[no]
 		t, known := o.API[no]
 		copies := plain[no] + marked[no]
 		if copies > 0 {
 			res.Printed++
-			if known && !t.acceptedAt().IsZero() {
-				lat = append(lat, float64(firstOnPaper[no].Sub(t.acceptedAt()))/float64(time.Millisecond))
+			if from, to := t.acceptedAt(), firstOnPaper[no]; known && !from.IsZero() {
+				ms := float64(to.Sub(from)) / float64(time.Millisecond)
+				lat = append(lat, ms)
+				if isQuiet(from, to, printer, o) {
+					quiet = append(quiet, ms)
+				}
 			}
 		}
 		res.Marked += marked[no]
@@ -277,8 +289,33 @@ func check(o observed) *Result {
 		res.LatencyP99MS = round1(percentile(lat, 0.99))
 		res.LatencyMaxMS = round1(lat[len(lat)-1])
 	}
+	if len(quiet) > 0 {
+		sort.Float64s(quiet)
+		res.QuietTasks = len(quiet)
+		res.QuietLatencyP50MS = round1(percentile(quiet, 0.50))
+		res.QuietLatencyP99MS = round1(percentile(quiet, 0.99))
+	}
 	res.Violations = v.lines()
 	return res
+}
+
+// isQuiet reports whether a task that waited from..to saw no spell on
+// its printer and no kill of the agent.
+func isQuiet(from, to time.Time, printer int, o observed) bool {
+	for _, k := range o.KillTimes {
+		if !k.Before(from) && !k.After(to) {
+			return false
+		}
+	}
+	if printer < 0 || printer >= len(o.Outs) {
+		return true
+	}
+	for _, s := range o.Outs[printer] {
+		if s.From.Before(to) && from.Before(s.To) {
+			return false
+		}
+	}
+	return true
 }
 
 // timedOutExplained returns "" when a TIMED_OUT task's printer, and its

@@ -62,8 +62,19 @@ func TestCheckClean(t *testing.T) {
 	if len(res.Violations) != 0 {
 		t.Fatalf("a clean run has violations: %q", res.Violations)
 	}
-	if res.Accepted != 3 || res.Printed != 3 || res.Lost != 0 || res.LatencyMeanMS != 500 {
+	if res.Accepted != 3 || res.Printed != 3 || res.Lost != 0 || res.LatencyMeanMS != 500 || res.QuietTasks != 3 {
 		t.Errorf("table %+v", res)
+	}
+	// A kill while they waited, a spell on p2: none is quiet but p5's.
+	o := cleanRun()
+	o.KillTimes = []time.Time{t0.Add(600 * time.Millisecond)}
+	if res := check(o); res.QuietTasks != 3 {
+		t.Errorf("a kill after the paper made %d quiet, want 3", res.QuietTasks)
+	}
+	o.KillTimes = []time.Time{t0.Add(100 * time.Millisecond)}
+	o.Outs[2] = []timeSpan{{From: t0.Add(-time.Second), To: t0.Add(time.Second)}}
+	if res := check(o); res.QuietTasks != 0 {
+		t.Errorf("%d quiet tasks with a kill during all of them", res.QuietTasks)
 	}
 }
 

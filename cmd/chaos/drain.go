@@ -199,6 +199,7 @@ func (r *runner) observe(ctx context.Context) observed {
 		o.Unanswered = append(o.Unanswered, no)
 	}
 	o.Kills = r.kills
+	o.KillTimes = append([]time.Time(nil), r.killTimes...)
 	o.Outs = make([][]timeSpan, len(r.outs))
 	for i, list := range r.outs {
 		o.Outs[i] = append([]timeSpan(nil), list...)

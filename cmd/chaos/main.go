@@ -112,6 +112,7 @@ func writeTable(w io.Writer, r *Result) {
 		{"timed out", fmt.Sprintf("%d (%d of them on paper anyway)", r.TimedOut, r.TimedOutOnPaper)},
 		{"failed / canceled", fmt.Sprintf("%d / %d", r.Failed, r.Canceled)},
 		{"accept→paper latency", fmt.Sprintf("mean %.0f ms, p50 %.0f ms, p99 %.0f ms, max %.0f ms", r.LatencyMeanMS, r.LatencyP50MS, r.LatencyP99MS, r.LatencyMaxMS)},
+		{"  without spell or kill", fmt.Sprintf("%d tasks: p50 %.0f ms, p99 %.0f ms", r.QuietTasks, r.QuietLatencyP50MS, r.QuietLatencyP99MS)},
 		{"agent peak CPU / RSS", fmt.Sprintf("%.0f%% of a core / %.1f MiB", r.PeakCPU, r.PeakRSSMiB)},
 		{"kills (SIGKILL)", fmt.Sprint(r.Kills)},
 		{"mid-job drops", fmt.Sprint(r.DropsFired)},

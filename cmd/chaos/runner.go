@@ -103,6 +103,7 @@ type runner struct {
 	wanDown    time.Duration
 	armed      []int // drops armed per printer
 	kills      int
+	killTimes  []time.Time
 	peakCPU    float64
 	peakRSSKiB uint64
 	sampled    int
@@ -354,7 +355,7 @@ func (r *runner) play(ctx context.Context) {
 	for w := 0; w < lanWorkers; w++ {
 		run(func() {
 			for i := range lan {
-				r.submitLAN(i)
+				r.submitLAN(pctx, i)
 			}
 		})
 	}
@@ -416,12 +417,20 @@ func ticketDoc(taskNo string) json.RawMessage {
 
 // submitLAN posts task i as a POS does and files the answer: 202 or 200
 // is accepted, no answer (or 503) is resubmitted later, anything else is
-// a refusal the check reports.
-func (r *runner) submitLAN(i int) {
+// a refusal the check reports. Once ctx has ended it only files the task
+// as unanswered.
+func (r *runner) submitLAN(ctx context.Context, i int) {
 	t := r.plan.Tasks[i]
+	if ctx.Err() != nil {
+		// Out of time: the POS still owes it, and the report says so.
+		r.mu.Lock()
+		r.unanswered[t.No] = i
+		r.mu.Unlock()
+		return
+	}
 	body, _ := json.Marshal(map[string]any{"task_no": t.No, "printer": fmt.Sprintf("p%d", t.Printer), "document": ticketDoc(t.No)})
 	code := 0
-	req, _ := http.NewRequest(http.MethodPost, r.base+"/api/v1/tasks", strings.NewReader(string(body)))
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, r.base+"/api/v1/tasks", strings.NewReader(string(body)))
 	req.Header.Set("Authorization", "Bearer "+r.token)
 	req.Header.Set("Content-Type", "application/json")
 	if resp, err := r.client.Do(req); err == nil {
@@ -472,7 +481,7 @@ func (r *runner) resubmitOnce(ctx context.Context) {
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				r.submitLAN(i)
+				r.submitLAN(ctx, i)
 			}
 		}()
 	}
@@ -628,6 +637,7 @@ func (r *runner) killLoop(ctx, run context.Context) {
 			r.agent.kill()
 			r.mu.Lock()
 			r.kills++
+			r.killTimes = append(r.killTimes, time.Now())
 			n := r.kills
 			r.mu.Unlock()
 			at := time.Now()
