@@ -65,7 +65,7 @@ func TestCheckClean(t *testing.T) {
 	if res.Accepted != 3 || res.Printed != 3 || res.Lost != 0 || res.LatencyMeanMS != 500 || res.QuietTasks != 3 {
 		t.Errorf("table %+v", res)
 	}
-	// A kill while they waited, a spell on p2: none is quiet but p5's.
+	// A kill after the paper changes nothing; one while all waited leaves none quiet.
 	o := cleanRun()
 	o.KillTimes = []time.Time{t0.Add(600 * time.Millisecond)}
 	if res := check(o); res.QuietTasks != 3 {
