@@ -134,8 +134,8 @@ func newPlan(o planOptions) (*plan, error) {
 		p.Length = time.Second
 	}
 
-	// Printer spells: a quiet gap, then a spell of a kind chosen by its
-	// share, and so on; the mean gap makes the spells the sum of the shares.
+	// Printer spells: a quiet gap, then a spell of some kind, and so on;
+	// the mean gap makes the spells the sum of the shares.
 	type kindShare struct {
 		kind     spellKind
 		share    float64
@@ -154,12 +154,17 @@ func newPlan(o planOptions) (*plan, error) {
 			kinds[i].max = max(kinds[i].min+time.Second, time.Duration(float64(kinds[i].max)*f))
 		}
 	}
-	var total, meanLen float64
-	for _, k := range kinds {
+	// A kind is drawn with a weight of its share over its mean length, so
+	// that its spells take its share of the time.
+	var total, weights, meanLen float64
+	weight := make([]float64, len(kinds))
+	for i, k := range kinds {
 		total += k.share
+		weight[i] = k.share / ((k.min + k.max).Seconds() / 2)
+		weights += weight[i]
 	}
-	for _, k := range kinds {
-		meanLen += k.share / total * (k.min + k.max).Seconds() / 2
+	for i, k := range kinds {
+		meanLen += weight[i] / weights * (k.min + k.max).Seconds() / 2
 	}
 	meanGap := meanLen * (1 - total) / total
 	p.Spells = make([][]spell, o.Printers)
@@ -170,14 +175,14 @@ func newPlan(o planOptions) (*plan, error) {
 			if start >= p.Length {
 				break
 			}
-			x := rng.Float64() * total
+			x := rng.Float64() * weights
 			k := kinds[len(kinds)-1]
-			for _, c := range kinds {
-				if x < c.share {
+			for j, c := range kinds {
+				if x < weight[j] {
 					k = c
 					break
 				}
-				x -= c.share
+				x -= weight[j]
 			}
 			s := spell{Kind: k.kind, window: window{Start: start, End: start + uniform(rng, k.min, k.max)}}
 			if s.Kind == spellFlap {

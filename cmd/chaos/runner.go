@@ -709,7 +709,8 @@ func (r *runner) teardown() {
 		// The agent's own log (rotated files too) and what it wrote to
 		// stdout: what a failing run is diagnosed from.
 		logs, _ := filepath.Glob(filepath.Join(r.dataDir, "printgate*.log*"))
-		logs = append(logs, filepath.Join(r.dir, "agent-stdout.log"), r.cfgPath)
+		// Not the config: it holds the API token.
+		logs = append(logs, filepath.Join(r.dir, "agent-stdout.log"))
 		for _, f := range logs {
 			if err := copyFile(f, filepath.Join(r.o.Out, filepath.Base(f))); err != nil {
 				r.logf("keep %s: %v", f, err)
