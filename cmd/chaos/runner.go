@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -746,6 +745,3 @@ func randomToken() string {
 	}
 	return string(b)
 }
-
-// errDeadline marks a drain cut short by the run's deadline.
-var errDeadline = errors.New("the run's deadline came first")
