@@ -12,7 +12,7 @@ FUZZTIME ?= 30s
 BENCHTIME  ?= 1s
 BENCHCOUNT ?= 1
 
-.PHONY: all deps build test test-browser vet fmt-check bench bench-cups demo fuzz package clean
+.PHONY: all deps build test test-browser vet fmt-check bench bench-cups demo fuzz package clean chaos
 
 all: build
 
@@ -58,6 +58,16 @@ bench-cups:
 # stops it by itself); see README.
 demo:
 	./scripts/demo.sh
+
+# chaos runs seed 000's stress model against the real binary (cmd/chaos):
+# 20,000 tickets at ~73/s with 300/s bursts, printer and WAN faults, 12
+# SIGKILLs; ten minutes at most plus a two-minute drain. It prints the table,
+# writes $(CHAOS_OUT)/result.json with the agent's logs, and fails on any
+# violation. CHAOS_ARGS adds flags, e.g. CHAOS_ARGS='--seed 42'.
+CHAOS_OUT ?= $(BIN)/chaos
+CHAOS_ARGS ?=
+chaos:
+	$(GO) run ./cmd/chaos --duration 10m --tasks 20000 --out $(CHAOS_OUT) $(CHAOS_ARGS)
 
 # fuzz runs every fuzz target for FUZZTIME each (go test allows one target per run).
 fuzz:
