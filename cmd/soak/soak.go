@@ -135,6 +135,10 @@ func Soak(ctx context.Context, o Options, out io.Writer) (*Report, error) {
 	if o.Rate <= 0 || o.Sample <= 0 || o.Duration <= 0 {
 		return nil, fmt.Errorf("%w: --rate, --sample and --duration must be positive", errSetup)
 	}
+	// Probes (healthz, metrics, task states) use the default transport:
+	// close its idle connections on the way out so no goroutine outlives
+	// the run.
+	defer http.DefaultClient.CloseIdleConnections()
 	rep := &Report{Seed: o.Seed, Refused: map[string]int{}, Faults: map[printertest.FaultKind]int{}}
 	fmt.Fprintf(out, "soak: seed %d (replay the fault schedule with --seed %d), %s at %g tasks/s, sample every %s, retention %s\n",
 		o.Seed, o.Seed, o.Duration, o.Rate, o.Sample, o.Retention)
