@@ -7,7 +7,8 @@
 //	go run ./cmd/soak [--duration 2h] [--rate 10] [--sample 1m] [--out docs/benchmarks]
 //
 // The printers are emulated in this process (drivers/printertest on
-// 127.0.0.1); the agent is a separate process, built here unless --bin
+// 127.0.0.1); --judge re-reads a recorded CSV and judges and plots it
+// again without running anything. The agent is a separate process, built here unless --bin
 // names one. It exits 1 when a series keeps growing or an accepted task
 // never printed, 2 on a setup error. Linux only: it reads /proc.
 package main
@@ -46,12 +47,25 @@ func run(ctx context.Context, args []string, out io.Writer) int {
 	fs.Uint64Var(&o.Seed, "seed", 0, "fault schedule seed (default: from the clock; printed)")
 	fs.DurationVar(&o.Retention, "retention", 10*time.Minute, "spool retention in the agent's config")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the agent's data directory (spool, log) after the run")
+	judgeCSV := fs.String("judge", "", "judge and plot an existing soak.csv instead of running (writes soak.svg to --out)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if runtime.GOOS != "linux" {
 		fmt.Fprintln(out, "soak: needs Linux (reads /proc/<pid>)")
 		return 2
+	}
+	if *judgeCSV != "" {
+		rep, err := Rejudge(*judgeCSV, o)
+		if err != nil {
+			fmt.Fprintf(out, "soak: %v\n", err)
+			return 2
+		}
+		printReport(out, rep)
+		if !rep.Pass() {
+			return 1
+		}
+		return 0
 	}
 	if o.Seed == 0 {
 		o.Seed = uint64(time.Now().UnixNano())

@@ -71,6 +71,9 @@ type Report struct {
 	SVGPath       string
 	AgentDataDir  string
 	AgentExitNote string
+	// FromCSV marks a report rebuilt by Rejudge: the tasks are the last
+	// sample's counts and were not checked against the printers.
+	FromCSV bool
 }
 
 // Pass reports whether the run met the promise: every series levelled off,
@@ -377,12 +380,16 @@ func writePlot(path string, rows []sampleRow, rep *Report, o Options) error {
 	}
 	ss.rssAnon.Name = "RssAnon"
 	ss.rss.Name = "VmRSS"
+	tasks := fmt.Sprintf("%d accepted, %d printed, %d missing", rep.Accepted, rep.Printed, len(rep.Missing))
+	if rep.FromCSV {
+		tasks = fmt.Sprintf("at the last sample: %d accepted, %d printed", rep.Accepted, rep.Printed)
+	}
 	panels := []Panel{
 		{Title: "agent RSS", Series: []Series{ss.rss, ss.rssAnon}, Verdict: "RssAnon " + verdict(0)},
 		{Title: "goroutines", Series: []Series{ss.goroutines}, Verdict: verdict(1)},
 		{Title: "open file descriptors", Series: []Series{ss.fds}, Verdict: verdict(2)},
 		{Title: fmt.Sprintf("spool.db size (retention %s)", o.Retention), Series: []Series{ss.spool}, Verdict: verdict(3)},
-		{Title: "tasks", Series: []Series{ss.accepted, ss.printed}, Verdict: fmt.Sprintf("%d accepted, %d printed, %d missing", rep.Accepted, rep.Printed, len(rep.Missing))},
+		{Title: "tasks", Series: []Series{ss.accepted, ss.printed}, Verdict: tasks},
 	}
 	title := fmt.Sprintf("printgate soak: %s at %g tasks/s, 4 emulated printers, light faults (seed %d)", rep.Ran.Round(time.Second), o.Rate, rep.Seed)
 	f, err := os.Create(path)
@@ -401,9 +408,13 @@ func writePlot(path string, rows []sampleRow, rep *Report, o Options) error {
 
 func printReport(out io.Writer, rep *Report) {
 	fmt.Fprintf(out, "\nsoak: ran %s, seed %d\n", rep.Ran.Round(time.Second), rep.Seed)
-	fmt.Fprintf(out, "  tasks: %d accepted, %d printed, %d missing, %d unmarked duplicates, %d marked copies; refused: %v\n",
-		rep.Accepted, rep.Printed, len(rep.Missing), rep.UnmarkedDups, rep.MarkedDups, rep.Refused)
-	fmt.Fprintf(out, "  faults started: %v\n", rep.Faults)
+	if rep.FromCSV {
+		fmt.Fprintf(out, "  tasks at the last sample (judged from the CSV: not checked against the printers): %d accepted, %d printed\n", rep.Accepted, rep.Printed)
+	} else {
+		fmt.Fprintf(out, "  tasks: %d accepted, %d printed, %d missing, %d unmarked duplicates, %d marked copies; refused: %v\n",
+			rep.Accepted, rep.Printed, len(rep.Missing), rep.UnmarkedDups, rep.MarkedDups, rep.Refused)
+		fmt.Fprintf(out, "  faults started: %v\n", rep.Faults)
+	}
 	for i, no := range rep.Missing {
 		if i == 10 {
 			fmt.Fprintf(out, "  ... and %d more missing\n", len(rep.Missing)-10)
@@ -776,4 +787,47 @@ func (r *recorder) close() error {
 	}
 	r.f = nil
 	return r.err
+}
+
+// Rejudge reads a CSV a run wrote and judges and plots it again, as the
+// run would have at its end. The tasks are the last sample's counts (taken
+// before the run's drain, so printed may trail accepted); o supplies the
+// retention, rate and seed of the run for the verdict and the title.
+func Rejudge(path string, o Options) (*Report, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open csv: %w", err)
+	}
+	recs, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("read csv %s: %w", path, err)
+	}
+	if len(recs) < 2 || strings.Join(recs[0], ",") != strings.Join(csvHeader, ",") {
+		return nil, fmt.Errorf("%s: not a soak CSV (header %v)", path, recs[0])
+	}
+	var rows []sampleRow
+	for _, r := range recs[1:] {
+		num := func(i int) float64 {
+			v, err := strconv.ParseFloat(r[i], 64)
+			if err != nil {
+				return math.NaN()
+			}
+			return v
+		}
+		rows = append(rows, sampleRow{Elapsed: num(0), RSS: num(1), RSSAnon: num(2), RSSFile: num(3), Goroutines: num(4),
+			FDs: num(5), Spool: num(6), Accepted: int(num(7)), Printed: int(num(8))})
+	}
+	last := rows[len(rows)-1]
+	rep := &Report{Seed: o.Seed, Ran: time.Duration(last.Elapsed * float64(time.Second)), Accepted: last.Accepted, Printed: last.Printed,
+		Refused: map[string]int{}, Faults: map[printertest.FaultKind]int{}, CSVPath: path, FromCSV: true}
+	rep.Verdicts = judge(rows, o)
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return nil, fmt.Errorf("output directory: %w", err)
+	}
+	rep.SVGPath = filepath.Join(o.Out, "soak.svg")
+	if err := writePlot(rep.SVGPath, rows, rep, o); err != nil {
+		return nil, err
+	}
+	return rep, nil
 }
