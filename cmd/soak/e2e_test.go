@@ -33,10 +33,10 @@ func TestSoakShortRun(t *testing.T) {
 		t.Fatalf("soak: %v\n%s", err, log.String())
 	}
 	t.Logf("\n%s", log.String())
-	// The ticker paces 200 submissions in 20 s; a loaded machine may
-	// manage fewer, never none.
-	if rep.Accepted < 150 || rep.Accepted > 200 {
-		t.Errorf("accepted %d, want about 200", rep.Accepted)
+	// The pace is 10 per second of load (which runs a little past the 20 s,
+	// until the last sample is taken); a loaded machine may answer fewer.
+	if most := int(10*rep.Ran.Seconds()) + 3; rep.Accepted < 150 || rep.Accepted > most {
+		t.Errorf("accepted %d in %s, want about 200 and at most %d", rep.Accepted, rep.Ran, most)
 	}
 	if rep.Printed != rep.Accepted || len(rep.Missing) != 0 || rep.UnmarkedDups != 0 {
 		t.Errorf("printed %d of %d, missing %v, unmarked duplicates %d", rep.Printed, rep.Accepted, rep.Missing, rep.UnmarkedDups)

@@ -407,7 +407,7 @@ func writePlot(path string, rows []sampleRow, rep *Report, o Options) error {
 }
 
 func printReport(out io.Writer, rep *Report) {
-	fmt.Fprintf(out, "\nsoak: ran %s, seed %d\n", rep.Ran.Round(time.Second), rep.Seed)
+	fmt.Fprintf(out, "\nsoak: ran %s, seed %d; %.2f tasks/s accepted on average\n", rep.Ran.Round(time.Second), rep.Seed, float64(rep.Accepted)/max(rep.Ran.Seconds(), 1))
 	if rep.FromCSV {
 		fmt.Fprintf(out, "  tasks at the last sample (judged from the CSV: not checked against the printers): %d accepted, %d printed\n", rep.Accepted, rep.Printed)
 	} else {
@@ -559,16 +559,24 @@ func (l *load) run(ctx context.Context) {
 		wg.Wait()
 		l.client.CloseIdleConnections()
 	}()
-	for i := 1; ; i++ {
+	// Task i is due at start + i·interval: a tick that came late (a busy
+	// machine, all workers waiting on answers) is made up at the next one,
+	// so the run keeps the asked rate on average.
+	start := time.Now()
+	next := 1
+	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		select {
-		case work <- i:
-		case <-ctx.Done():
-			return
+		due := int(time.Since(start) / l.interval)
+		for ; next <= due; next++ {
+			select {
+			case work <- next:
+			case <-ctx.Done():
+				return
+			}
 		}
 	}
 }
