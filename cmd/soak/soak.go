@@ -332,7 +332,7 @@ func judge(rows []sampleRow, o Options) []Verdict {
 		JudgeLevel(ss.rssAnon, LevelRule{RelPerHour: 0.10, AbsFloor: 8 << 20}),
 		JudgeLevel(ss.goroutines, LevelRule{RelPerHour: 0.10, AbsFloor: 10}),
 		JudgeLevel(ss.fds, LevelRule{RelPerHour: 0.10, AbsFloor: 8}),
-		JudgeSpool(ss.spool, ss.accepted, SpoolRule{Retention: o.Retention, PruneEvery: agentPruneEvery, Margin: 0.25}),
+		JudgeSpool(ss.spool, ss.accepted, SpoolRule{Retention: o.Retention, PruneEvery: agentPruneEvery, Margin: 0.25, Step: 16 << 20}),
 	}
 }
 

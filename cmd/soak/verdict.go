@@ -111,6 +111,10 @@ type SpoolRule struct {
 	PruneEvery time.Duration
 	// Margin is the slack on the ceiling, e.g. 0.25 for 25%.
 	Margin float64
+	// Step is how much the file may be ahead of its data: bbolt doubles a
+	// small file and grows a large one by its AllocSize (16 MiB by
+	// default), so a file can hold up to one step of free space.
+	Step float64
 }
 
 // pruneDrop is how far the file must shrink between two samples to count as
@@ -172,7 +176,7 @@ func JudgeSpool(size, accepted Series, r SpoolRule) Verdict {
 		return Verdict{Name: size.Name, Judged: true, Pass: false,
 			Detail: fmt.Sprintf("NO PRUNE SEEN — the run passed the agent's prune at %s but the file never shrank by %.0f%% from its peak %s", r.PruneEvery, pruneDrop*100, fmtVal(peak, size.Unit))}
 	}
-	ceiling := peak * (r.PruneEvery + r.Retention).Seconds() / r.PruneEvery.Seconds() * (1 + r.Margin)
+	ceiling := peak*(r.PruneEvery+r.Retention).Seconds()/r.PruneEvery.Seconds()*(1+r.Margin) + r.Step
 	worst := 0.0
 	for i := drop; i < n; i++ {
 		if !math.IsNaN(size.V[i]) {
@@ -180,9 +184,9 @@ func JudgeSpool(size, accepted Series, r SpoolRule) Verdict {
 		}
 	}
 	pass := worst <= ceiling
-	d := fmt.Sprintf("pruned at %s (%s → %s); largest after: %s, ceiling %s (peak before × (prune interval + retention)/prune interval × %.2f)",
+	d := fmt.Sprintf("pruned at %s (%s → %s); largest after: %s, ceiling %s (peak before × (prune interval + retention)/prune interval × %.2f + %s of bbolt file growth)",
 		time.Duration(size.T[drop]*float64(time.Second)).Round(time.Second), fmtVal(peak, size.Unit), fmtVal(size.V[drop], size.Unit),
-		fmtVal(worst, size.Unit), fmtVal(ceiling, size.Unit), 1+r.Margin)
+		fmtVal(worst, size.Unit), fmtVal(ceiling, size.Unit), 1+r.Margin, fmtVal(r.Step, size.Unit))
 	if !pass {
 		d = "KEEPS GROWING — " + d
 	} else {
