@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -329,7 +330,7 @@ func judge(rows []sampleRow, o Options) []Verdict {
 	// Limits: 10% of the mean per hour, and a floor of absolute growth
 	// across the judged half that noise of a healthy agent stays under.
 	return []Verdict{
-		JudgeLevel(ss.rssAnon, LevelRule{RelPerHour: 0.10, AbsFloor: 8 << 20}),
+		JudgeLevel(ss.rssAnon, LevelRule{RelPerHour: 0.10, AbsFloor: 4 << 20}),
 		JudgeLevel(ss.goroutines, LevelRule{RelPerHour: 0.10, AbsFloor: 10}),
 		JudgeLevel(ss.fds, LevelRule{RelPerHour: 0.10, AbsFloor: 8}),
 		JudgeSpool(ss.spool, ss.accepted, SpoolRule{Retention: o.Retention, PruneEvery: agentPruneEvery, Margin: 0.25, Step: 16 << 20}),
@@ -337,13 +338,14 @@ func judge(rows []sampleRow, o Options) []Verdict {
 }
 
 type allSeries struct {
-	rss, rssAnon, goroutines, fds, spool, accepted, printed Series
+	rss, rssAnon, heap, goroutines, fds, spool, accepted, printed Series
 }
 
 func seriesOf(rows []sampleRow) allSeries {
 	a := allSeries{
 		rss:        Series{Name: "RSS (VmRSS)", Unit: "B"},
 		rssAnon:    Series{Name: "RSS anonymous (RssAnon)", Unit: "B"},
+		heap:       Series{Name: "Go heap in use", Unit: "B"},
 		goroutines: Series{Name: "goroutines"},
 		fds:        Series{Name: "open fds"},
 		spool:      Series{Name: "spool.db size", Unit: "B"},
@@ -354,7 +356,7 @@ func seriesOf(rows []sampleRow) allSeries {
 		for _, p := range []struct {
 			s *Series
 			v float64
-		}{{&a.rss, r.RSS}, {&a.rssAnon, r.RSSAnon}, {&a.goroutines, r.Goroutines}, {&a.fds, r.FDs}, {&a.spool, r.Spool},
+		}{{&a.rss, r.RSS}, {&a.rssAnon, r.RSSAnon}, {&a.heap, r.Heap}, {&a.goroutines, r.Goroutines}, {&a.fds, r.FDs}, {&a.spool, r.Spool},
 			{&a.accepted, float64(r.Accepted)}, {&a.printed, float64(r.Printed)}} {
 			p.s.T = append(p.s.T, r.Elapsed)
 			p.s.V = append(p.s.V, p.v)
@@ -380,12 +382,13 @@ func writePlot(path string, rows []sampleRow, rep *Report, o Options) error {
 	}
 	ss.rssAnon.Name = "RssAnon"
 	ss.rss.Name = "VmRSS"
+	ss.heap.Name = "Go heap in use"
 	tasks := fmt.Sprintf("%d accepted, %d printed, %d missing", rep.Accepted, rep.Printed, len(rep.Missing))
 	if rep.FromCSV {
 		tasks = fmt.Sprintf("at the last sample: %d accepted, %d printed", rep.Accepted, rep.Printed)
 	}
 	panels := []Panel{
-		{Title: "agent RSS", Series: []Series{ss.rss, ss.rssAnon}, Verdict: "RssAnon " + verdict(0)},
+		{Title: "agent RSS", Series: []Series{ss.rss, ss.rssAnon, ss.heap}, Verdict: "RssAnon " + verdict(0)},
 		{Title: "goroutines", Series: []Series{ss.goroutines}, Verdict: verdict(1)},
 		{Title: "open file descriptors", Series: []Series{ss.fds}, Verdict: verdict(2)},
 		{Title: fmt.Sprintf("spool.db size (retention %s)", o.Retention), Series: []Series{ss.spool}, Verdict: verdict(3)},
@@ -660,22 +663,25 @@ type sampleRow struct {
 	Spool      float64
 	Accepted   int
 	Printed    int
+	// Heap is go_memstats_heap_inuse_bytes from /metrics: what the Go
+	// heap really holds, to tell a leak from the runtime keeping pages.
+	Heap float64
 }
 
-var csvHeader = []string{"elapsed_s", "rss_bytes", "rss_anon_bytes", "rss_file_bytes", "goroutines", "open_fds", "spool_bytes", "accepted", "printed"}
+var csvHeader = []string{"elapsed_s", "rss_bytes", "rss_anon_bytes", "rss_file_bytes", "goroutines", "open_fds", "spool_bytes", "accepted", "printed", "heap_inuse_bytes"}
 
 // takeSample reads the agent's resources; a value that could not be read
 // is NaN (an empty CSV cell), left out of the verdict.
 func takeSample(pid int, base, dir string) sampleRow {
-	s := sampleRow{RSS: math.NaN(), RSSAnon: math.NaN(), RSSFile: math.NaN(), Goroutines: math.NaN(), FDs: math.NaN(), Spool: math.NaN()}
+	s := sampleRow{RSS: math.NaN(), RSSAnon: math.NaN(), RSSFile: math.NaN(), Goroutines: math.NaN(), FDs: math.NaN(), Spool: math.NaN(), Heap: math.NaN()}
 	if st, err := readStatus(pid); err == nil {
 		s.RSS, s.RSSAnon, s.RSSFile = st["VmRSS"], st["RssAnon"], st["RssFile"]
 	}
 	if ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid)); err == nil {
 		s.FDs = float64(len(ents))
 	}
-	if g, err := scrapeGoroutines(base); err == nil {
-		s.Goroutines = g
+	if m, err := scrapeMetrics(base, "go_goroutines", "go_memstats_heap_inuse_bytes"); err == nil {
+		s.Goroutines, s.Heap = m["go_goroutines"], m["go_memstats_heap_inuse_bytes"]
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "spool.db")); err == nil {
 		s.Spool = float64(fi.Size())
@@ -707,21 +713,34 @@ func parseStatus(s string) map[string]float64 {
 	return m
 }
 
-// scrapeGoroutines reads go_goroutines from the agent's /metrics (the Go
-// collector is registered by agent/metrics).
-func scrapeGoroutines(base string) (float64, error) {
+// scrapeMetrics reads unlabelled samples of names from the agent's
+// /metrics (the Go collector is registered by agent/metrics). A name not
+// found is NaN.
+func scrapeMetrics(base string, names ...string) (map[string]float64, error) {
 	req, _ := http.NewRequest(http.MethodGet, base+"/metrics", nil)
 	req.Header.Set("Authorization", "Bearer "+soakToken)
 	c := &http.Client{Timeout: 10 * time.Second}
 	resp, err := c.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("scrape metrics: %w", err)
+		return nil, fmt.Errorf("scrape metrics: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("scrape metrics: HTTP %d", resp.StatusCode)
+		return nil, fmt.Errorf("scrape metrics: HTTP %d", resp.StatusCode)
 	}
-	return metricValue(resp.Body, "go_goroutines")
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("read metrics: %w", err)
+	}
+	out := map[string]float64{}
+	for _, n := range names {
+		v, err := metricValue(bytes.NewReader(b), n)
+		if err != nil {
+			v = math.NaN()
+		}
+		out[n] = v
+	}
+	return out, nil
 }
 
 // metricValue finds an unlabelled sample of name in Prometheus text format.
@@ -771,7 +790,7 @@ func (r *recorder) add(s sampleRow) {
 		}
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
-	r.write([]string{strconv.FormatFloat(s.Elapsed, 'f', 1, 64), num(s.RSS), num(s.RSSAnon), num(s.RSSFile), num(s.Goroutines), num(s.FDs), num(s.Spool), strconv.Itoa(s.Accepted), strconv.Itoa(s.Printed)})
+	r.write([]string{strconv.FormatFloat(s.Elapsed, 'f', 1, 64), num(s.RSS), num(s.RSSAnon), num(s.RSSFile), num(s.Goroutines), num(s.FDs), num(s.Spool), strconv.Itoa(s.Accepted), strconv.Itoa(s.Printed), num(s.Heap)})
 }
 
 func (r *recorder) write(rec []string) {
@@ -811,12 +830,16 @@ func Rejudge(path string, o Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read csv %s: %w", path, err)
 	}
-	if len(recs) < 2 || strings.Join(recs[0], ",") != strings.Join(csvHeader, ",") {
+	// CSVs written before heap_inuse_bytes was added lack the last column.
+	if len(recs) < 2 || !strings.HasPrefix(strings.Join(csvHeader, ","), strings.Join(recs[0], ",")) || len(recs[0]) < len(csvHeader)-1 {
 		return nil, fmt.Errorf("%s: not a soak CSV (header %v)", path, recs[0])
 	}
 	var rows []sampleRow
 	for _, r := range recs[1:] {
 		num := func(i int) float64 {
+			if i >= len(r) {
+				return math.NaN()
+			}
 			v, err := strconv.ParseFloat(r[i], 64)
 			if err != nil {
 				return math.NaN()
@@ -824,7 +847,7 @@ func Rejudge(path string, o Options) (*Report, error) {
 			return v
 		}
 		rows = append(rows, sampleRow{Elapsed: num(0), RSS: num(1), RSSAnon: num(2), RSSFile: num(3), Goroutines: num(4),
-			FDs: num(5), Spool: num(6), Accepted: int(num(7)), Printed: int(num(8))})
+			FDs: num(5), Spool: num(6), Accepted: int(num(7)), Printed: int(num(8)), Heap: num(9)})
 	}
 	last := rows[len(rows)-1]
 	rep := &Report{Seed: o.Seed, Ran: time.Duration(last.Elapsed * float64(time.Second)), Accepted: last.Accepted, Printed: last.Printed,

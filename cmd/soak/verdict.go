@@ -93,9 +93,12 @@ func JudgeLevel(s Series, r LevelRule) Verdict {
 	grows := rel > r.RelPerHour && growth > r.AbsFloor
 	d := fmt.Sprintf("second half: mean %s, slope %+.1f%%/h (limit %.0f%%/h), fitted change %s over %s (floor %s)",
 		fmtVal(mean, s.Unit), rel*100, r.RelPerHour*100, fmtSigned(growth, s.Unit), time.Duration(span*float64(time.Second)).Round(time.Second), fmtVal(r.AbsFloor, s.Unit))
-	if grows {
+	switch {
+	case grows:
 		d = "KEEPS GROWING — " + d
-	} else {
+	case rel > r.RelPerHour:
+		d = "rises within the noise floor — " + d
+	default:
 		d = "levels off — " + d
 	}
 	return Verdict{Name: s.Name, Judged: true, Pass: !grows, Detail: d}
