@@ -12,7 +12,7 @@ FUZZTIME ?= 30s
 BENCHTIME  ?= 1s
 BENCHCOUNT ?= 1
 
-.PHONY: all deps build test test-browser vet fmt-check bench bench-cups demo fuzz package clean chaos
+.PHONY: all deps build test test-browser vet fmt-check bench bench-cups demo fuzz soak package clean chaos
 
 all: build
 
@@ -72,6 +72,14 @@ chaos:
 # fuzz runs every fuzz target for FUZZTIME each (go test allows one target per run).
 fuzz:
 	./scripts/fuzz.sh $(FUZZTIME)
+
+# soak runs the real agent for 2 h at 10 tasks/s over 4 emulated printers with
+# light faults, sampling RSS, goroutines, open fds and the spool size every
+# minute into docs/benchmarks/soak.csv and soak.svg; it fails if one keeps
+# growing or an accepted task never printed. Override with, e.g.,
+# `make soak SOAK_FLAGS='--duration 40m --sample 30s'` (see cmd/soak).
+soak:
+	$(GO) run ./cmd/soak --duration 2h --rate 10 --sample 1m --out docs/benchmarks $(SOAK_FLAGS)
 
 # package writes the release files to dist/: linux/amd64, linux/arm64 and
 # windows/amd64 binaries, the .deb for each linux one (nfpm), the Windows zip
