@@ -8,11 +8,12 @@ import (
 	"printgate/spool"
 )
 
-// maintain applies retention every hour and compacts the spool when pruning
-// freed a lot, so the file does not grow without bound.
+// maintain applies retention every pruneEvery and compacts the spool when
+// pruning freed a lot, so the file does not grow without bound.
 func (a *Agent) maintain(ctx context.Context, sp *spool.Spool) {
+	every := pruneEvery(a.cfg.Spool.Retention)
 	for {
-		t := a.opts.Clock.NewTimer(time.Hour)
+		t := a.opts.Clock.NewTimer(every)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -37,4 +38,12 @@ func (a *Agent) maintain(ctx context.Context, sp *spool.Spool) {
 			a.log.Info("spool compacted", "pruned", st.Pruned, "expired", st.Expired, "before", cs.Before, "after", cs.After)
 		}
 	}
+}
+
+// pruneEvery is how often retention runs: hourly for the usual days-long
+// retention, but a quarter of a short one (at least a minute), so a spool
+// kept for ten minutes is pruned within minutes, not after an hour of
+// growth.
+func pruneEvery(retention time.Duration) time.Duration {
+	return min(time.Hour, max(time.Minute, retention/4))
 }
