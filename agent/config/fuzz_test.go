@@ -1,0 +1,191 @@
+package config_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/BurntSushi/toml"
+
+	"printgate/agent/config"
+	"printgate/spool"
+)
+
+// fuzzToken is the token in the fuzz directory's api-token.txt.
+const fuzzToken = "fuzz-token-0123456789abcdefghij"
+
+// FuzzParse feeds arbitrary text to Parse as the file printgate.toml in a
+// folder that also holds api-token.txt, and checks what the agent and the
+// person editing the file rely on:
+//   - Parse never panics and never both accepts and complains;
+//   - a refusal is Errors, every problem naming the file, a line within it
+//     (1 to the number of lines) and a message, in line order;
+//   - an accepted config is sound: a token of at least MinTokenLength
+//     that no formatting prints, printers with valid, unique names, header
+//     lines within the file and backups that are other printers;
+//   - parsing the same text again gives the same config;
+//   - AppendPrinter (the manager page's "add to config") adds a fresh
+//     printer to any accepted file whose result is still TOML, leaving
+//     every other setting as it was.
+func FuzzParse(f *testing.F) {
+	dir := f.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "api-token.txt"), []byte(fuzzToken+"\n"), 0o600); err != nil {
+		f.Fatal(err)
+	}
+	path := filepath.Join(dir, "printgate.toml")
+	if sample, err := os.ReadFile("../../testdata/config/printgate.toml"); err == nil {
+		f.Add(sample)
+	} else {
+		f.Fatal(err)
+	}
+	const top = "api_token = \"tok-0123456789abcdef01234\"\n"
+	const prn = "[[printers]]\nname = \"p\"\nurl = \"tcp://10.9.9.9\"\n"
+	for _, s := range []string{
+		top + prn,
+		top,
+		top + "printers = []\n",
+		"api_token_file = \"api-token.txt\"\n" + prn + "[[printers]]\nname = \"q\"\nurl = \"serial:///dev/ttyUSB0?baud=19200\"\nbackup = \"p\"\nprofile = \"xprinter-58\"\n",
+		top + "[defaults]\ntimeout = \"2m\"\nretry_factor = 1.5\n[spool]\nmax_size = \"64MiB\"\nretention = \"3d\"\n" + prn,
+		top + "[cloud]\nurl = \"wss://x/agent\"\nauth_url = \"https://x/oauth\"\n" + prn + "timeout = 5\n",
+		"api_token = \"\"\"\n[[printers]]\nname = \"ghost\"\n\"\"\"\n" + prn + "note = \"a [[printers]] b = c\"\n",
+		top + "printers = [\n  { name = \"p\", url = \"tcp://h\" },\n  { name = \"q\", url = \"nope\" },\n]\n",
+		top + "cloud.url = \"https://x\"\n" + prn + "[printers.extra]\nx = 1\n",
+		strings.ReplaceAll(top+prn+"colour = 1\n", "\n", "\r\n"),
+		top + prn + "[[printers]]\nname = \"p\"\nurl = \"tcp://10.9.9.9:9100\"\nbackup = \"p\"\n",
+		"api_token = \"short\"\nlisten = \":99999\"\n[log]\nlevel = \"loud\"\n",
+		"api_token = \"unterminated\n",
+		"\ufeff" + top + "# comment at the end without a newline",
+		top + "[[printers]]\nname = \"p\"\nurl = \"tcp://h\"\ndots = 384\ncolumns = 32\nencoding = \"gb18030\"\n",
+	} {
+		f.Add([]byte(s))
+	}
+
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if readsOutside(data, dir) {
+			t.Skip("api_token_file names a file outside the fuzz folder")
+		}
+		cfg, err := config.Parse(path, data)
+		lines := strings.Count(string(data), "\n") + 1
+		if err != nil {
+			if cfg != nil {
+				t.Fatalf("Parse returned a config and an error: %v", err)
+			}
+			var es config.Errors
+			if !errors.As(err, &es) || len(es) == 0 {
+				t.Fatalf("error %v (%T) is not a non-empty config.Errors", err, err)
+			}
+			for i, e := range es {
+				if e.File != path || e.Msg == "" || e.Line < 1 || e.Line > lines {
+					t.Fatalf("problem %q names %s line %d; the file is %s, %d lines", e.Msg, e.File, e.Line, path, lines)
+				}
+				if i > 0 && e.Line < es[i-1].Line {
+					t.Fatalf("problems out of line order: %v", es)
+				}
+			}
+			return
+		}
+		if cfg == nil {
+			t.Fatal("Parse returned neither a config nor an error")
+		}
+		checkConfig(t, cfg, lines)
+
+		again, err := config.Parse(path, data)
+		if err != nil || !reflect.DeepEqual(cfg, again) {
+			t.Fatalf("parsing the same text again gave another result (%v):\n%+v\n%+v", err, cfg, again)
+		}
+
+		const name, url = "fuzz-added-printer", "tcp://fuzz-added.invalid:9100"
+		if _, taken := cfg.Printer(name); taken || strings.Contains(string(data), "fuzz-added.invalid") {
+			return
+		}
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(path)
+		added, err := config.AppendPrinter(path, name, url, data)
+		if err != nil {
+			joined := string(data)
+			if len(data) > 0 && !strings.HasSuffix(joined, "\n") {
+				joined += "\n"
+			}
+			joined += "\n" + config.PrinterBlock(name, url)
+			var raw map[string]any
+			if _, terr := toml.Decode(joined, &raw); terr != nil {
+				return // TOML itself forbids it, e.g. printers = [] then [[printers]]
+			}
+			t.Fatalf("appending a fresh printer to an accepted config failed: %v", err)
+		}
+		n := len(cfg.Printers)
+		if len(added.Printers) != n+1 || added.Printers[n].Name != name || added.Printers[n].URL != url {
+			t.Fatalf("after AppendPrinter: %d printers (was %d), last %+v", len(added.Printers), n, added.Printers[len(added.Printers)-1])
+		}
+		if n > 0 && !reflect.DeepEqual(added.Printers[:n], cfg.Printers) {
+			t.Fatalf("AppendPrinter changed the printers already there:\n%+v\n%+v", cfg.Printers, added.Printers[:n])
+		}
+		rest, restAdded := *cfg, *added
+		rest.Printers, restAdded.Printers = nil, nil
+		if !reflect.DeepEqual(rest, restAdded) {
+			t.Fatalf("AppendPrinter changed other settings:\n%+v\n%+v", rest, restAdded)
+		}
+	})
+}
+
+// checkConfig asserts the soundness of an accepted config of lines lines.
+func checkConfig(t *testing.T, cfg *config.Config, lines int) {
+	t.Helper()
+	tok := cfg.APIToken.Reveal()
+	if len(tok) < config.MinTokenLength || strings.TrimSpace(tok) != tok {
+		t.Fatalf("accepted token %q", tok)
+	}
+	for _, out := range []string{fmt.Sprintf("%v", cfg), fmt.Sprintf("%+v", *cfg), fmt.Sprintf("%#v", cfg)} {
+		if strings.Contains(out, tok) {
+			t.Fatalf("the token shows in the config's formatting: %s", out)
+		}
+	}
+	var names []string
+	for _, p := range cfg.Printers {
+		if err := spool.ValidPrinterName(p.Name); err != nil {
+			t.Fatalf("accepted printer: %v", err)
+		}
+		if slices.Contains(names, p.Name) {
+			t.Fatalf("two printers are called %q", p.Name)
+		}
+		names = append(names, p.Name)
+		if p.Line < 1 || p.Line > lines {
+			t.Fatalf("printer %q is at line %d of %d", p.Name, p.Line, lines)
+		}
+		if p.Target.Scheme == "" || p.Profile.Columns <= 0 {
+			t.Fatalf("printer %q has target %+v, %d columns", p.Name, p.Target, p.Profile.Columns)
+		}
+	}
+	for _, p := range cfg.Printers {
+		if p.Backup != "" && (p.Backup == p.Name || !slices.Contains(names, p.Backup)) {
+			t.Fatalf("printer %q has backup %q; printers are %v", p.Name, p.Backup, names)
+		}
+	}
+}
+
+// readsOutside reports whether data, as TOML, names an api_token_file
+// outside dir: Parse would read it, and a fuzzer that wrote "/dev/zero"
+// or "/dev/stdin" would test the machine, not the parser.
+func readsOutside(data []byte, dir string) bool {
+	var raw map[string]any
+	if _, err := toml.Decode(string(data), &raw); err != nil {
+		return false
+	}
+	s, ok := raw["api_token_file"].(string)
+	if !ok {
+		return false
+	}
+	p := s
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	rel, err := filepath.Rel(dir, filepath.Clean(p))
+	return err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
