@@ -24,7 +24,7 @@ const fuzzToken = "fuzz-token-0123456789abcdefghij"
 // person editing the file rely on:
 //   - Parse never panics and never both accepts and complains;
 //   - a refusal is Errors, every problem naming the file, a line within it
-//     (1 to the number of lines) and a message, in line order;
+//     (1 to its last non-empty line) and a message, in line order;
 //   - an accepted config is sound: a token of at least MinTokenLength
 //     that no formatting prints, printers with valid, unique names, header
 //     lines within the file and backups that are other printers;
@@ -70,7 +70,9 @@ func FuzzParse(f *testing.F) {
 			t.Skip("api_token_file names a file outside the fuzz folder")
 		}
 		cfg, err := config.Parse(path, data)
-		lines := strings.Count(string(data), "\n") + 1
+		// The file's lines, not counting the empty ones it ends with: a
+		// problem "at line 12" of an 11-line file points at nothing.
+		lines := max(1, strings.Count(strings.TrimRight(string(data), "\r\n"), "\n")+1)
 		if err != nil {
 			if cfg != nil {
 				t.Fatalf("Parse returned a config and an error: %v", err)
@@ -188,4 +190,33 @@ func readsOutside(data []byte, dir string) bool {
 	}
 	rel, err := filepath.Rel(dir, filepath.Clean(p))
 	return err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// TestSyntaxErrorLine is the regression test for the first FuzzParse
+// finding (testdata/fuzz/FuzzParse/656b27c544cd3140): the TOML parser
+// numbers the line of a string left open before a CRLF line end one short,
+// so a file saved on Windows with a missing closing quote on its first
+// line got a message without a line (line 0), and on line 5 one naming
+// line 4. A syntax error at the very end named the line after the last.
+func TestSyntaxErrorLine(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		line int
+	}{
+		{"\"\r\n0", 1},
+		{"api_token = \"unterminated\r\n", 1},
+		{"listen = \":8631\"\r\n\r\n\r\n\r\napi_token = \"x\r\n[[printers]]\r\n", 5},
+		{"listen = \":8631\"\napi_token = \"x\n", 2},
+		{"[printers\n", 1},
+		{"a = 1\n[[printers]]\nname = \n", 3},
+	} {
+		_, err := config.Parse("c.toml", []byte(tc.src))
+		var es config.Errors
+		if !errors.As(err, &es) || len(es) != 1 {
+			t.Fatalf("%q: %v", tc.src, err)
+		}
+		if es[0].Line != tc.line || !strings.Contains(es[0].Msg, "not valid TOML") {
+			t.Errorf("%q: %v, want line %d", tc.src, es[0], tc.line)
+		}
+	}
 }
