@@ -220,3 +220,38 @@ func TestSyntaxErrorLine(t *testing.T) {
 		}
 	}
 }
+
+// TestImpliedTableLine is the regression test for the second FuzzParse
+// finding (testdata/fuzz/FuzzParse/b64252c978f419f5): a table defined only
+// by a dotted header, like "printers" by [printers.kitchen] (a likely
+// mistake for [[printers]]), had no line, so the problem reported about it
+// named none.
+func TestImpliedTableLine(t *testing.T) {
+	const top = "api_token = \"tok-0123456789abcdef01234\"\n\n"
+	for _, tc := range []struct {
+		src, words string
+		line       int
+	}{
+		{top + "[printers.kitchen]\nname = \"k\"\nurl = \"tcp://h\"\n", "write [[printers]]", 3},
+		{"[[p.000000]]#000000000000000000", `unknown key "p"`, 1},
+		{top + "# the cloud\n[cloud.extra.deeper]\nx = 1\n", "cloud", 4},
+	} {
+		_, err := config.Parse("c.toml", []byte(tc.src))
+		var es config.Errors
+		if !errors.As(err, &es) {
+			t.Fatalf("%q: %v", tc.src, err)
+		}
+		found := false
+		for _, e := range es {
+			if strings.Contains(e.Msg, tc.words) {
+				found = true
+				if e.Line != tc.line {
+					t.Errorf("%q: %v, want line %d", tc.src, e, tc.line)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%q: no problem mentions %q: %v", tc.src, tc.words, err)
+		}
+	}
+}
