@@ -276,7 +276,7 @@ func (p *parser) syntaxError(err error, src string) error {
 		// CRLF line end (0 on the first line of a file saved on Windows),
 		// and one past the line for an error at its end.
 		line := pe.Position.Line
-		if at := pe.Position.Start; at <= len(src) && (at > 0 || line <= 1) {
+		if at := pe.Position.Start; at >= 0 && at <= len(src) && (at > 0 || line <= 1) {
 			line = strings.Count(src[:at], "\n") + 1
 		}
 		return Errors{{File: p.file, Line: min(max(line, 1), p.lastLine), Msg: msg}}

@@ -209,6 +209,7 @@ func TestSyntaxErrorLine(t *testing.T) {
 		{"listen = \":8631\"\napi_token = \"x\n", 2},
 		{"[printers\n", 1},
 		{"a = 1\n[[printers]]\nname = \n", 3},
+		{"\x02", 1}, // no offset (-1): f1c8c1534d751e6b, a panic in the first fix
 	} {
 		_, err := config.Parse("c.toml", []byte(tc.src))
 		var es config.Errors
