@@ -7,7 +7,7 @@ BIN     ?= bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X printgate/cmd/printgate/internal/version.Version=$(VERSION)
 # FUZZTIME bounds each fuzz target in `make fuzz`.
-FUZZTIME ?= 30s
+FUZZTIME ?= 60s
 # BENCHTIME and BENCHCOUNT shape `make bench`; raise them for figures you record.
 BENCHTIME  ?= 1s
 BENCHCOUNT ?= 1

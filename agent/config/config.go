@@ -217,11 +217,11 @@ func Load(path string) (*Config, error) {
 func Parse(path string, data []byte) (*Config, error) {
 	p := &parser{file: path, dir: filepath.Dir(path)}
 	var raw map[string]any
+	p.lastLine = max(1, strings.Count(strings.TrimRight(string(data), "\r\n"), "\n")+1)
 	if _, err := toml.Decode(string(data), &raw); err != nil {
-		return nil, p.syntaxError(err)
+		return nil, p.syntaxError(err, string(data))
 	}
 	p.lines = scanLines(string(data))
-	p.lastLine = max(1, strings.Count(strings.TrimRight(string(data), "\r\n"), "\n")+1)
 	cfg := p.config(raw)
 	if len(p.errs) > 0 {
 		p.errs.sortByLine()
@@ -262,16 +262,24 @@ func (p *parser) add(line int, msg string) {
 	p.errs = append(p.errs, Error{File: p.file, Line: line, Msg: msg})
 }
 
-// syntaxError turns a TOML parse failure into a Errors with its line;
-// nothing else can be checked in a file that does not parse.
-func (p *parser) syntaxError(err error) error {
+// syntaxError turns a TOML parse failure of src into a Errors with its
+// line; nothing else can be checked in a file that does not parse.
+func (p *parser) syntaxError(err error, src string) error {
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
 		msg := "this is not valid TOML: " + pe.Message
 		if strings.Contains(pe.Message, "cannot contain newlines") {
 			msg += " (is a closing quote missing?)"
 		}
-		return Errors{{File: p.file, Line: pe.Position.Line, Msg: msg}}
+		// The line is counted from the error's byte offset: the parser's
+		// own line number is one short for a string left open before a
+		// CRLF line end (0 on the first line of a file saved on Windows),
+		// and one past the line for an error at its end.
+		line := pe.Position.Line
+		if at := pe.Position.Start; at >= 0 && at <= len(src) && (at > 0 || line <= 1) {
+			line = strings.Count(src[:at], "\n") + 1
+		}
+		return Errors{{File: p.file, Line: min(max(line, 1), p.lastLine), Msg: msg}}
 	}
 	return Errors{{File: p.file, Line: 1, Msg: "this is not valid TOML: " + err.Error()}}
 }

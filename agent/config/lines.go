@@ -45,15 +45,14 @@ func scanLines(src string) lineIndex {
 			idx := arrays[name]
 			arrays[name] = idx + 1
 			table = name + "." + strconv.Itoa(idx)
-			lines.set(table, lineNo)
-			lines.set(name, lineNo)
+			lines.setPath(table, lineNo)
 		case s[0] == '[':
 			segs, _, ok := splitKey(s[1:], ']')
 			if !ok {
 				continue
 			}
 			table = resolveKey(arrays, segs)
-			lines.set(table, lineNo)
+			lines.setPath(table, lineNo)
 		default:
 			segs, rest, ok := splitKey(s, '=')
 			if !ok {
@@ -76,6 +75,18 @@ func (l lineIndex) set(path string, line int) {
 	if _, ok := l[path]; !ok {
 		l[path] = line
 	}
+}
+
+// setPath records line for path and for every table it implies: [a.b]
+// defines a, and a problem reported about a (an unknown key, "write
+// [[printers]]" for [printers.kitchen]) must point somewhere.
+func (l lineIndex) setPath(path string, line int) {
+	for i := range len(path) {
+		if path[i] == '.' {
+			l.set(path[:i], line)
+		}
+	}
+	l.set(path, line)
 }
 
 // find returns the line of path, or of its nearest enclosing path that has

@@ -40,7 +40,17 @@ type Ticket struct {
 	// Unknown lists the commands the decoder skipped without knowing them
 	// (at most MaxUnknown).
 	Unknown []Unknown
+	// FeedsDropped counts the blank rows of ESC d feeds that Decode did not
+	// keep because the stream fed more than its bound (see MaxFeedRows).
+	FeedsDropped int
 }
+
+// MaxFeedRows bounds the blank rows Decode keeps from ESC d feeds, beyond
+// one per byte of the stream. ESC d n feeds up to 255 rows for 3 bytes, so
+// without a bound a 1 MiB payload of feeds would decode to some 90 million
+// rows (tens of GB) in the manager page's preview; real tickets feed a few
+// rows before a cut. Decoders made by New (the emulator's) keep them all.
+const MaxFeedRows = 4096
 
 // MaxUnknown bounds Ticket.Unknown.
 const MaxUnknown = 64
@@ -169,15 +179,20 @@ type Decoder struct {
 	align      byte
 	lineAlign  byte
 	spans      []Span
-	lineLen    int // bytes of text in spans
-	lineCols   int
-	cur        Ticket
-	qr         string
-	qrModule   int
-	bcModule   int
-	bcHeight   int
-	bcHRI      byte
-	offset     int64
+	// tail is the text of the last span, kept apart until the row is
+	// read: appending to it is amortised O(1), where appending to the
+	// span's string would copy the row so far for every character.
+	tail     []byte
+	lineLen  int // bytes of text in spans
+	feedLeft int // ESC d rows still kept (Decode's bound); negative: no bound
+	lineCols int
+	cur      Ticket
+	qr       string
+	qrModule int
+	bcModule int
+	bcHeight int
+	bcHRI    byte
+	offset   int64
 
 	// OnQuery, when set, is called for every in-order query reached.
 	OnQuery func(Query)
@@ -186,7 +201,7 @@ type Decoder struct {
 // New returns a decoder in the power-on state; powerOnCJK is a Chinese
 // printer's default GB18030 mode.
 func New(powerOnCJK bool) *Decoder {
-	d := &Decoder{powerOnCJK: powerOnCJK}
+	d := &Decoder{powerOnCJK: powerOnCJK, feedLeft: -1}
 	d.Reset()
 	return d
 }
@@ -203,7 +218,7 @@ func (d *Decoder) Reset() {
 // line not printed yet) is cleared and the modes go back to their power-on
 // defaults. Lines already printed stay on the paper.
 func (d *Decoder) init() {
-	d.spans, d.lineLen, d.lineCols = nil, 0, 0
+	d.spans, d.tail, d.lineLen, d.lineCols = nil, nil, 0, 0
 	d.cjk = d.powerOnCJK
 	d.codePage = 0
 	d.style = Style{W: 1, H: 1}
@@ -253,6 +268,7 @@ func (d *Decoder) Step(b []byte) int {
 // command (the printer would wait for the rest).
 func Decode(stream []byte, powerOnCJK bool) (tickets []Ticket, pending Ticket, incomplete int) {
 	d := New(powerOnCJK)
+	d.feedLeft = MaxFeedRows + len(stream)
 	for len(stream) > 0 {
 		n := d.Step(stream)
 		if n == 0 {
@@ -269,7 +285,11 @@ func Decode(stream []byte, powerOnCJK bool) (tickets []Ticket, pending Ticket, i
 }
 
 func (d *Decoder) lineNow() Line {
-	return Line{Spans: append([]Span(nil), d.spans...), Align: d.lineAlign}
+	l := Line{Spans: append([]Span(nil), d.spans...), Align: d.lineAlign}
+	if n := len(l.Spans); n > 0 {
+		l.Spans[n-1].Text = string(d.tail)
+	}
+	return l
 }
 
 func (d *Decoder) endLine() {
@@ -279,7 +299,7 @@ func (d *Decoder) endLine() {
 	}
 	d.cur.Lines = append(d.cur.Lines, l.Text())
 	d.cur.Items = append(d.cur.Items, Item{Kind: KindText, Line: l})
-	d.spans, d.lineLen, d.lineCols = nil, 0, 0
+	d.spans, d.tail, d.lineLen, d.lineCols = nil, d.tail[:0], 0, 0
 }
 
 func (d *Decoder) flushLine() {
@@ -293,9 +313,13 @@ func (d *Decoder) text(s string) {
 		d.lineAlign = d.align
 	}
 	if n := len(d.spans); n > 0 && d.spans[n-1].Style == d.style {
-		d.spans[n-1].Text += s
+		d.tail = append(d.tail, s...)
 	} else {
-		d.spans = append(d.spans, Span{Text: s, Style: d.style})
+		if n > 0 {
+			d.spans[n-1].Text = string(d.tail)
+		}
+		d.spans = append(d.spans, Span{Style: d.style})
+		d.tail = append(d.tail[:0], s...)
 	}
 	d.lineLen += len(s)
 	d.lineCols += Columns(s)
@@ -463,7 +487,18 @@ func (d *Decoder) esc(b []byte) int {
 		if b[2] == 0 {
 			d.flushLine()
 		}
-		for range int(b[2]) {
+		rows := int(b[2])
+		if d.lineLen > 0 {
+			d.endLine() // the row printed, not a blank feed
+			rows--
+		}
+		if d.feedLeft >= 0 {
+			kept := min(rows, d.feedLeft)
+			d.feedLeft -= kept
+			d.cur.FeedsDropped += rows - kept
+			rows = kept
+		}
+		for range rows {
 			d.endLine()
 		}
 		return 3
