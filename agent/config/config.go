@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -401,7 +402,7 @@ func (p *parser) apiToken(top *table, cfg *Config) {
 			return
 		}
 		path := p.abs(file)
-		data, err := os.ReadFile(path)
+		data, err := readTokenFile(path)
 		if err != nil {
 			var pe *os.PathError
 			if errors.As(err, &pe) {
@@ -934,4 +935,33 @@ func (p *parser) checkBackups(out []Printer, tables []*table, byName map[string]
 			state[n] = done
 		}
 	}
+}
+
+// maxTokenFile bounds what is read of api_token_file: a token is a line,
+// and a config naming /dev/zero or a pipe must not hang or fill the agent.
+const maxTokenFile = 4 << 10
+
+// readTokenFile reads a token file, which must be a regular file of at most
+// maxTokenFile bytes.
+func readTokenFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxTokenFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxTokenFile {
+		return nil, fmt.Errorf("larger than %d bytes: a token file holds one token", maxTokenFile)
+	}
+	return data, nil
 }

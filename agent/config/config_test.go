@@ -849,3 +849,20 @@ func TestConfigWithoutPrinters(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenFileBounded ensures api_token_file must be a small regular file:
+// a config naming a device or a huge file is refused with a message
+// instead of hanging the agent or filling its memory at start.
+func TestTokenFileBounded(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.txt")
+	if err := os.WriteFile(big, bytes.Repeat([]byte("a"), 5<<10), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for file, want := range map[string]string{big: "larger than", dir: "not a regular file"} {
+		_, err := Parse(filepath.Join(dir, "printgate.toml"), []byte(fmt.Sprintf("api_token_file = %q\n", file)))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("api_token_file %s: %v, want %q", file, err, want)
+		}
+	}
+}
