@@ -125,7 +125,8 @@ func sameStyle(a, b paper.Span) bool {
 // and 576, wider only for wider content. QR codes and barcodes are drawn
 // again from their content; raster images with their dots; ESC * bit
 // images as grey boxes of their size. Commands the decoder does not know,
-// and a command cut off at the end, are counted in a note.
+// a command cut off at the end, and blank feed rows past the decoder's
+// bound are counted in notes.
 func PreviewStreamHTML(stream []byte, powerOnCJK bool) template.HTML {
 	tickets, pending, incomplete := decode.Decode(stream, powerOnCJK)
 	if len(pending.Items) > 0 || len(pending.Unknown) > 0 || len(tickets) == 0 {
@@ -133,8 +134,9 @@ func PreviewStreamHTML(stream []byte, powerOnCJK bool) template.HTML {
 	}
 	cols, dots := streamPaper(tickets)
 	w := paper.New(cols, dots)
-	unknown := 0
+	unknown, feeds := 0, 0
 	for _, t := range tickets {
+		feeds += t.FeedsDropped
 		for _, it := range t.Items {
 			drawItem(w, it, dots)
 		}
@@ -155,6 +157,9 @@ func PreviewStreamHTML(stream []byte, powerOnCJK bool) template.HTML {
 		w.Note(fmt.Sprintf("%d bytes not understood.", unknown))
 	case incomplete > 0:
 		w.Note(fmt.Sprintf("%d bytes not understood: the stream ends in the middle of a command.", incomplete))
+	}
+	if feeds > 0 {
+		w.Note(fmt.Sprintf("%d blank feed rows not drawn.", feeds))
 	}
 	return w.HTML()
 }

@@ -540,3 +540,13 @@ func FuzzPreviewStreamHTML(f *testing.F) {
 		assertOnlyOurTags(t, out)
 	})
 }
+
+// TestPreviewStreamFeedsBounded ensures a payload of huge feeds is drawn
+// bounded and says how many blank rows it left out.
+func TestPreviewStreamFeedsBounded(t *testing.T) {
+	stream := bytes.Repeat([]byte{0x1b, 'd', 255}, 2000) // 510,000 blank rows asked for
+	out := string(PreviewStreamHTML(append(stream, "END\n"...), false))
+	if !strings.Contains(out, "blank feed rows not drawn") || len(out) > 1<<20 {
+		t.Errorf("preview of huge feeds lacks the note or the text (%d bytes):\n%.300s", len(out), out)
+	}
+}
