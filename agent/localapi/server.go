@@ -109,6 +109,7 @@ func New(b Backend, opts Options) http.Handler {
 		http.MethodGet:  s.list,
 	})
 	s.route("/api/v1/tasks/{task_no}", true, map[string]http.HandlerFunc{http.MethodGet: s.get})
+	s.route("/api/v1/tasks/{task_no}/payload", true, map[string]http.HandlerFunc{http.MethodGet: s.payload})
 	s.route("/api/v1/tasks/{task_no}/reprint", true, map[string]http.HandlerFunc{http.MethodPost: s.reprint})
 	s.route("/api/v1/tasks/{task_no}/cancel", true, map[string]http.HandlerFunc{http.MethodPost: s.cancel})
 	s.route("/api/v1/printers", true, map[string]http.HandlerFunc{http.MethodGet: s.printers})

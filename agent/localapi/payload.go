@@ -1,0 +1,49 @@
+package localapi
+
+import (
+	"net/http"
+	"strconv"
+)
+
+// CodeNoPayload is the error code of GET /api/v1/tasks/{task_no}/payload
+// for a task that was submitted as a ticket document: it has no raw bytes
+// to give back (404). It differs from not_found so a client can say
+// "preview the document instead" rather than "no such task".
+const CodeNoPayload = "no_payload"
+
+// payload is GET /api/v1/tasks/{task_no}/payload: the raw ESC/POS bytes a
+// POS submitted, exactly as stored, for support to see what the POS sent
+// (`printgate decode --task`). It is the one answer that carries a payload:
+// the payload may hold customer data, so it is behind the token like every
+// /api/ route (whoever holds the token can submit tickets anyway), and
+// proxies and browsers are told not to keep it.
+func (s *server) payload(w http.ResponseWriter, r *http.Request) {
+	no, e := taskNoParam(r)
+	if e != nil {
+		s.fail(w, r, e)
+		return
+	}
+	t, err := s.b.Task(no)
+	if err != nil {
+		s.fail(w, r, fromBackend(err, no, ""))
+		return
+	}
+	switch {
+	case t.Pruned:
+		s.fail(w, r, newError(http.StatusGone, CodePruned, "task %q finished longer ago than the retention window and its payload was deleted", no))
+		return
+	case len(t.Payload) == 0:
+		s.fail(w, r, newError(http.StatusNotFound, CodeNoPayload, "task %q was submitted as a ticket document, not a raw payload; `printgate render` previews documents", no))
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/octet-stream")
+	h.Set("Content-Length", strconv.Itoa(len(t.Payload)))
+	h.Set("Content-Disposition", `attachment; filename="`+no+`.bin"`)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		w.Write(t.Payload)
+	}
+}
