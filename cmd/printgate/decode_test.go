@@ -16,6 +16,8 @@ import (
 	"printgate/drivers/escpos"
 	"printgate/drivers/printertest"
 	"printgate/spool"
+
+	"golang.org/x/text/encoding/simplifiedchinese"
 )
 
 func runDecodeCmd(stdin []byte, args ...string) (int, string, string) {
@@ -222,16 +224,22 @@ func (b *payloadBackend) Health() localapi.Health          { return localapi.Hea
 // render, an unknown task and a wrong token are runtime errors.
 func TestDecodeTask(t *testing.T) {
 	stream := renderedTicket(t)
+	gb, err := simplifiedchinese.GB18030.NewEncoder().String("桌 12 堂食")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cjk := []byte("\x1b@" + gb + "\n\x1dV\x00")
 	b := &payloadBackend{tasks: map[string]*spool.Task{
 		"RAW_v1": {TaskNo: "RAW_v1", Printer: "k", State: spool.StatePrinted, Payload: stream},
 		"DOC_v1": {TaskNo: "DOC_v1", Printer: "k", State: spool.StatePrinted, Document: []byte(`{"lines":[{"text":"hi"}]}`)},
+		"CJK_v1": {TaskNo: "CJK_v1", Printer: "c", State: spool.StatePrinted, Payload: cjk},
 	}}
 	const token = "decode-test-token-0123456789abcdef"
 	start := func(serverToken string) string {
 		srv := httptest.NewServer(localapi.New(b, localapi.Options{Token: serverToken}))
 		t.Cleanup(srv.Close)
 		config := filepath.Join(t.TempDir(), "printgate.toml")
-		body := fmt.Sprintf("data_dir = %q\nlisten = %q\napi_token = %q\n[[printers]]\nname = \"k\"\nurl = \"tcp://127.0.0.1:9\"\n",
+		body := fmt.Sprintf("data_dir = %q\nlisten = %q\napi_token = %q\n[[printers]]\nname = \"k\"\nurl = \"tcp://127.0.0.1:9\"\n[[printers]]\nname = \"c\"\nurl = \"tcp://127.0.0.1:10\"\nprofile = \"xprinter-80\"\n",
 			t.TempDir(), srv.Listener.Addr().String(), token)
 		if err := os.WriteFile(config, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
@@ -247,6 +255,15 @@ func TestDecodeTask(t *testing.T) {
 	code, out, errs = runDecodeCmd(nil, "--html", "--config", config, "--task", "RAW_v1")
 	if code != 0 || !strings.Contains(out, "<title>printgate decode: task RAW_v1</title>") || !strings.Contains(out, "Fish &lt;b&gt;") {
 		t.Errorf("raw task --html: exit %d\n%.400s%s", code, out, errs)
+	}
+	// A Chinese printer's task decodes as GB18030 unless told otherwise.
+	code, out, errs = runDecodeCmd(nil, "--config", config, "--task", "CJK_v1")
+	if code != 0 || !strings.Contains(out, "桌 12 堂食") {
+		t.Errorf("task of a GB18030 printer: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = runDecodeCmd(nil, "--config", config, "--cjk=false", "--task", "CJK_v1")
+	if code != 0 || strings.Contains(out, "桌") {
+		t.Errorf("--cjk=false still decodes GB18030:\n%s", out)
 	}
 	code, out, errs = runDecodeCmd(nil, "--config", config, "--task", "DOC_v1")
 	if code != 1 || out != "" || !strings.Contains(errs, "ticket document") || !strings.Contains(errs, "printgate render") {
