@@ -9,10 +9,7 @@ package decode
 
 import (
 	"strings"
-	"unicode/utf8"
 
-	"golang.org/x/text/encoding/charmap"
-	"golang.org/x/text/encoding/simplifiedchinese"
 	"golang.org/x/text/width"
 )
 
@@ -158,21 +155,13 @@ type Query struct {
 	ID  [4]byte // GS ( H
 }
 
-// codePages maps ESC t n (Epson numbering) to a decoder; other numbers
-// print as PC437.
-var codePages = map[byte]*charmap.Charmap{
-	0:  charmap.CodePage437,
-	16: charmap.Windows1252,
-	17: charmap.CodePage866,
-	19: charmap.CodePage858,
-}
-
 // Decoder is the print mechanism of one printer: Step executes one command
 // at a time. It keeps the modes and the unfinished ticket; whoever feeds it
 // keeps the bytes not processed yet (a printer does not see connection
 // boundaries, so neither does the Decoder).
 type Decoder struct {
 	powerOnCJK bool
+	dbcs       DoubleByte
 	cjk        bool
 	codePage   byte
 	style      Style
@@ -201,7 +190,23 @@ type Decoder struct {
 // New returns a decoder in the power-on state; powerOnCJK is a Chinese
 // printer's default GB18030 mode.
 func New(powerOnCJK bool) *Decoder {
-	d := &Decoder{powerOnCJK: powerOnCJK, feedLeft: -1}
+	return NewWith(Options{PowerOnCJK: powerOnCJK})
+}
+
+// Options describe the printer a stream is decoded for.
+type Options struct {
+	// PowerOnCJK is a Chinese printer's default: Kanji mode (FS &) on at
+	// power-on and after ESC @.
+	PowerOnCJK bool
+	// DoubleByte is the encoding of Kanji mode; GB18030 unless the
+	// printer's firmware is traditional Chinese or Japanese.
+	DoubleByte DoubleByte
+}
+
+// NewWith returns a decoder in the power-on state for a printer described
+// by o.
+func NewWith(o Options) *Decoder {
+	d := &Decoder{powerOnCJK: o.PowerOnCJK, dbcs: o.DoubleByte, feedLeft: -1}
 	d.Reset()
 	return d
 }
@@ -267,7 +272,12 @@ func (d *Decoder) Step(b []byte) int {
 // the unfinished one, and how many bytes at the end form an incomplete
 // command (the printer would wait for the rest).
 func Decode(stream []byte, powerOnCJK bool) (tickets []Ticket, pending Ticket, incomplete int) {
-	d := New(powerOnCJK)
+	return DecodeWith(stream, Options{PowerOnCJK: powerOnCJK})
+}
+
+// DecodeWith is Decode for a printer described by o.
+func DecodeWith(stream []byte, o Options) (tickets []Ticket, pending Ticket, incomplete int) {
+	d := NewWith(o)
 	d.feedLeft = MaxFeedRows + len(stream)
 	for len(stream) > 0 {
 		n := d.Step(stream)
@@ -383,39 +393,10 @@ func (d *Decoder) step(b []byte) int {
 		d.text(string(rune(c)))
 		return 1
 	case !d.cjk:
-		cm := codePages[d.codePage]
-		if cm == nil {
-			cm = charmap.CodePage437
-		}
-		d.text(string(cm.DecodeByte(c)))
+		d.text(string(singleByteRune(d.codePage, c)))
 		return 1
 	}
-	return d.gb18030(b)
-}
-
-// gb18030 prints one GB18030 character of 2 or 4 bytes.
-func (d *Decoder) gb18030(b []byte) int {
-	if b[0] == 0x80 || b[0] == 0xFF {
-		d.text("\uFFFD")
-		return 1
-	}
-	if len(b) < 2 {
-		return 0
-	}
-	n := 2
-	if b[1] >= 0x30 && b[1] <= 0x39 {
-		n = 4
-	}
-	if len(b) < n {
-		return 0
-	}
-	s, err := simplifiedchinese.GB18030.NewDecoder().Bytes(b[:n])
-	if err != nil || !utf8.Valid(s) {
-		d.text("\uFFFD")
-		return n
-	}
-	d.text(string(s))
-	return n
+	return d.doubleByte(b)
 }
 
 // alignOf reads ESC a n: 0/48 left, 1/49 centre, 2/50 right.
