@@ -70,6 +70,9 @@ const (
 	KindImage
 	KindBeep
 	KindDrawer
+	// KindSymbol is a 2D symbol other than QR (PDF417, MaxiCode, Aztec,
+	// DataMatrix): the preview draws it as a marker with its content.
+	KindSymbol
 )
 
 // Item is one thing on the paper. Only the fields of its Kind are set.
@@ -81,6 +84,14 @@ type Item struct {
 	Image   Image      // KindImage
 	Beeps   int        // KindBeep
 	Drawer  DrawerKick // KindDrawer
+	Symbol  Symbol     // KindSymbol
+}
+
+// Symbol is a printed 2D symbol other than a QR code.
+type Symbol struct {
+	Type  string // "PDF417", "MaxiCode", "Aztec" or "DataMatrix"
+	Data  string // the stored data, invalid UTF-8 replaced by U+FFFD
+	Align byte
 }
 
 // Line is a printed text row.
@@ -117,6 +128,7 @@ type QR struct {
 	Data   string
 	Module int  // dots per module (GS ( k fn 67)
 	Align  byte // ESC a when printed
+	Model  int  // 1 or 2 (GS ( k fn 65: 49, 50), 3 for Micro QR (51); 2 by default
 }
 
 // Barcode is a printed 1D barcode.
@@ -178,6 +190,8 @@ type Decoder struct {
 	cur      Ticket
 	qr       string
 	qrModule int
+	qrModel  int
+	stored   [len(symbolTypes)]string // GS ( k fn 80 data of each cn
 	bcModule int
 	bcHeight int
 	bcHRI    byte
@@ -215,6 +229,7 @@ func NewWith(o Options) *Decoder {
 func (d *Decoder) Reset() {
 	d.cur = Ticket{}
 	d.qr = ""
+	d.stored = [len(symbolTypes)]string{}
 	d.offset = 0
 	d.init()
 }
@@ -228,7 +243,7 @@ func (d *Decoder) init() {
 	d.codePage = 0
 	d.style = Style{W: 1, H: 1}
 	d.align, d.lineAlign = 0, 0
-	d.qrModule, d.bcModule, d.bcHeight, d.bcHRI = 3, 3, 162, 0
+	d.qrModule, d.qrModel, d.bcModule, d.bcHeight, d.bcHRI = 3, 2, 3, 162, 0
 }
 
 // Cut returns the ticket just cut, and true, once a step has cut the paper;
@@ -833,25 +848,45 @@ func (d *Decoder) barcode(b []byte) int {
 	return n
 }
 
-// symbol handles GS ( k for QR codes (cn 49): size (fn 67), store data
-// (fn 80), print (fn 81).
+// symbolTypes names the 2D symbols of GS ( k by cn - 48, in Epson's
+// numbering (ESC/POS GS ( k: cn 48 PDF417, 49 QR Code, 50 MaxiCode, 53
+// Aztec Code, 54 DataMatrix). cn 51 (2D GS1 DataBar) and 52 (Composite)
+// store and print in other ways and are not read.
+var symbolTypes = [...]string{0: "PDF417", 1: "QR", 2: "MaxiCode", 5: "Aztec", 6: "DataMatrix"}
+
+// symbol handles GS ( k for 2D symbols: store data (fn 80, "cn P 0 d..."),
+// then print it (fn 81) as often as asked; for QR codes also the module
+// size (fn 67) and the model (fn 65). Each symbol type has its own store.
 func (d *Decoder) symbol(body []byte) {
-	if len(body) < 2 || body[0] != 49 {
+	if len(body) < 2 || body[0] < 48 || int(body[0]-48) >= len(symbolTypes) || symbolTypes[body[0]-48] == "" {
 		return
 	}
+	cn := int(body[0] - 48)
+	qr := cn == 1
 	switch body[1] {
+	case 65:
+		if qr && len(body) >= 3 && body[2] >= 49 && body[2] <= 51 {
+			d.qrModel = int(body[2] - 48)
+		}
 	case 67:
-		if len(body) >= 3 {
+		if qr && len(body) >= 3 {
 			d.qrModule = int(body[2])
 		}
 	case 80:
 		if len(body) >= 3 {
-			d.qr = strings.ToValidUTF8(string(body[3:]), "\uFFFD")
+			d.stored[cn] = strings.ToValidUTF8(string(body[3:]), "\uFFFD")
+			if qr {
+				d.qr = d.stored[cn]
+			}
 		}
 	case 81:
 		d.flushLine()
-		d.cur.QR = append(d.cur.QR, d.qr)
-		d.cur.Items = append(d.cur.Items, Item{Kind: KindQR, QR: QR{Data: d.qr, Module: d.qrModule, Align: d.align}})
+		if qr {
+			d.cur.QR = append(d.cur.QR, d.qr)
+			d.cur.Items = append(d.cur.Items, Item{Kind: KindQR, QR: QR{Data: d.qr, Module: d.qrModule, Align: d.align, Model: d.qrModel}})
+			return
+		}
+		d.cur.Items = append(d.cur.Items, Item{Kind: KindSymbol, Symbol: Symbol{Type: symbolTypes[cn], Data: d.stored[cn], Align: d.align}})
 	}
 }
 
