@@ -142,9 +142,11 @@ type Barcode struct {
 	Align   byte
 }
 
-// Image is a printed image. Bits holds its dots for raster images (GS v 0,
-// GS ( L / GS 8 L monochrome): Stride bytes a row, MSB leftmost, 1 black;
-// nil for formats whose dots are not kept (ESC * column images).
+// Image is a printed image. Bits holds its dots (GS v 0, ESC * bit images
+// turned into rows, GS ( L / GS 8 L monochrome): Stride bytes a row, MSB
+// leftmost, 1 black; nil for formats whose dots are not kept (colour
+// graphics). Width is in dots as sent (ESC * single-density columns print
+// twice as wide on paper; the preview draws them as sent).
 type Image struct {
 	Width, Height int
 	Stride        int
@@ -192,6 +194,14 @@ type Decoder struct {
 	qrModule int
 	qrModel  int
 	stored   [len(symbolTypes)]string // GS ( k fn 80 data of each cn
+	// graphic is the GS ( L / GS 8 L raster stored (fn 112) and not yet
+	// printed (fn 50).
+	graphic *Image
+	// band is the index in cur.Items of the ESC * image being printed
+	// band by band, or -1; bandFed says that the feed under its last band
+	// came (the next band of the same width continues it).
+	band     int
+	bandFed  bool
 	bcModule int
 	bcHeight int
 	bcHRI    byte
@@ -230,6 +240,7 @@ func (d *Decoder) Reset() {
 	d.cur = Ticket{}
 	d.qr = ""
 	d.stored = [len(symbolTypes)]string{}
+	d.band = -1
 	d.offset = 0
 	d.init()
 }
@@ -239,6 +250,7 @@ func (d *Decoder) Reset() {
 // defaults. Lines already printed stay on the paper.
 func (d *Decoder) init() {
 	d.spans, d.tail, d.lineLen, d.lineCols = nil, nil, 0, 0
+	d.graphic = nil // graphics stored in the print buffer are cleared too
 	d.cjk = d.powerOnCJK
 	d.codePage = 0
 	d.style = Style{W: 1, H: 1}
@@ -254,6 +266,7 @@ func (d *Decoder) Cut() (Ticket, bool) {
 	}
 	t := d.cur
 	d.cur = Ticket{}
+	d.band = -1
 	return t, true
 }
 
@@ -318,6 +331,9 @@ func (d *Decoder) lineNow() Line {
 }
 
 func (d *Decoder) endLine() {
+	if d.lineLen == 0 && d.bandDone() {
+		return // the feed under a band of a bit image, not a blank row
+	}
 	l := d.lineNow()
 	if d.lineLen == 0 {
 		l.Align = d.align
@@ -502,6 +518,9 @@ func (d *Decoder) esc(b []byte) int {
 		if len(b) < 3 {
 			return 0
 		}
+		if d.lineLen == 0 {
+			d.bandDone() // a feed under a band of a bit image
+		}
 		d.flushLine()
 		return 3
 	case 'p': // cash drawer: ESC p m t1 t2
@@ -541,19 +560,7 @@ func (d *Decoder) esc(b []byte) int {
 		}
 		return n
 	case '*': // bit image: ESC * m nL nH data
-		if len(b) < 5 {
-			return 0
-		}
-		k := le16(b[3], b[4])
-		h, n := 8, 5+k
-		if b[2] == 32 || b[2] == 33 {
-			h, n = 24, 5+3*k
-		}
-		if len(b) < n {
-			return 0
-		}
-		d.image(Image{Width: k, Height: h})
-		return n
+		return d.bitImage(b)
 	case 'D': // tab stops, NUL-terminated, at most 32
 		for i := 2; i < len(b) && i < 35; i++ {
 			if b[i] == 0 {
@@ -890,21 +897,79 @@ func (d *Decoder) symbol(body []byte) {
 	}
 }
 
-// graphics handles GS ( L / GS 8 L: a raster store (fn 112) or print (fn 50)
-// is recorded as one image of the stored size, with its dots when they are
-// monochrome.
+// graphics handles GS ( L / GS 8 L: a raster store (fn 112) keeps the
+// image in the print buffer, with its dots when they are monochrome; print
+// (fn 50, or 2) prints it as one image of the stored size, and clears it.
 func (d *Decoder) graphics(body []byte) {
-	if len(body) >= 10 && body[0] == 0x30 && body[1] == 112 {
+	switch {
+	case len(body) >= 10 && body[0] == 0x30 && body[1] == 112:
 		w, h := le16(body[6], body[7]), le16(body[8], body[9])
-		d.flushLine()
 		im := Image{Width: w, Height: h}
 		stride := (w + 7) / 8
 		if body[5] == 49 && len(body)-10 >= stride*h {
 			im.Stride = stride
 			im.Bits = append([]byte(nil), body[10:10+stride*h]...)
 		}
-		d.image(im)
+		d.graphic = &im
+	case len(body) == 2 && body[0] == 0x30 && (body[1] == 50 || body[1] == 2):
+		if d.graphic != nil {
+			d.flushLine()
+			d.image(*d.graphic)
+			d.graphic = nil
+		}
 	}
+}
+
+// bitImage prints ESC * m nL nH d...: a band of nL + nH*256 columns of 8
+// dots (m 0, 1) or 24 dots (m 32, 33), a byte for each 8 dots of a column,
+// top dot in the MSB. It prints inside the text line; the LF or ESC J under
+// a band moves to the next band, and a next band of the same width
+// continues the same image (software sends a logo as bands of 24 rows).
+func (d *Decoder) bitImage(b []byte) int {
+	if len(b) < 5 {
+		return 0
+	}
+	k := le16(b[3], b[4])
+	h := 8
+	if b[2] == 32 || b[2] == 33 {
+		h = 24
+	}
+	n := 5 + k*h/8
+	if len(b) < n {
+		return 0
+	}
+	per := h / 8
+	stride := (k + 7) / 8
+	bits := make([]byte, stride*h)
+	for x := range k {
+		for y := range h {
+			if b[5+x*per+y/8]&(0x80>>(y%8)) != 0 {
+				bits[y*stride+x/8] |= 0x80 >> (x % 8)
+			}
+		}
+	}
+	d.cur.Images = append(d.cur.Images, Image{Width: k, Height: h})
+	if last := len(d.cur.Items) - 1; d.band >= 0 && d.band == last && d.bandFed && d.lineLen == 0 {
+		if im := &d.cur.Items[last].Image; im.Width == k {
+			im.Bits = append(im.Bits, bits...)
+			im.Height += h
+			d.bandFed = false
+			return n
+		}
+	}
+	d.cur.Items = append(d.cur.Items, Item{Kind: KindImage, Image: Image{Width: k, Height: h, Stride: stride, Bits: bits, Align: d.align}})
+	d.band, d.bandFed = len(d.cur.Items)-1, false
+	return n
+}
+
+// bandDone reports whether the last item is a band of a bit image the
+// paper has not yet been fed past, and notes that it now is.
+func (d *Decoder) bandDone() bool {
+	if d.band < 0 || d.band != len(d.cur.Items)-1 || d.bandFed {
+		return false
+	}
+	d.bandFed = true
+	return true
 }
 
 // dle skips real-time commands: they were acted on when received.
