@@ -200,12 +200,16 @@ type Decoder struct {
 	// band is the index in cur.Items of the ESC * image being printed
 	// band by band, or -1; bandFed says that the feed under its last band
 	// came (the next band of the same width continues it).
-	band     int
-	bandFed  bool
-	bcModule int
-	bcHeight int
-	bcHRI    byte
-	offset   int64
+	band    int
+	bandFed bool
+	// raster is the index in cur.Items of the last GS v 0 or graphics
+	// image, or -1, and rasterSrc the command that printed it.
+	raster    int
+	rasterSrc byte
+	bcModule  int
+	bcHeight  int
+	bcHRI     byte
+	offset    int64
 
 	// OnQuery, when set, is called for every in-order query reached.
 	OnQuery func(Query)
@@ -240,7 +244,7 @@ func (d *Decoder) Reset() {
 	d.cur = Ticket{}
 	d.qr = ""
 	d.stored = [len(symbolTypes)]string{}
-	d.band = -1
+	d.band, d.raster = -1, -1
 	d.offset = 0
 	d.init()
 }
@@ -266,7 +270,7 @@ func (d *Decoder) Cut() (Ticket, bool) {
 	}
 	t := d.cur
 	d.cur = Ticket{}
-	d.band = -1
+	d.band, d.raster = -1, -1
 	return t, true
 }
 
@@ -742,7 +746,7 @@ func (d *Decoder) gs(b []byte) int {
 			return 0
 		}
 		d.flushLine()
-		d.image(Image{Width: x * 8, Height: y, Stride: x, Bits: append([]byte(nil), b[8:n]...)})
+		d.image(Image{Width: x * 8, Height: y, Stride: x, Bits: append([]byte(nil), b[8:n]...)}, 'v')
 		return n
 	case '*': // download bit image: GS * x y data[x*y*8]
 		if len(b) < 4 {
@@ -793,15 +797,16 @@ func (d *Decoder) gs(b []byte) int {
 	return d.unknown(fixed(b, 3))
 }
 
-// image records an image. Raster and graphics commands end the text line
-// first; ESC * bit images print inside it, so they do not.
-func (d *Decoder) image(im Image) {
+// image records an image printed by GS v 0 (src 'v') or GS ( L / GS 8 L
+// ('L'). Both end the text line first.
+func (d *Decoder) image(im Image, src byte) {
 	im.Align = d.align
 	d.cur.Images = append(d.cur.Images, Image{Width: im.Width, Height: im.Height})
 	// A tall image comes as bands of rows (Render sends at most 255 a
-	// command): a band right under a band of the same width continues it.
-	if n := len(d.cur.Items); n > 0 && im.Bits != nil {
-		if last := &d.cur.Items[n-1].Image; d.cur.Items[n-1].Kind == KindImage && last.Bits != nil &&
+	// command): a band of the same command right under a band of the same
+	// width continues it.
+	if n := len(d.cur.Items); n > 0 && im.Bits != nil && d.raster == n-1 && d.rasterSrc == src {
+		if last := &d.cur.Items[n-1].Image; last.Bits != nil &&
 			last.Width == im.Width && last.Stride == im.Stride && last.Align == im.Align {
 			last.Bits = append(last.Bits, im.Bits...)
 			last.Height += im.Height
@@ -809,6 +814,7 @@ func (d *Decoder) image(im Image) {
 		}
 	}
 	d.cur.Items = append(d.cur.Items, Item{Kind: KindImage, Image: im})
+	d.raster, d.rasterSrc = len(d.cur.Items)-1, src
 }
 
 // barcode prints GS k m: m 0..6 data NUL-terminated, m 65..79 with a length.
@@ -914,7 +920,7 @@ func (d *Decoder) graphics(body []byte) {
 	case len(body) == 2 && body[0] == 0x30 && (body[1] == 50 || body[1] == 2):
 		if d.graphic != nil {
 			d.flushLine()
-			d.image(*d.graphic)
+			d.image(*d.graphic, 'L')
 			d.graphic = nil
 		}
 	}
