@@ -1,6 +1,8 @@
 // Package decode reads an ESC/POS byte stream the way a printer prints it:
-// the tickets between cuts, each with its text rows (and their print modes),
-// QR codes, barcodes, images, beeps and drawer kicks in paper order.
+// the tickets between cuts, each with its text rows (and their print modes,
+// in the code table of ESC t or the double-byte set of Kanji mode), QR codes
+// and other 2D symbols, barcodes, images, beeps and drawer kicks in paper
+// order.
 //
 // It is the decoder of the test emulator (drivers/printertest), moved here
 // so that production code can use it too: the manager page previews tasks
