@@ -123,8 +123,8 @@ func sameStyle(a, b paper.Span) bool {
 // the stream (a stream does not say which paper it was made for): 32
 // columns and 384 dots when every row and image fits 58 mm paper, else 48
 // and 576, wider only for wider content. QR codes and barcodes are drawn
-// again from their content; raster images with their dots; ESC * bit
-// images as grey boxes of their size. Commands the decoder does not know,
+// again from their content; PDF417, DataMatrix, Aztec and MaxiCode
+// symbols as markers "[PDF417: data]"; images with their dots. Commands the decoder does not know,
 // a command cut off at the end, and blank feed rows past the decoder's
 // bound are counted in notes.
 func PreviewStreamHTML(stream []byte, powerOnCJK bool) template.HTML {
@@ -204,7 +204,27 @@ func drawItem(w *paper.Writer, it decode.Item, dots int) {
 		w.Marker("beep", fmt.Sprintf("♪ BEEP ×%d", it.Beeps))
 	case decode.KindDrawer:
 		w.Marker("drawer", fmt.Sprintf("⏏ DRAWER (pin %d)", it.Drawer.Pin))
+	case decode.KindSymbol:
+		// No drawing of PDF417, DataMatrix, Aztec or MaxiCode modules here:
+		// what support needs to see is which symbol was printed with what.
+		w.Marker("symbol", fmt.Sprintf("[%s: %s]", it.Symbol.Type, shorten(it.Symbol.Data, maxSymbolText)))
 	}
+}
+
+// maxSymbolText is how many characters of a symbol's data its marker shows
+// (a PDF417 symbol holds up to about 1800 characters).
+const maxSymbolText = 200
+
+// shorten cuts s to n characters, with … when it was longer.
+func shorten(s string, n int) string {
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j] + "…"
+		}
+		i++
+	}
+	return s
 }
 
 // streamPaper guesses the paper a stream was made for from its widest row

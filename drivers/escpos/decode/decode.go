@@ -1,6 +1,8 @@
 // Package decode reads an ESC/POS byte stream the way a printer prints it:
-// the tickets between cuts, each with its text rows (and their print modes),
-// QR codes, barcodes, images, beeps and drawer kicks in paper order.
+// the tickets between cuts, each with its text rows (and their print modes,
+// in the code table of ESC t or the double-byte set of Kanji mode), QR codes
+// and other 2D symbols, barcodes, images, beeps and drawer kicks in paper
+// order.
 //
 // It is the decoder of the test emulator (drivers/printertest), moved here
 // so that production code can use it too: the manager page previews tasks
@@ -9,10 +11,7 @@ package decode
 
 import (
 	"strings"
-	"unicode/utf8"
 
-	"golang.org/x/text/encoding/charmap"
-	"golang.org/x/text/encoding/simplifiedchinese"
 	"golang.org/x/text/width"
 )
 
@@ -73,6 +72,9 @@ const (
 	KindImage
 	KindBeep
 	KindDrawer
+	// KindSymbol is a 2D symbol other than QR (PDF417, MaxiCode, Aztec,
+	// DataMatrix): the preview draws it as a marker with its content.
+	KindSymbol
 )
 
 // Item is one thing on the paper. Only the fields of its Kind are set.
@@ -84,6 +86,14 @@ type Item struct {
 	Image   Image      // KindImage
 	Beeps   int        // KindBeep
 	Drawer  DrawerKick // KindDrawer
+	Symbol  Symbol     // KindSymbol
+}
+
+// Symbol is a printed 2D symbol other than a QR code.
+type Symbol struct {
+	Type  string // "PDF417", "MaxiCode", "Aztec" or "DataMatrix"
+	Data  string // the stored data, invalid UTF-8 replaced by U+FFFD
+	Align byte
 }
 
 // Line is a printed text row.
@@ -120,6 +130,7 @@ type QR struct {
 	Data   string
 	Module int  // dots per module (GS ( k fn 67)
 	Align  byte // ESC a when printed
+	Model  int  // 1 or 2 (GS ( k fn 65: 49, 50), 3 for Micro QR (51); 2 by default
 }
 
 // Barcode is a printed 1D barcode.
@@ -133,9 +144,11 @@ type Barcode struct {
 	Align   byte
 }
 
-// Image is a printed image. Bits holds its dots for raster images (GS v 0,
-// GS ( L / GS 8 L monochrome): Stride bytes a row, MSB leftmost, 1 black;
-// nil for formats whose dots are not kept (ESC * column images).
+// Image is a printed image. Bits holds its dots (GS v 0, ESC * bit images
+// turned into rows, GS ( L / GS 8 L monochrome): Stride bytes a row, MSB
+// leftmost, 1 black; nil for formats whose dots are not kept (colour
+// graphics). Width is in dots as sent (ESC * single-density columns print
+// twice as wide on paper; the preview draws them as sent).
 type Image struct {
 	Width, Height int
 	Stride        int
@@ -158,21 +171,13 @@ type Query struct {
 	ID  [4]byte // GS ( H
 }
 
-// codePages maps ESC t n (Epson numbering) to a decoder; other numbers
-// print as PC437.
-var codePages = map[byte]*charmap.Charmap{
-	0:  charmap.CodePage437,
-	16: charmap.Windows1252,
-	17: charmap.CodePage866,
-	19: charmap.CodePage858,
-}
-
 // Decoder is the print mechanism of one printer: Step executes one command
 // at a time. It keeps the modes and the unfinished ticket; whoever feeds it
 // keeps the bytes not processed yet (a printer does not see connection
 // boundaries, so neither does the Decoder).
 type Decoder struct {
 	powerOnCJK bool
+	dbcs       DoubleByte
 	cjk        bool
 	codePage   byte
 	style      Style
@@ -189,10 +194,24 @@ type Decoder struct {
 	cur      Ticket
 	qr       string
 	qrModule int
-	bcModule int
-	bcHeight int
-	bcHRI    byte
-	offset   int64
+	qrModel  int
+	stored   [len(symbolTypes)]string // GS ( k fn 80 data of each cn
+	// graphic is the GS ( L / GS 8 L raster stored (fn 112) and not yet
+	// printed (fn 50).
+	graphic *Image
+	// band is the index in cur.Items of the ESC * image being printed
+	// band by band, or -1; bandFed says that the feed under its last band
+	// came (the next band of the same width continues it).
+	band    int
+	bandFed bool
+	// raster is the index in cur.Items of the last GS v 0 or graphics
+	// image, or -1, and rasterSrc the command that printed it.
+	raster    int
+	rasterSrc byte
+	bcModule  int
+	bcHeight  int
+	bcHRI     byte
+	offset    int64
 
 	// OnQuery, when set, is called for every in-order query reached.
 	OnQuery func(Query)
@@ -201,7 +220,23 @@ type Decoder struct {
 // New returns a decoder in the power-on state; powerOnCJK is a Chinese
 // printer's default GB18030 mode.
 func New(powerOnCJK bool) *Decoder {
-	d := &Decoder{powerOnCJK: powerOnCJK, feedLeft: -1}
+	return NewWith(Options{PowerOnCJK: powerOnCJK})
+}
+
+// Options describe the printer a stream is decoded for.
+type Options struct {
+	// PowerOnCJK is a Chinese printer's default: Kanji mode (FS &) on at
+	// power-on and after ESC @.
+	PowerOnCJK bool
+	// DoubleByte is the encoding of Kanji mode; GB18030 unless the
+	// printer's firmware is traditional Chinese or Japanese.
+	DoubleByte DoubleByte
+}
+
+// NewWith returns a decoder in the power-on state for a printer described
+// by o.
+func NewWith(o Options) *Decoder {
+	d := &Decoder{powerOnCJK: o.PowerOnCJK, dbcs: o.DoubleByte, feedLeft: -1}
 	d.Reset()
 	return d
 }
@@ -210,6 +245,8 @@ func New(powerOnCJK bool) *Decoder {
 func (d *Decoder) Reset() {
 	d.cur = Ticket{}
 	d.qr = ""
+	d.stored = [len(symbolTypes)]string{}
+	d.band, d.raster = -1, -1
 	d.offset = 0
 	d.init()
 }
@@ -219,11 +256,12 @@ func (d *Decoder) Reset() {
 // defaults. Lines already printed stay on the paper.
 func (d *Decoder) init() {
 	d.spans, d.tail, d.lineLen, d.lineCols = nil, nil, 0, 0
+	d.graphic = nil // graphics stored in the print buffer are cleared too
 	d.cjk = d.powerOnCJK
 	d.codePage = 0
 	d.style = Style{W: 1, H: 1}
 	d.align, d.lineAlign = 0, 0
-	d.qrModule, d.bcModule, d.bcHeight, d.bcHRI = 3, 3, 162, 0
+	d.qrModule, d.qrModel, d.bcModule, d.bcHeight, d.bcHRI = 3, 2, 3, 162, 0
 }
 
 // Cut returns the ticket just cut, and true, once a step has cut the paper;
@@ -234,6 +272,7 @@ func (d *Decoder) Cut() (Ticket, bool) {
 	}
 	t := d.cur
 	d.cur = Ticket{}
+	d.band, d.raster = -1, -1
 	return t, true
 }
 
@@ -267,7 +306,12 @@ func (d *Decoder) Step(b []byte) int {
 // the unfinished one, and how many bytes at the end form an incomplete
 // command (the printer would wait for the rest).
 func Decode(stream []byte, powerOnCJK bool) (tickets []Ticket, pending Ticket, incomplete int) {
-	d := New(powerOnCJK)
+	return DecodeWith(stream, Options{PowerOnCJK: powerOnCJK})
+}
+
+// DecodeWith is Decode for a printer described by o.
+func DecodeWith(stream []byte, o Options) (tickets []Ticket, pending Ticket, incomplete int) {
+	d := NewWith(o)
 	d.feedLeft = MaxFeedRows + len(stream)
 	for len(stream) > 0 {
 		n := d.Step(stream)
@@ -293,6 +337,9 @@ func (d *Decoder) lineNow() Line {
 }
 
 func (d *Decoder) endLine() {
+	if d.lineLen == 0 && d.bandDone() {
+		return // the feed under a band of a bit image, not a blank row
+	}
 	l := d.lineNow()
 	if d.lineLen == 0 {
 		l.Align = d.align
@@ -383,39 +430,10 @@ func (d *Decoder) step(b []byte) int {
 		d.text(string(rune(c)))
 		return 1
 	case !d.cjk:
-		cm := codePages[d.codePage]
-		if cm == nil {
-			cm = charmap.CodePage437
-		}
-		d.text(string(cm.DecodeByte(c)))
+		d.text(string(singleByteRune(d.codePage, c)))
 		return 1
 	}
-	return d.gb18030(b)
-}
-
-// gb18030 prints one GB18030 character of 2 or 4 bytes.
-func (d *Decoder) gb18030(b []byte) int {
-	if b[0] == 0x80 || b[0] == 0xFF {
-		d.text("\uFFFD")
-		return 1
-	}
-	if len(b) < 2 {
-		return 0
-	}
-	n := 2
-	if b[1] >= 0x30 && b[1] <= 0x39 {
-		n = 4
-	}
-	if len(b) < n {
-		return 0
-	}
-	s, err := simplifiedchinese.GB18030.NewDecoder().Bytes(b[:n])
-	if err != nil || !utf8.Valid(s) {
-		d.text("\uFFFD")
-		return n
-	}
-	d.text(string(s))
-	return n
+	return d.doubleByte(b)
 }
 
 // alignOf reads ESC a n: 0/48 left, 1/49 centre, 2/50 right.
@@ -506,6 +524,9 @@ func (d *Decoder) esc(b []byte) int {
 		if len(b) < 3 {
 			return 0
 		}
+		if d.lineLen == 0 {
+			d.bandDone() // a feed under a band of a bit image
+		}
 		d.flushLine()
 		return 3
 	case 'p': // cash drawer: ESC p m t1 t2
@@ -545,19 +566,7 @@ func (d *Decoder) esc(b []byte) int {
 		}
 		return n
 	case '*': // bit image: ESC * m nL nH data
-		if len(b) < 5 {
-			return 0
-		}
-		k := le16(b[3], b[4])
-		h, n := 8, 5+k
-		if b[2] == 32 || b[2] == 33 {
-			h, n = 24, 5+3*k
-		}
-		if len(b) < n {
-			return 0
-		}
-		d.image(Image{Width: k, Height: h})
-		return n
+		return d.bitImage(b)
 	case 'D': // tab stops, NUL-terminated, at most 32
 		for i := 2; i < len(b) && i < 35; i++ {
 			if b[i] == 0 {
@@ -739,7 +748,7 @@ func (d *Decoder) gs(b []byte) int {
 			return 0
 		}
 		d.flushLine()
-		d.image(Image{Width: x * 8, Height: y, Stride: x, Bits: append([]byte(nil), b[8:n]...)})
+		d.image(Image{Width: x * 8, Height: y, Stride: x, Bits: append([]byte(nil), b[8:n]...)}, 'v')
 		return n
 	case '*': // download bit image: GS * x y data[x*y*8]
 		if len(b) < 4 {
@@ -790,15 +799,16 @@ func (d *Decoder) gs(b []byte) int {
 	return d.unknown(fixed(b, 3))
 }
 
-// image records an image. Raster and graphics commands end the text line
-// first; ESC * bit images print inside it, so they do not.
-func (d *Decoder) image(im Image) {
+// image records an image printed by GS v 0 (src 'v') or GS ( L / GS 8 L
+// ('L'). Both end the text line first.
+func (d *Decoder) image(im Image, src byte) {
 	im.Align = d.align
 	d.cur.Images = append(d.cur.Images, Image{Width: im.Width, Height: im.Height})
 	// A tall image comes as bands of rows (Render sends at most 255 a
-	// command): a band right under a band of the same width continues it.
-	if n := len(d.cur.Items); n > 0 && im.Bits != nil {
-		if last := &d.cur.Items[n-1].Image; d.cur.Items[n-1].Kind == KindImage && last.Bits != nil &&
+	// command): a band of the same command right under a band of the same
+	// width continues it.
+	if n := len(d.cur.Items); n > 0 && im.Bits != nil && d.raster == n-1 && d.rasterSrc == src {
+		if last := &d.cur.Items[n-1].Image; last.Bits != nil &&
 			last.Width == im.Width && last.Stride == im.Stride && last.Align == im.Align {
 			last.Bits = append(last.Bits, im.Bits...)
 			last.Height += im.Height
@@ -806,6 +816,7 @@ func (d *Decoder) image(im Image) {
 		}
 	}
 	d.cur.Items = append(d.cur.Items, Item{Kind: KindImage, Image: im})
+	d.raster, d.rasterSrc = len(d.cur.Items)-1, src
 }
 
 // barcode prints GS k m: m 0..6 data NUL-terminated, m 65..79 with a length.
@@ -852,43 +863,121 @@ func (d *Decoder) barcode(b []byte) int {
 	return n
 }
 
-// symbol handles GS ( k for QR codes (cn 49): size (fn 67), store data
-// (fn 80), print (fn 81).
+// symbolTypes names the 2D symbols of GS ( k by cn - 48, in Epson's
+// numbering (ESC/POS GS ( k: cn 48 PDF417, 49 QR Code, 50 MaxiCode, 53
+// Aztec Code, 54 DataMatrix). cn 51 (2D GS1 DataBar) and 52 (Composite)
+// store and print in other ways and are not read.
+var symbolTypes = [...]string{0: "PDF417", 1: "QR", 2: "MaxiCode", 5: "Aztec", 6: "DataMatrix"}
+
+// symbol handles GS ( k for 2D symbols: store data (fn 80, "cn P 0 d..."),
+// then print it (fn 81) as often as asked; for QR codes also the module
+// size (fn 67) and the model (fn 65). Each symbol type has its own store.
 func (d *Decoder) symbol(body []byte) {
-	if len(body) < 2 || body[0] != 49 {
+	if len(body) < 2 || body[0] < 48 || int(body[0]-48) >= len(symbolTypes) || symbolTypes[body[0]-48] == "" {
 		return
 	}
+	cn := int(body[0] - 48)
+	qr := cn == 1
 	switch body[1] {
+	case 65:
+		if qr && len(body) >= 3 && body[2] >= 49 && body[2] <= 51 {
+			d.qrModel = int(body[2] - 48)
+		}
 	case 67:
-		if len(body) >= 3 {
+		if qr && len(body) >= 3 {
 			d.qrModule = int(body[2])
 		}
 	case 80:
 		if len(body) >= 3 {
-			d.qr = strings.ToValidUTF8(string(body[3:]), "\uFFFD")
+			d.stored[cn] = strings.ToValidUTF8(string(body[3:]), "\uFFFD")
+			if qr {
+				d.qr = d.stored[cn]
+			}
 		}
 	case 81:
 		d.flushLine()
-		d.cur.QR = append(d.cur.QR, d.qr)
-		d.cur.Items = append(d.cur.Items, Item{Kind: KindQR, QR: QR{Data: d.qr, Module: d.qrModule, Align: d.align}})
+		if qr {
+			d.cur.QR = append(d.cur.QR, d.qr)
+			d.cur.Items = append(d.cur.Items, Item{Kind: KindQR, QR: QR{Data: d.qr, Module: d.qrModule, Align: d.align, Model: d.qrModel}})
+			return
+		}
+		d.cur.Items = append(d.cur.Items, Item{Kind: KindSymbol, Symbol: Symbol{Type: symbolTypes[cn], Data: d.stored[cn], Align: d.align}})
 	}
 }
 
-// graphics handles GS ( L / GS 8 L: a raster store (fn 112) or print (fn 50)
-// is recorded as one image of the stored size, with its dots when they are
-// monochrome.
+// graphics handles GS ( L / GS 8 L: a raster store (fn 112) keeps the
+// image in the print buffer, with its dots when they are monochrome; print
+// (fn 50, or 2) prints it as one image of the stored size, and clears it.
 func (d *Decoder) graphics(body []byte) {
-	if len(body) >= 10 && body[0] == 0x30 && body[1] == 112 {
+	switch {
+	case len(body) >= 10 && body[0] == 0x30 && body[1] == 112:
 		w, h := le16(body[6], body[7]), le16(body[8], body[9])
-		d.flushLine()
 		im := Image{Width: w, Height: h}
 		stride := (w + 7) / 8
 		if body[5] == 49 && len(body)-10 >= stride*h {
 			im.Stride = stride
 			im.Bits = append([]byte(nil), body[10:10+stride*h]...)
 		}
-		d.image(im)
+		d.graphic = &im
+	case len(body) == 2 && body[0] == 0x30 && (body[1] == 50 || body[1] == 2):
+		if d.graphic != nil {
+			d.flushLine()
+			d.image(*d.graphic, 'L')
+			d.graphic = nil
+		}
 	}
+}
+
+// bitImage prints ESC * m nL nH d...: a band of nL + nH*256 columns of 8
+// dots (m 0, 1) or 24 dots (m 32, 33), a byte for each 8 dots of a column,
+// top dot in the MSB. It prints inside the text line; the LF or ESC J under
+// a band moves to the next band, and a next band of the same width
+// continues the same image (software sends a logo as bands of 24 rows).
+func (d *Decoder) bitImage(b []byte) int {
+	if len(b) < 5 {
+		return 0
+	}
+	k := le16(b[3], b[4])
+	h := 8
+	if b[2] == 32 || b[2] == 33 {
+		h = 24
+	}
+	n := 5 + k*h/8
+	if len(b) < n {
+		return 0
+	}
+	per := h / 8
+	stride := (k + 7) / 8
+	bits := make([]byte, stride*h)
+	for x := range k {
+		for y := range h {
+			if b[5+x*per+y/8]&(0x80>>(y%8)) != 0 {
+				bits[y*stride+x/8] |= 0x80 >> (x % 8)
+			}
+		}
+	}
+	d.cur.Images = append(d.cur.Images, Image{Width: k, Height: h})
+	if last := len(d.cur.Items) - 1; d.band >= 0 && d.band == last && d.bandFed && d.lineLen == 0 {
+		if im := &d.cur.Items[last].Image; im.Width == k {
+			im.Bits = append(im.Bits, bits...)
+			im.Height += h
+			d.bandFed = false
+			return n
+		}
+	}
+	d.cur.Items = append(d.cur.Items, Item{Kind: KindImage, Image: Image{Width: k, Height: h, Stride: stride, Bits: bits, Align: d.align}})
+	d.band, d.bandFed = len(d.cur.Items)-1, false
+	return n
+}
+
+// bandDone reports whether the last item is a band of a bit image the
+// paper has not yet been fed past, and notes that it now is.
+func (d *Decoder) bandDone() bool {
+	if d.band < 0 || d.band != len(d.cur.Items)-1 || d.bandFed {
+		return false
+	}
+	d.bandFed = true
+	return true
 }
 
 // dle skips real-time commands: they were acted on when received.

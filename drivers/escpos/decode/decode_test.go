@@ -69,7 +69,7 @@ func TestSymbolsInOrder(t *testing.T) {
 			t.Fatalf("item %d is %v, want %v", i, items[i].Kind, k)
 		}
 	}
-	if q := items[1].QR; q != (QR{Data: "hi", Module: 5, Align: 1}) {
+	if q := items[1].QR; q != (QR{Data: "hi", Module: 5, Align: 1, Model: 2}) {
 		t.Errorf("qr %+v", q)
 	}
 	if b := items[2].Barcode; b.Sym != 73 || string(b.Payload) != "{BAB{{" || b.Text != "AB{" || b.Module != 2 || b.Height != 80 || b.HRI != 2 || b.Align != 1 {

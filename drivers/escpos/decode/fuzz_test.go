@@ -20,8 +20,8 @@ import (
 //   - the same input decodes to the same output;
 //   - rows, images and text are bounded by the input's size (at most one
 //     row per byte, plus ESC d feeds up to MaxFeedRows beyond that; at most
-//     8 bytes of text per byte, a tab's spaces; image dots no more than the
-//     bytes that carried them);
+//     8 bytes of text per byte, a tab's spaces; image dots at most 3 bytes
+//     for each byte that carried them, the padding of ESC * columns);
 //   - Lines and the text Items agree, every text is valid UTF-8, every
 //     style is a magnification from 1 to 8, and only cut tickets have a Cut.
 func FuzzDecode(f *testing.F) {
@@ -36,6 +36,9 @@ func FuzzDecode(f *testing.F) {
 		"\x1b*\x21\x02\x00\x01\x02\x03\x04\x05\x06\n\x10\x14\x01\x00\x05\x10\x04\x01",
 		"\x1b(A\x04\x000\x35\x03\x02\x1b\x7e\x01\x1bz\x1dk\x04123\x00",
 		"\x1d8L\x10\x00\x00\x00", "\x1b", "\x1d(k\xff\xff",
+		"\x1d(k\x06\x000P0abc\x1d(k\x03\x000Q0\x1d(k\x04\x001A1\x00\x1d(k\x05\x006P0dm\x1d(k\x03\x006Q0",
+		"\x1b*\x21\x01\x00\x80\x00\x01\n\x1b*\x21\x01\x00\xff\xff\xff\x1bJ\x00\x1b*\x00\x02\x00\xaa\x55\n",
+		"\x1bt\x01\xb1\xdf\xe0\x1bt\x2d\x80\x1bt\x13\xd5\x1c&\xa4\xa4\x93\xfa\x1c.\n",
 	} {
 		f.Add([]byte(s), false)
 	}
@@ -108,7 +111,9 @@ func FuzzDecode(f *testing.F) {
 		if maxItems := 2*n + decode.MaxFeedRows + 1; items > maxItems {
 			t.Fatalf("%d bytes decoded to %d items, over %d", n, items, maxItems)
 		}
-		if images > n/5 || imageBits > n {
+		// ESC * columns become raster rows padded to whole bytes: a 1-column
+		// 24-dot band of 8 bytes has 24 bytes of dots, so up to 3 per byte.
+		if images > n/5 || imageBits > 3*n {
 			t.Fatalf("%d bytes decoded to %d images with %d bytes of dots", n, images, imageBits)
 		}
 		if textBytes > 8*n {
@@ -116,6 +121,23 @@ func FuzzDecode(f *testing.F) {
 		}
 		if feedsDropped > 0 && !strings.Contains(string(stream), "\x1bd") {
 			t.Fatalf("%d feeds dropped from a stream without ESC d", feedsDropped)
+		}
+
+		// The other double-byte sets: every byte accounted for, text UTF-8.
+		for _, db := range []decode.DoubleByte{decode.Big5, decode.ShiftJIS} {
+			tk, p, inc := decode.DecodeWith(stream, decode.Options{PowerOnCJK: cjk, DoubleByte: db})
+			var raw []byte
+			for _, x := range append(tk, p) {
+				raw = append(raw, x.Raw...)
+				for _, l := range x.Lines {
+					if !utf8.ValidString(l) {
+						t.Fatalf("%v: line %q is not UTF-8", db, l)
+					}
+				}
+			}
+			if !bytes.Equal(raw, stream) || inc < 0 || inc > len(stream) {
+				t.Fatalf("%v: the tickets' Raw bytes are not the input (incomplete %d)", db, inc)
+			}
 		}
 
 		t2, p2, i2 := decode.Decode(stream, cjk)
