@@ -90,10 +90,12 @@ func AppendPrinter(path, name, url string, want []byte) (*Config, error) {
 // (and a blank line), so the page can show a manager exactly what the
 // file will gain.
 func PrinterBlock(name, url string) string {
-	return fmt.Sprintf("# added from the manager page\n[[printers]]\nname = %s\nurl = %s\n", quote(name), quote(url))
+	return fmt.Sprintf("# added from the manager page\n[[printers]]\nname = %s\nurl = %s\n", Quote(name), Quote(url))
 }
 
-func quote(s string) string {
+// Quote writes s as a TOML basic string, escaping quotes, backslashes and
+// control characters, for the config lines printgate writes or shows.
+func Quote(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
 	for _, r := range s {

@@ -8,9 +8,9 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 	"sync"
 
+	"printgate/agent/config"
 	"printgate/drivers"
 )
 
@@ -30,24 +30,9 @@ func configBlock(name string, f drivers.Found) string {
 	return fmt.Sprintf("[[printers]]\nname = %s\nurl = %s\n", tomlString(name), tomlString(f.URL))
 }
 
-// tomlString quotes s as a TOML basic string.
-func tomlString(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, "\\u%04X", r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
+// tomlString quotes s as a TOML basic string, as the config package
+// writes it.
+func tomlString(s string) string { return config.Quote(s) }
 
 // foundViews names discovered printers printer-1, printer-2... after the
 // names already configured, so every block can be pasted as it is.
