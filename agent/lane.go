@@ -838,11 +838,13 @@ func (l *lane) recordPrinted(e *entry, conf spool.Confirmation, r spool.MoveResu
 	}
 	from := e.task.State
 	e.task = lite(r.Task)
-	l.logMove(r.Task, from, spool.StatePrinted, spool.Change{Confirmation: conf})
-	l.forget(e)
+	// Before logMove tells the observers (the page re-reads the printer's
+	// details on that notice): the last ticket must already be this one.
 	l.infoMu.Lock()
 	l.lastTask, l.lastAt = r.Task.TaskNo, r.Task.UpdatedAt
 	l.infoMu.Unlock()
+	l.logMove(r.Task, from, spool.StatePrinted, spool.Change{Confirmation: conf})
+	l.forget(e)
 	l.a.m.ObservePrinted(l.name, string(conf), e.task.UpdatedAt.Sub(e.task.AcceptedAt))
 	l.a.m.IncAttempt(l.name, "printed")
 }

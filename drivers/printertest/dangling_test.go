@@ -45,11 +45,16 @@ func TestCutOffCommandTakesNextConnectionsBytes(t *testing.T) {
 
 	for _, resync := range []bool{false, true} {
 		p, c := start(t, Options{})
+		ctx := ctxT(t)
+		// The printer must hold the first connection before the wait for
+		// none below means it was dropped, not that it was never seen.
+		if err := p.WaitConnections(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
 		if err := p.FaultAfter(FaultDrop, cutAt); err != nil {
 			t.Fatal(err)
 		}
 		c.Write(raster) // may fail: the printer drops the connection
-		ctx := ctxT(t)
 		if err := p.WaitConnections(ctx, 0); err != nil {
 			t.Fatal(err)
 		}
