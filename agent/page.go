@@ -424,7 +424,7 @@ func previewHTML(t *spool.Task, p escpos.Profile) (template.HTML, error) {
 		stream = append(banner, t.Payload...)
 	}
 	caption := fmt.Sprintf(`<p class="paper-caption">raw ESC/POS payload, %d bytes</p>`, len(t.Payload))
-	return template.HTML(caption) + escpos.PreviewStreamHTML(stream, p.CJK()), nil
+	return template.HTML(caption) + escpos.PreviewStreamHTML(stream, p.DecodeOptions()), nil
 }
 
 // maxSubscribers bounds the live views open at once; one more gets a

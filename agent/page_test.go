@@ -401,7 +401,8 @@ func TestTail(t *testing.T) {
 // TestPreview ensures a document previews with the banners its printer
 // path prints and its text escaped, and a raw payload as a bounded dump.
 func TestPreview(t *testing.T) {
-	h := newHarness(t, []printerSpec{{name: "k", model: printertest.ModelEpson, extra: `profile = "epson-58"`}, {name: "b", model: printertest.ModelEpson}}, "")
+	h := newHarness(t, []printerSpec{{name: "k", model: printertest.ModelEpson, extra: `profile = "epson-58"`}, {name: "b", model: printertest.ModelEpson},
+		{name: "x", model: printertest.ModelClone, extra: `profile = "xprinter-80"`}}, "")
 	doc := &spool.Task{TaskNo: "P_v1", Printer: "k", Target: "b", PossibleDuplicate: true,
 		Document: []byte(`{"lines":[{"text":"<b>FRIED RICE</b> & tea"}]}`)}
 	out, err := h.a.Preview(doc)
@@ -432,6 +433,15 @@ func TestPreview(t *testing.T) {
 	}
 	if strings.Contains(s, "<x>") {
 		t.Errorf("raw preview lets the payload through as HTML:\n%s", s)
+	}
+	// A raw payload previews with its printer's ESC t numbering: ESC t 7
+	// 0x80 is the euro sign on an Xprinter, Ç (PC437) on an Epson.
+	euro := []byte("\x1c.\x1bt\x07\x803.80\n") // FS . leaves the Xprinter's Chinese mode
+	for _, c := range []struct{ printer, want string }{{"x", "€3.80"}, {"k", "Ç3.80"}} {
+		out, err := h.a.Preview(&spool.Task{TaskNo: "E_" + c.printer, Printer: c.printer, Payload: euro})
+		if err != nil || !strings.Contains(string(out), c.want) {
+			t.Errorf("raw preview on %s: %v, want %q in\n%s", c.printer, err, c.want, out)
+		}
 	}
 	if _, err := h.a.Preview(&spool.Task{TaskNo: "G_v1", Printer: "gone"}); !errors.Is(err, localapi.ErrUnknownPrinter) {
 		t.Errorf("preview for an unconfigured printer: %v", err)

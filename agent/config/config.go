@@ -168,7 +168,8 @@ type Printer struct {
 	// ProfileName is the built-in profile the printer is based on.
 	ProfileName string
 	// Profile is that built-in profile with the entry's inline overrides
-	// (dots, columns, columns_b, encoding, code_page, beep, cutter, ack)
+	// (dots, columns, columns_b, encoding, code_page, code_tables, beep,
+	// cutter, ack)
 	// applied.
 	Profile escpos.Profile
 	// Backup names the printer that takes over this one's tasks on
@@ -788,6 +789,11 @@ func overrides(t *table) (o escpos.ProfileOverrides, ok bool) {
 	} else if _, wrote := t.m["encoding"]; wrote {
 		ok = false
 	}
+	if s, good := t.str("code_tables"); good {
+		o.CodeTables = &s
+	} else if _, wrote := t.m["code_tables"]; wrote {
+		ok = false
+	}
 	enums := []struct {
 		key string
 		dst interface{ UnmarshalText([]byte) error }
@@ -825,7 +831,7 @@ func overrides(t *table) (o escpos.ProfileOverrides, ok bool) {
 // override key it is about; columns_b comes before columns for that reason.
 var overrideMsgKeys = []struct{ prefix, key string }{
 	{"dots", "dots"}, {"columns_b", "columns_b"}, {"columns", "columns"},
-	{"code page", "code_page"}, {"unknown encoding", "encoding"},
+	{"code page", "code_page"}, {"unknown encoding", "encoding"}, {"unknown code tables", "code_tables"},
 }
 
 // overrideErrors reports each problem Profile.With found, at the line

@@ -320,6 +320,8 @@ func TestConfigErrors(t *testing.T) {
 			[]wantErr{{mark: "a", words: []string{"name in [[printers]] #1", "text", "whole number"}}}},
 		{"override as text", okTop + "[[printers]]\nname = \"p\"\nurl = \"tcp://h\"\ndots = \"576\" #!a\n",
 			[]wantErr{{mark: "a", words: []string{`dots in [[printers]] "p"`, "whole number", "not text"}}}},
+		{"unknown code tables", okTop + "[[printers]]\nname = \"p\"\nurl = \"tcp://h\"\ncode_tables = \"star\" #!a\n",
+			[]wantErr{{mark: "a", words: []string{`unknown code tables "star"`, `"epson"`, `"xprinter"`}}}},
 		{"printers not tables", okTop + "printers = \"kitchen\" #!a\n",
 			[]wantErr{{mark: "a", words: []string{"printers", "[[printers]] tables"}}}},
 		{"single brackets", okTop + "[printers] #!a\nname = \"p\"\nurl = \"tcp://h\"\n",

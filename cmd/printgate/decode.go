@@ -35,14 +35,16 @@ const maxDecodeBytes = 16 << 20
 // shown in hex: enough to recognise the command, not a dump.
 const decodeUnknownBytes = 16
 
-const decodeUsage = `usage: printgate decode [--html] [--cjk] FILE|-
-       printgate decode [--html] [--cjk] [--config FILE] --task TASK_NO
+const decodeUsage = `usage: printgate decode [--html] [--cjk] [--tables epson|xprinter] FILE|-
+       printgate decode [--html] [--cjk] [--tables NAME] [--config FILE] --task TASK_NO
 
 Shows what a raw ESC/POS stream prints, as the printer would read it: each
 ticket drawn as text (or, with --html, the manager page's paper preview as a
 standalone HTML page on stdout), what is left uncut, the commands the
 decoder did not understand with their offsets, and whether the stream ends
-in the middle of a command. "-" reads stdin. --task fetches the payload a
+in the middle of a command. "-" reads stdin. --tables is the printer
+maker's numbering of ESC t code tables (ESC t 7 is Greek on an Xprinter,
+nothing on an Epson). --task fetches the payload a
 POS sent for that task from the running agent's local API (listen, tls and
 api_token of the config).`
 
@@ -62,6 +64,7 @@ func decodeCmd(ctx context.Context, env decodeEnv, args []string, stdout, stderr
 	fs.SetOutput(stderr)
 	asHTML := fs.Bool("html", false, "write a standalone HTML page with the paper preview instead of text")
 	cjk := fs.Bool("cjk", false, "decode as a Chinese printer does at power-on (GB18030 text); with --task the default is the task's printer profile")
+	tables := fs.String("tables", string(decode.TablesEpson), "the printer maker's ESC t numbering, `epson` or xprinter; with --task the default is the task's printer profile")
 	configPath := fs.String("config", config.DefaultConfigPath(), "with --task: the agent's config `file` (where its API listens, its api_token)")
 	taskNo := fs.String("task", "", "decode the payload of task `TASK_NO`, fetched from the running agent")
 	fs.Usage = func() {
@@ -95,6 +98,9 @@ func decodeCmd(ctx context.Context, env decodeEnv, args []string, stdout, stderr
 		fmt.Fprintf(stderr, "printgate decode: want exactly one FILE (or - for stdin, or --task TASK_NO), got %d\n", len(pos))
 		fs.Usage()
 		return 2
+	case !decode.KnownCodeTables(decode.CodeTables(*tables)):
+		fmt.Fprintf(stderr, "printgate decode: --tables %q: want %q or %q\n", *tables, decode.TablesEpson, decode.TablesXprinter)
+		return 2
 	case *taskNo == "" && set["config"]:
 		fmt.Fprintln(stderr, "printgate decode: --config is for --task; a FILE needs no agent")
 		return 2
@@ -107,10 +113,13 @@ func decodeCmd(ctx context.Context, env decodeEnv, args []string, stdout, stderr
 	)
 	if *taskNo != "" {
 		name = "task " + *taskNo
-		var printerCJK bool
-		stream, printerCJK, err = fetchPayload(ctx, *configPath, *taskNo)
+		var printer decode.Options
+		stream, printer, err = fetchPayload(ctx, *configPath, *taskNo)
 		if !set["cjk"] {
-			*cjk = printerCJK
+			*cjk = printer.PowerOnCJK
+		}
+		if !set["tables"] && printer.CodeTables != "" {
+			*tables = string(printer.CodeTables)
 		}
 	} else {
 		name = pos[0]
@@ -121,11 +130,12 @@ func decodeCmd(ctx context.Context, env decodeEnv, args []string, stdout, stderr
 		return 1
 	}
 
+	o := decode.Options{PowerOnCJK: *cjk, CodeTables: decode.CodeTables(*tables)}
 	var out strings.Builder
 	if *asHTML {
-		writeDecodeHTML(&out, name, stream, *cjk)
+		writeDecodeHTML(&out, name, stream, o)
 	} else {
-		writeDecodeText(&out, stream, *cjk)
+		writeDecodeText(&out, stream, o)
 	}
 	if _, err := io.WriteString(stdout, out.String()); err != nil {
 		fmt.Fprintf(stderr, "printgate decode: write stdout: %v\n", err)
@@ -164,34 +174,35 @@ func readStream(path string, stdin io.Reader) ([]byte, error) {
 }
 
 // fetchPayload asks the agent of the config at configPath for taskNo's raw
-// payload (GET /api/v1/tasks/{task_no}/payload), and whether the task's
-// printer prints GB18030 (its profile is CJK).
-func fetchPayload(ctx context.Context, configPath, taskNo string) ([]byte, bool, error) {
+// payload (GET /api/v1/tasks/{task_no}/payload), and how the task's
+// printer reads a stream (its profile's power-on mode and ESC t numbering).
+func fetchPayload(ctx context.Context, configPath, taskNo string) ([]byte, decode.Options, error) {
+	var none decode.Options
 	cfg, err := config.Load(configPath)
 	if err != nil {
-		return nil, false, err
+		return nil, none, err
 	}
 	c, err := newAPIClient(cfg, 30*time.Second)
 	if err != nil {
-		return nil, false, err
+		return nil, none, err
 	}
 	t, err := c.task(ctx, url.PathEscape(taskNo))
 	if err != nil {
-		return nil, false, fmt.Errorf("task %s: %w", taskNo, err)
+		return nil, none, fmt.Errorf("task %s: %w", taskNo, err)
 	}
-	cjk := false
+	var printer decode.Options
 	if p, ok := cfg.Printer(t.Printer); ok {
-		cjk = p.Profile.CJK()
+		printer = p.Profile.DecodeOptions()
 	}
 	path := "/api/v1/tasks/" + url.PathEscape(taskNo) + "/payload"
 	resp, err := c.open(ctx, http.MethodGet, path, nil)
 	if err != nil {
-		return nil, false, err
+		return nil, none, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDecodeBytes+1))
 	if err != nil {
-		return nil, false, fmt.Errorf("read the payload of task %s: %w", taskNo, err)
+		return nil, none, fmt.Errorf("read the payload of task %s: %w", taskNo, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		var eb struct {
@@ -200,24 +211,24 @@ func fetchPayload(ctx context.Context, configPath, taskNo string) ([]byte, bool,
 		_ = json.Unmarshal(body, &eb)
 		switch eb.Error.Code {
 		case localapi.CodeNoPayload:
-			return nil, false, fmt.Errorf("task %s was submitted as a ticket document, not raw ESC/POS bytes; `printgate render DOC.json --profile NAME --preview` previews documents", taskNo)
+			return nil, none, fmt.Errorf("task %s was submitted as a ticket document, not raw ESC/POS bytes; `printgate render DOC.json --profile NAME --preview` previews documents", taskNo)
 		case "":
 			if resp.StatusCode == http.StatusNotFound {
-				return nil, false, fmt.Errorf("the agent at %s has no payload route (GET %s answered 404): it is older than this printgate", c.base, path)
+				return nil, none, fmt.Errorf("the agent at %s has no payload route (GET %s answered 404): it is older than this printgate", c.base, path)
 			}
 		}
-		return nil, false, fmt.Errorf("task %s: %w", taskNo, &apiError{Status: resp.StatusCode, Code: eb.Error.Code, Message: eb.Error.Message})
+		return nil, none, fmt.Errorf("task %s: %w", taskNo, &apiError{Status: resp.StatusCode, Code: eb.Error.Code, Message: eb.Error.Message})
 	}
 	if len(body) > maxDecodeBytes {
-		return nil, false, fmt.Errorf("the payload of task %s is over %d MiB", taskNo, maxDecodeBytes>>20)
+		return nil, none, fmt.Errorf("the payload of task %s is over %d MiB", taskNo, maxDecodeBytes>>20)
 	}
-	return body, cjk, nil
+	return body, printer, nil
 }
 
 // writeDecodeText draws each cut ticket as the emulator draws it, then the
 // part left uncut, then what the decoder did not understand.
-func writeDecodeText(w *strings.Builder, stream []byte, cjk bool) {
-	tickets, pending, incomplete := decode.Decode(stream, cjk)
+func writeDecodeText(w *strings.Builder, stream []byte, o decode.Options) {
+	tickets, pending, incomplete := decode.DecodeWith(stream, o)
 	fmt.Fprintf(w, "%d bytes, %d ticket(s) cut\n", len(stream), len(tickets))
 	for i, t := range tickets {
 		printertest.Render(w, "ticket", emulatorTicket(t, i+1))
@@ -305,9 +316,9 @@ func emulatorTicket(t decode.Ticket, seq int) printertest.Ticket {
 // writeDecodeHTML writes a standalone page: the manager page's paper
 // preview of the stream with its stylesheet, then the text report's list
 // of what was not understood.
-func writeDecodeHTML(w *strings.Builder, name string, stream []byte, cjk bool) {
+func writeDecodeHTML(w *strings.Builder, name string, stream []byte, o decode.Options) {
 	var report strings.Builder
-	writeDecodeText(&report, stream, cjk)
+	writeDecodeText(&report, stream, o)
 	notes := report.String()
 	if i := strings.Index(notes, "\nnot understood:\n"); i >= 0 {
 		notes = notes[i+1:]
@@ -330,5 +341,5 @@ pre.decode-notes { background: #fff; padding: .75rem; overflow-x: auto; }
 <pre class="decode-notes">%s</pre>
 </body>
 </html>
-`, html.EscapeString(name), escpos.PaperCSS, html.EscapeString(name), escpos.PreviewStreamHTML(stream, cjk), html.EscapeString(notes))
+`, html.EscapeString(name), escpos.PaperCSS, html.EscapeString(name), escpos.PreviewStreamHTML(stream, o), html.EscapeString(notes))
 }

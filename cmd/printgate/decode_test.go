@@ -222,6 +222,25 @@ func (b *payloadBackend) Health() localapi.Health          { return localapi.Hea
 // TestDecodeTask ensures --task fetches a raw task's payload through the
 // API with the config's token and decodes it; a document task points to
 // render, an unknown task and a wrong token are runtime errors.
+// TestDecodeTables reads one stream with each maker's ESC t numbering:
+// ESC t 7 is Windows-1253 on an Xprinter (0x80 the euro sign) and
+// undefined on an Epson (PC437, 0x80 Ç); a numbering nobody has is refused.
+func TestDecodeTables(t *testing.T) {
+	f := writeTemp(t, []byte("\x1b@\x1bt\x07\x803.80\n"))
+	code, out, errs := runDecodeCmd(nil, "--tables", "xprinter", f)
+	if code != 0 || !strings.Contains(out, "€3.80") {
+		t.Errorf("--tables xprinter: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = runDecodeCmd(nil, f)
+	if code != 0 || !strings.Contains(out, "Ç3.80") {
+		t.Errorf("default (epson) numbering: exit %d\n%s%s", code, out, errs)
+	}
+	code, _, errs = runDecodeCmd(nil, "--tables", "star", f)
+	if code != 2 || !strings.Contains(errs, `--tables "star"`) {
+		t.Errorf("--tables star: exit %d %q", code, errs)
+	}
+}
+
 func TestDecodeTask(t *testing.T) {
 	stream := renderedTicket(t)
 	gb, err := simplifiedchinese.GB18030.NewEncoder().String("桌 12 堂食")
@@ -229,7 +248,11 @@ func TestDecodeTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	cjk := []byte("\x1b@" + gb + "\n\x1dV\x00")
+	// ESC t 7 is Windows-1253 on an Xprinter, whose 0x80 is the euro sign
+	// (after FS . leaves its power-on Chinese mode).
+	greekEuro := []byte("\x1b@\x1c.\x1bt\x07\x803.80\n\x1dV\x00")
 	b := &payloadBackend{tasks: map[string]*spool.Task{
+		"EUR_v1": {TaskNo: "EUR_v1", Printer: "c", State: spool.StatePrinted, Payload: greekEuro},
 		"RAW_v1": {TaskNo: "RAW_v1", Printer: "k", State: spool.StatePrinted, Payload: stream},
 		"DOC_v1": {TaskNo: "DOC_v1", Printer: "k", State: spool.StatePrinted, Document: []byte(`{"lines":[{"text":"hi"}]}`)},
 		"CJK_v1": {TaskNo: "CJK_v1", Printer: "c", State: spool.StatePrinted, Payload: cjk},
@@ -264,6 +287,15 @@ func TestDecodeTask(t *testing.T) {
 	code, out, _ = runDecodeCmd(nil, "--config", config, "--cjk=false", "--task", "CJK_v1")
 	if code != 0 || strings.Contains(out, "桌") {
 		t.Errorf("--cjk=false still decodes GB18030:\n%s", out)
+	}
+	// ... and reads ESC t with its maker's numbering.
+	code, out, errs = runDecodeCmd(nil, "--config", config, "--task", "EUR_v1")
+	if code != 0 || !strings.Contains(out, "€3.80") {
+		t.Errorf("task of an Xprinter: ESC t 7 not read as Windows-1253: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = runDecodeCmd(nil, "--config", config, "--tables", "epson", "--task", "EUR_v1")
+	if code != 0 || strings.Contains(out, "€") {
+		t.Errorf("--tables epson still reads ESC t 7 as Windows-1253:\n%s", out)
 	}
 	code, out, errs = runDecodeCmd(nil, "--config", config, "--task", "DOC_v1")
 	if code != 1 || out != "" || !strings.Contains(errs, "ticket document") || !strings.Contains(errs, "printgate render") {

@@ -117,8 +117,9 @@ func sameStyle(a, b paper.Span) bool {
 
 // PreviewStreamHTML draws a raw ESC/POS payload (a task submitted with
 // payload instead of a document) as PreviewHTML draws a document, with the
-// same classes: it decodes the stream as a printer would (package decode;
-// powerOnCJK is a Chinese printer's GB18030 default) and draws every ticket
+// same classes: it decodes the stream as the printer o describes would
+// (package decode; Profile.DecodeOptions gives o for a configured printer)
+// and draws every ticket
 // with its cut, then what is left uncut. The paper's width is guessed from
 // the stream (a stream does not say which paper it was made for): 32
 // columns and 384 dots when every row and image fits 58 mm paper, else 48
@@ -127,8 +128,8 @@ func sameStyle(a, b paper.Span) bool {
 // symbols as markers "[PDF417: data]"; images with their dots. Commands the decoder does not know,
 // a command cut off at the end, and blank feed rows past the decoder's
 // bound are counted in notes.
-func PreviewStreamHTML(stream []byte, powerOnCJK bool) template.HTML {
-	tickets, pending, incomplete := decode.Decode(stream, powerOnCJK)
+func PreviewStreamHTML(stream []byte, o decode.Options) template.HTML {
+	tickets, pending, incomplete := decode.DecodeWith(stream, o)
 	if len(pending.Items) > 0 || len(pending.Unknown) > 0 || len(tickets) == 0 {
 		tickets = append(tickets, pending)
 	}

@@ -14,6 +14,7 @@ import (
 
 	qrcode "github.com/skip2/go-qrcode"
 
+	"printgate/drivers/escpos/decode"
 	"printgate/drivers/escpos/paper"
 )
 
@@ -428,7 +429,7 @@ func TestPreviewStreamHTMLMatchesDocument(t *testing.T) {
 			o := RenderOptions{PossibleDuplicate: true}
 			fromDoc := mustPreviewHTML(t, doc, p, o)
 			stream := mustRender(t, doc, p, o)
-			fromStream := string(PreviewStreamHTML(stream, false))
+			fromStream := string(PreviewStreamHTML(stream, decode.Options{}))
 
 			if a, b := paperR.FindStringSubmatch(fromDoc), paperR.FindStringSubmatch(fromStream); a == nil || b == nil || a[1] != b[1] {
 				t.Errorf("%s on %s: paper %v from the document, %v from the stream", name, prof, a, b)
@@ -505,7 +506,7 @@ func TestPreviewHTMLBounded(t *testing.T) {
 // counted, and what was decoded is still shown.
 func TestPreviewStreamHTMLNotUnderstood(t *testing.T) {
 	stream := []byte("hello\n\x1b\x7f\x01world\n\x1dv0\x00\x02\x00\x05")
-	out := string(PreviewStreamHTML(stream, false))
+	out := string(PreviewStreamHTML(stream, decode.Options{}))
 	rows := htmlRows(out)
 	if len(rows) != 2 || rows[0].text != "hello" || rows[1].text != "world" {
 		t.Errorf("rows %+v", rows)
@@ -513,7 +514,7 @@ func TestPreviewStreamHTMLNotUnderstood(t *testing.T) {
 	if !strings.Contains(out, "3 bytes not understood; the stream ends in the middle of a command (7 bytes).") {
 		t.Errorf("no note: %s", out)
 	}
-	if out := string(PreviewStreamHTML([]byte("\x1dV"), false)); !strings.Contains(out, "2 bytes not understood") {
+	if out := string(PreviewStreamHTML([]byte("\x1dV"), decode.Options{})); !strings.Contains(out, "2 bytes not understood") {
 		t.Errorf("truncated cut: %s", out)
 	}
 }
@@ -530,7 +531,7 @@ func FuzzPreviewStreamHTML(f *testing.F) {
 	f.Add([]byte{0x1D, 0x76, 0x30, 0, 1, 0, 2, 0, 0xF0, 0x0F, 0x1D, 0x6B, 0x02, '1', '2', 0}, false)
 	f.Add([]byte("\x1d(k\x05\x001P0ab\x1d(k\x03\x001Q0\x1d(L\x0c\x000p0\x01\x011\x08\x00\x02\x00\xff\x00"), false)
 	f.Fuzz(func(t *testing.T, stream []byte, cjk bool) {
-		out := string(PreviewStreamHTML(stream, cjk))
+		out := string(PreviewStreamHTML(stream, decode.Options{PowerOnCJK: cjk}))
 		if !strings.HasPrefix(out, `<div class="paper `) || !strings.HasSuffix(out, "</div>\n") {
 			t.Fatalf("not a paper fragment: %.100q", out)
 		}
@@ -545,7 +546,7 @@ func FuzzPreviewStreamHTML(f *testing.F) {
 // bounded and says how many blank rows it left out.
 func TestPreviewStreamFeedsBounded(t *testing.T) {
 	stream := bytes.Repeat([]byte{0x1b, 'd', 255}, 2000) // 510,000 blank rows asked for
-	out := string(PreviewStreamHTML(append(stream, "END\n"...), false))
+	out := string(PreviewStreamHTML(append(stream, "END\n"...), decode.Options{}))
 	if !strings.Contains(out, "blank feed rows not drawn") || len(out) > 1<<20 {
 		t.Errorf("preview of huge feeds lacks the note or the text (%d bytes):\n%.300s", len(out), out)
 	}

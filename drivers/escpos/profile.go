@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"printgate/drivers/escpos/decode"
+
 	"golang.org/x/text/encoding/charmap"
 )
 
@@ -31,6 +33,10 @@ type Profile struct {
 	// no ESC t (GB18030 profiles, which need none). Numbering differs between
 	// makers, which is why it is a field and not derived from Encoding.
 	CodePage int
+	// CodeTables is the maker's ESC t numbering the printer reads: what
+	// a POS's own ESC t n selects, for the previews and `printgate decode`
+	// of raw payloads. Empty means Epson's.
+	CodeTables decode.CodeTables
 	// Beep is how to sound the buzzer.
 	Beep BeepDialect
 	// Cutter is what the autocutter can do.
@@ -160,23 +166,30 @@ var singleByte = map[string]*charmap.Charmap{
 // CJK reports whether the profile prints GB18030 text in Chinese mode.
 func (p Profile) CJK() bool { return p.Encoding == EncodingGB18030 }
 
+// DecodeOptions describes the printer to the stream decoder: its power-on
+// double-byte mode and its ESC t numbering, so a raw payload previews as
+// this printer prints it.
+func (p Profile) DecodeOptions() decode.Options {
+	return decode.Options{PowerOnCJK: p.CJK(), CodeTables: p.CodeTables}
+}
+
 var builtinProfiles = map[string]Profile{
 	// Epson TM-T20/T82/T88 class on 80 mm paper.
-	"epson-80": {Name: "epson-80", Dots: 576, Columns: 48, ColumnsB: 64, Encoding: "WPC1252", CodePage: 16,
+	"epson-80": {Name: "epson-80", CodeTables: decode.TablesEpson, Dots: 576, Columns: 48, ColumnsB: 64, Encoding: "WPC1252", CodePage: 16,
 		Beep: BeepEpson, Cutter: CutterFull, Ack: AckProcessID},
 	// The same printers set to 58 mm paper.
-	"epson-58": {Name: "epson-58", Dots: 384, Columns: 32, ColumnsB: 42, Encoding: "WPC1252", CodePage: 16,
+	"epson-58": {Name: "epson-58", CodeTables: decode.TablesEpson, Dots: 384, Columns: 32, ColumnsB: 42, Encoding: "WPC1252", CodePage: 16,
 		Beep: BeepEpson, Cutter: CutterFull, Ack: AckProcessID},
 	// Xprinter XP-80 class: Chinese firmware, GB18030, clone buzzer.
-	"xprinter-80": {Name: "xprinter-80", Dots: 576, Columns: 48, ColumnsB: 64, Encoding: EncodingGB18030, CodePage: -1,
+	"xprinter-80": {Name: "xprinter-80", CodeTables: decode.TablesXprinter, Dots: 576, Columns: 48, ColumnsB: 64, Encoding: EncodingGB18030, CodePage: -1,
 		Beep: BeepClone, Cutter: CutterFull, Ack: AckTransmit},
 	// Xprinter XP-58 class: usually no autocutter, answers DLE EOT only.
-	"xprinter-58": {Name: "xprinter-58", Dots: 384, Columns: 32, ColumnsB: 42, Encoding: EncodingGB18030, CodePage: -1,
+	"xprinter-58": {Name: "xprinter-58", CodeTables: decode.TablesXprinter, Dots: 384, Columns: 32, ColumnsB: 42, Encoding: EncodingGB18030, CodePage: -1,
 		Beep: BeepClone, Cutter: CutterNone, Ack: AckRealTime},
 	// Any 80 mm printer reached one way (parallel, Windows spooler, unknown
 	// clone): PC437 is the one table every ESC/POS printer has at 0, and a
 	// partial cut is the one every cutter makes.
-	"oneway-80": {Name: "oneway-80", Dots: 576, Columns: 48, ColumnsB: 64, Encoding: "PC437", CodePage: 0,
+	"oneway-80": {Name: "oneway-80", CodeTables: decode.TablesEpson, Dots: 576, Columns: 48, ColumnsB: 64, Encoding: "PC437", CodePage: 0,
 		Beep: BeepNone, Cutter: CutterPartialOnly, Ack: AckNone},
 }
 
@@ -203,14 +216,16 @@ func LookupProfile(name string) (Profile, error) {
 // config gives them inline. Nil fields keep the profile's value. The enum
 // fields decode from their text spelling (e.g. beep = "clone").
 type ProfileOverrides struct {
-	Dots     *int         `toml:"dots" json:"dots,omitempty"`
-	Columns  *int         `toml:"columns" json:"columns,omitempty"`
-	ColumnsB *int         `toml:"columns_b" json:"columns_b,omitempty"`
-	Encoding *string      `toml:"encoding" json:"encoding,omitempty"`
-	CodePage *int         `toml:"code_page" json:"code_page,omitempty"`
-	Beep     *BeepDialect `toml:"beep" json:"beep,omitempty"`
-	Cutter   *Cutter      `toml:"cutter" json:"cutter,omitempty"`
-	Ack      *AckMode     `toml:"ack" json:"ack,omitempty"`
+	Dots     *int    `toml:"dots" json:"dots,omitempty"`
+	Columns  *int    `toml:"columns" json:"columns,omitempty"`
+	ColumnsB *int    `toml:"columns_b" json:"columns_b,omitempty"`
+	Encoding *string `toml:"encoding" json:"encoding,omitempty"`
+	CodePage *int    `toml:"code_page" json:"code_page,omitempty"`
+	// CodeTables is the ESC t numbering: "epson" or "xprinter".
+	CodeTables *string      `toml:"code_tables" json:"code_tables,omitempty"`
+	Beep       *BeepDialect `toml:"beep" json:"beep,omitempty"`
+	Cutter     *Cutter      `toml:"cutter" json:"cutter,omitempty"`
+	Ack        *AckMode     `toml:"ack" json:"ack,omitempty"`
 }
 
 // With returns p with the non-nil overrides applied, or an error if the
@@ -233,6 +248,9 @@ func (p Profile) With(o ProfileOverrides) (Profile, error) {
 	}
 	if o.CodePage != nil {
 		p.CodePage = *o.CodePage
+	}
+	if o.CodeTables != nil {
+		p.CodeTables = decode.CodeTables(*o.CodeTables)
 	}
 	if o.Beep != nil {
 		p.Beep = *o.Beep
@@ -271,6 +289,9 @@ func (p Profile) Validate() error {
 	}
 	if p.CodePage < -1 || p.CodePage > 255 {
 		errs = append(errs, fmt.Errorf("code page %d out of range 0..255 (or -1 for none)", p.CodePage))
+	}
+	if !decode.KnownCodeTables(p.CodeTables) {
+		errs = append(errs, fmt.Errorf("unknown code tables %q (want %q or %q)", p.CodeTables, decode.TablesEpson, decode.TablesXprinter))
 	}
 	if p.Beep < BeepNone || p.Beep > BeepClone {
 		errs = append(errs, fmt.Errorf("unknown beep dialect %d", p.Beep))

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"printgate/drivers/escpos/decode"
 )
 
 // TestBuiltinProfiles ensures the built-ins are valid and carry the paper
@@ -70,6 +72,21 @@ func TestProfileWith(t *testing.T) {
 	bad := "KOI8"
 	if _, err := base.With(ProfileOverrides{Encoding: &bad}); err == nil || !strings.Contains(err.Error(), `unknown encoding "KOI8"`) {
 		t.Errorf("bad encoding: %v", err)
+	}
+	// The ESC t numbering follows the maker, and may be overridden.
+	if x := mustProfile(t, "xprinter-80"); x.CodeTables != decode.TablesXprinter || x.DecodeOptions() != (decode.Options{PowerOnCJK: true, CodeTables: decode.TablesXprinter}) {
+		t.Errorf("xprinter-80 decodes with %+v", x.DecodeOptions())
+	}
+	if base.DecodeOptions() != (decode.Options{CodeTables: decode.TablesEpson}) {
+		t.Errorf("epson-80 decodes with %+v", base.DecodeOptions())
+	}
+	xp := "xprinter"
+	if p, err := base.With(ProfileOverrides{CodeTables: &xp}); err != nil || p.CodeTables != decode.TablesXprinter {
+		t.Errorf("code_tables override: %+v, %v", p, err)
+	}
+	star := "star"
+	if _, err := base.With(ProfileOverrides{CodeTables: &star}); err == nil || !strings.Contains(err.Error(), `unknown code tables "star"`) {
+		t.Errorf("bad code tables: %v", err)
 	}
 	zero := 0
 	if _, err := base.With(ProfileOverrides{Columns: &zero}); err == nil || !strings.Contains(err.Error(), "columns 0 out of range") {

@@ -38,8 +38,8 @@ type parser struct {
 	now      func() time.Time
 }
 
-func newParser(powerOnCJK bool) *parser {
-	p := &parser{d: decode.New(powerOnCJK)}
+func newParser(o decode.Options) *parser {
+	p := &parser{d: decode.NewWith(o)}
 	p.d.OnQuery = func(q decode.Query) {
 		if p.onQuery != nil {
 			p.onQuery(inOrderQuery{cmd: q.Cmd, n: q.N, id: q.ID})
@@ -118,7 +118,13 @@ func fromDecoded(d decode.Ticket) Ticket {
 // it: the tickets that were cut, and what is left on the unfinished one.
 // Tests of the encoder use it to read back what they produced.
 func Parse(stream []byte, powerOnCJK bool) (tickets []Ticket, pending Ticket) {
-	p := newParser(powerOnCJK)
+	return ParseWith(stream, decode.Options{PowerOnCJK: powerOnCJK})
+}
+
+// ParseWith is Parse for a printer described by o: its power-on mode, its
+// double-byte encoding and its maker's ESC t numbering.
+func ParseWith(stream []byte, o decode.Options) (tickets []Ticket, pending Ticket) {
+	p := newParser(o)
 	p.onTicket = func(t Ticket) { tickets = append(tickets, t) }
 	p.feed(stream)
 	p.run(func() bool { return true })

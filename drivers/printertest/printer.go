@@ -8,6 +8,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"printgate/drivers/escpos/decode"
 )
 
 // Model chooses which queries the emulated printer answers.
@@ -48,6 +50,9 @@ type Options struct {
 	// PowerOnCJK starts in GB18030 double-byte mode after power-on and ESC @,
 	// as Chinese clones do (FS . leaves it, FS & enters it).
 	PowerOnCJK bool
+	// CodeTables is the maker's ESC t numbering the printer reads text
+	// with; default Epson's.
+	CodeTables decode.CodeTables
 	// XonXoff puts an XON byte before every answer, as a serial printer with
 	// software flow control does, to test the filtering.
 	XonXoff bool
@@ -159,7 +164,7 @@ func New(opts Options) *Printer {
 	}
 	p := &Printer{
 		opts:     opts,
-		ps:       newParser(opts.PowerOnCJK),
+		ps:       newParser(decode.Options{PowerOnCJK: opts.PowerOnCJK, CodeTables: opts.CodeTables}),
 		ticketCh: make(chan struct{}),
 		conns:    map[*pconn]struct{}{},
 		done:     make(chan struct{}),

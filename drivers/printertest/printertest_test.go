@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"printgate/drivers/escpos/decode"
+
 	"golang.org/x/text/encoding/simplifiedchinese"
 )
 
@@ -116,7 +118,7 @@ func TestParseStreamingMatchesWhole(t *testing.T) {
 
 func parseSplit(stream []byte, at int, cjk bool) ([]Ticket, Ticket) {
 	var out []Ticket
-	p := newParser(cjk)
+	p := newParser(decode.Options{PowerOnCJK: cjk})
 	p.onTicket = func(t Ticket) { out = append(out, t) }
 	all := func() bool { return true }
 	p.feed(stream[:at])

@@ -5,3 +5,4 @@ set -e
 cd "$(dirname "$0")"
 if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi
 node gen.mjs
+node codepages.mjs

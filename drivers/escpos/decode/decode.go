@@ -178,6 +178,7 @@ type Query struct {
 type Decoder struct {
 	powerOnCJK bool
 	dbcs       DoubleByte
+	tables     CodeTables
 	cjk        bool
 	codePage   byte
 	style      Style
@@ -231,12 +232,15 @@ type Options struct {
 	// DoubleByte is the encoding of Kanji mode; GB18030 unless the
 	// printer's firmware is traditional Chinese or Japanese.
 	DoubleByte DoubleByte
+	// CodeTables is the maker's ESC t numbering; Epson's unless the
+	// printer is an Xprinter or another maker with its own.
+	CodeTables CodeTables
 }
 
 // NewWith returns a decoder in the power-on state for a printer described
 // by o.
 func NewWith(o Options) *Decoder {
-	d := &Decoder{powerOnCJK: o.PowerOnCJK, dbcs: o.DoubleByte, feedLeft: -1}
+	d := &Decoder{powerOnCJK: o.PowerOnCJK, dbcs: o.DoubleByte, tables: o.CodeTables, feedLeft: -1}
 	d.Reset()
 	return d
 }
@@ -430,7 +434,7 @@ func (d *Decoder) step(b []byte) int {
 		d.text(string(rune(c)))
 		return 1
 	case !d.cjk:
-		d.text(string(singleByteRune(d.codePage, c)))
+		d.text(string(singleByteRune(d.tables, d.codePage, c)))
 		return 1
 	}
 	return d.doubleByte(b)

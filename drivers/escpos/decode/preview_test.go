@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"printgate/drivers/escpos"
+	"printgate/drivers/escpos/decode"
 )
 
 // TestPreviewSymbolMarkers ensures the manager page's preview of a raw
@@ -17,7 +18,7 @@ func TestPreviewSymbolMarkers(t *testing.T) {
 	}
 	s := gsk("0P0<ORDER 42>") + gsk("0Q0") + gsk("6P0dm") + gsk("6Q0") + gsk("5P0az") + gsk("5Q0") +
 		gsk("2P0mx") + gsk("2Q0") + gsk("1P0qr") + gsk("1Q0") + "\x1dV\x00"
-	out := string(escpos.PreviewStreamHTML([]byte(s), false))
+	out := string(escpos.PreviewStreamHTML([]byte(s), decode.Options{}))
 	for _, want := range []string{
 		`<div class="mark symbol">[PDF417: &lt;ORDER 42&gt;]</div>`,
 		`<div class="mark symbol">[DataMatrix: dm]</div>`,
