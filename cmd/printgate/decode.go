@@ -303,13 +303,8 @@ func hexBytes(b []byte) string {
 // emulatorTicket is t as the emulator's Ticket, so that decode draws
 // exactly what the emulated printers draw.
 func emulatorTicket(t decode.Ticket, seq int) printertest.Ticket {
-	et := printertest.Ticket{Seq: seq, Lines: t.Lines, QR: t.QR, Barcodes: t.Barcodes, Beeps: t.Beeps, Cut: t.Cut, Raw: t.Raw}
-	for _, im := range t.Images {
-		et.Images = append(et.Images, printertest.Image{Width: im.Width, Height: im.Height})
-	}
-	for _, k := range t.Drawer {
-		et.Drawer = append(et.Drawer, printertest.DrawerKick{Pin: k.Pin, OnMS: k.OnMS, OffMS: k.OffMS})
-	}
+	et := printertest.FromDecoded(t)
+	et.Seq = seq
 	return et
 }
 

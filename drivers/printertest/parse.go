@@ -85,7 +85,7 @@ func (p *parser) feed(b []byte) {
 
 func (p *parser) finishTicket(dt decode.Ticket) {
 	p.seq++
-	t := fromDecoded(dt)
+	t := FromDecoded(dt)
 	t.Seq = p.seq
 	if p.now != nil {
 		t.At = p.now()
@@ -95,8 +95,10 @@ func (p *parser) finishTicket(dt decode.Ticket) {
 	}
 }
 
-// fromDecoded keeps what the emulator's Ticket shows of a decoded one.
-func fromDecoded(d decode.Ticket) Ticket {
+// FromDecoded is the emulator's record of a ticket the stream decoder
+// read: what `printgate decode` draws, so the emulator and the command
+// cannot draw one stream two ways.
+func FromDecoded(d decode.Ticket) Ticket {
 	t := Ticket{
 		Lines:    d.Lines,
 		QR:       d.QR,
@@ -110,6 +112,11 @@ func fromDecoded(d decode.Ticket) Ticket {
 	}
 	for _, k := range d.Drawer {
 		t.Drawer = append(t.Drawer, DrawerKick{Pin: k.Pin, OnMS: k.OnMS, OffMS: k.OffMS})
+	}
+	for _, it := range d.Items {
+		if it.Kind == decode.KindSymbol {
+			t.Symbols = append(t.Symbols, it.Symbol.Type+" "+it.Symbol.Data)
+		}
 	}
 	return t
 }
@@ -134,7 +141,7 @@ func ParseWith(stream []byte, o decode.Options) (tickets []Ticket, pending Ticke
 
 // pendingTicket is the unfinished ticket as it would look if cut now.
 func (p *parser) pendingTicket() Ticket {
-	t := fromDecoded(p.d.Pending())
+	t := FromDecoded(p.d.Pending())
 	t.Raw = append(t.Raw, p.buf...)
 	return t
 }

@@ -21,6 +21,9 @@ type Ticket struct {
 	// QR and Barcodes hold the contents of each printed symbol, in order.
 	QR       []string
 	Barcodes []string
+	// Symbols holds the other 2D symbols (PDF417, DataMatrix, Aztec,
+	// MaxiCode) as "TYPE data", in order.
+	Symbols []string
 	// Images holds the size of each printed raster or bit image.
 	Images []Image
 	// Drawer holds each cash drawer kick; Beeps counts buzzer sounds.
@@ -75,7 +78,7 @@ func columns(s string) int {
 }
 
 // Render draws the ticket as it looks on paper: a box with the text lines,
-// then one line per QR code, barcode, image, drawer kick and beep, and the
+// then one line per QR code, barcode, other 2D symbol, image, drawer kick and beep, and the
 // cut. name labels the box (the printer's name).
 func Render(w io.Writer, name string, t Ticket) error {
 	var body []string
@@ -85,6 +88,9 @@ func Render(w io.Writer, name string, t Ticket) error {
 	}
 	for _, b := range t.Barcodes {
 		body = append(body, "[BARCODE "+b+"]")
+	}
+	for _, sy := range t.Symbols {
+		body = append(body, "["+sy+"]")
 	}
 	for _, im := range t.Images {
 		body = append(body, fmt.Sprintf("[IMAGE %dx%d]", im.Width, im.Height))

@@ -326,10 +326,8 @@ func TestThirdPartyImage(t *testing.T) {
 
 // TestThirdPartyEmulatorAgrees draws every corpus stream with the emulator
 // (printertest.Parse and Render) and checks the drawing against the
-// decode: the same ticket lines, QR and barcode contents, images, drawer
-// pulses and cut. The emulator's Ticket and drawing have no field for 2D
-// symbols other than QR, so the PDF417 is compared only by its absence
-// from the text lines.
+// decode: the same ticket lines, QR, PDF417 and barcode contents, images,
+// drawer pulses and cut.
 func TestThirdPartyEmulatorAgrees(t *testing.T) {
 	for _, f := range corpus(t) {
 		stream, err := os.ReadFile(f)
@@ -373,6 +371,11 @@ func TestThirdPartyEmulatorAgrees(t *testing.T) {
 			}
 			for _, b := range d.Barcodes {
 				want = append(want, "[BARCODE "+b+"]")
+			}
+			for _, it := range d.Items {
+				if it.Kind == decode.KindSymbol {
+					want = append(want, "["+it.Symbol.Type+" "+it.Symbol.Data+"]")
+				}
 			}
 			for _, im := range d.Images {
 				want = append(want, fmt.Sprintf("[IMAGE %dx%d]", im.Width, im.Height))
