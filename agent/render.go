@@ -17,21 +17,29 @@ func render(t *spool.Task, l *lane) ([]byte, error) {
 		}
 		return escpos.Render(doc, l.pc.Profile, opts)
 	}
-	if !opts.PossibleDuplicate && !opts.Reprint && opts.FailoverFrom == "" {
+	if !opts.PossibleDuplicate && !opts.Reprint && opts.FailoverFrom == "" && !opts.Incomplete {
 		return t.Payload, nil
 	}
 	banner, err := escpos.RenderBanner(l.pc.Profile, opts)
 	if err != nil {
 		return nil, err
 	}
-	return append(banner, t.Payload...), nil
+	job := append(banner, t.Payload...)
+	if opts.Incomplete {
+		end, err := escpos.RenderIncompleteEnd(l.pc.Profile)
+		if err != nil {
+			return nil, err
+		}
+		job = append(job, end...)
+	}
+	return job, nil
 }
 
 // renderOptions are the banners t's history calls for: POSSIBLE DUPLICATE,
-// REPRINT, FAILOVER. The printer path and the page's preview both use it,
+// REPRINT, FAILOVER, INCOMPLETE JOB. The printer path and the page's preview both use it,
 // so the preview shows the banners the paper gets.
 func renderOptions(t *spool.Task) escpos.RenderOptions {
-	opts := escpos.RenderOptions{PossibleDuplicate: t.PossibleDuplicate, Reprint: t.ReprintOf != ""}
+	opts := escpos.RenderOptions{PossibleDuplicate: t.PossibleDuplicate, Reprint: t.ReprintOf != "", Incomplete: t.Truncated}
 	if t.Lane() != t.Printer {
 		opts.FailoverFrom, opts.FailoverTo = t.Printer, t.Lane()
 	}

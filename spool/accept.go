@@ -59,6 +59,9 @@ func (s *Spool) acceptOp(rec *Task) (*op, func() (*Task, bool)) {
 		nt := *rec
 		nt.Seq = seq
 		nt.Timeline = []TimelineEntry{{State: StateAccepted, At: nt.AcceptedAt, Printer: nt.Printer}}
+		if nt.Truncated {
+			nt.Timeline[0].Reason = ReasonTruncated
+		}
 		ev := eventFor(&nt, StateAccepted, "")
 		if nt.Origin != OriginCloud {
 			ev.Job = &JobInfo{Printer: nt.Printer, Priority: nt.Priority, Origin: nt.Origin, Size: nt.Size, SHA256: nt.SHA256}
@@ -117,9 +120,9 @@ func (s *Spool) newRecord(t NewTask) (*Task, error) {
 	switch t.Origin {
 	case "":
 		t.Origin = OriginLocal
-	case OriginCloud, OriginLocal, OriginManager:
+	case OriginCloud, OriginLocal, OriginManager, OriginRaw:
 	default:
-		return nil, fmt.Errorf("%w: task %s: origin %q is not cloud, local or manager", ErrInvalid, t.TaskNo, t.Origin)
+		return nil, fmt.Errorf("%w: task %s: origin %q is not cloud, local, manager or raw", ErrInvalid, t.TaskNo, t.Origin)
 	}
 	if t.Timeout < 0 {
 		return nil, fmt.Errorf("%w: task %s: negative timeout %s", ErrInvalid, t.TaskNo, t.Timeout)
@@ -146,6 +149,7 @@ func (s *Spool) newRecord(t NewTask) (*Task, error) {
 		Deadline:          now.Add(timeout).Round(0),
 		ReprintOf:         t.ReprintOf,
 		PossibleDuplicate: t.PossibleDuplicate,
+		Truncated:         t.Truncated,
 		AcceptedAt:        now.Round(0),
 		UpdatedAt:         now.Round(0),
 	}

@@ -74,6 +74,9 @@ const (
 	OriginCloud   Origin = "cloud"
 	OriginLocal   Origin = "local"
 	OriginManager Origin = "manager"
+	// OriginRaw is a job a POS printed to a printer's raw port (raw_listen):
+	// bytes as a port-9100 printer receives them, with a generated task_no.
+	OriginRaw Origin = "raw"
 )
 
 // Confirmation is how strong the proof of paper was (ESCPOS.md §2).
@@ -95,6 +98,9 @@ const (
 	ReasonInvalid       = "INVALID"
 	ReasonRender        = "RENDER"
 	ReasonMaxAttempts   = "MAX_ATTEMPTS"
+	// ReasonTruncated is on the first timeline entry of a raw job whose
+	// connection ended mid-stream (NewTask.Truncated).
+	ReasonTruncated = "TRUNCATED"
 )
 
 // NewTask is what a submitter hands to Accept.
@@ -109,6 +115,10 @@ type NewTask struct {
 	ReprintOf string          // the task this one reprints, if any
 	// PossibleDuplicate marks a task that may repeat paper already printed.
 	PossibleDuplicate bool
+	// Truncated marks a raw job whose connection ended mid-stream: what
+	// arrived prints, marked INCOMPLETE, and the first timeline entry says
+	// TRUNCATED.
+	Truncated bool
 }
 
 // Task is a task as stored, with everything the agent and the page need.
@@ -132,6 +142,7 @@ type Task struct {
 	Confirmation      Confirmation    `json:"confirmation,omitempty"`
 	PossibleDuplicate bool            `json:"possible_duplicate,omitempty"`
 	ReprintOf         string          `json:"reprint_of,omitempty"`
+	Truncated         bool            `json:"truncated,omitempty"`
 	AcceptedAt        time.Time       `json:"accepted_at"`
 	UpdatedAt         time.Time       `json:"updated_at"`
 	Timeline          []TimelineEntry `json:"timeline,omitempty"`

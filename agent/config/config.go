@@ -183,6 +183,17 @@ type Printer struct {
 	Timeout, JobTimeout, FailoverAfter, FailbackAfter time.Duration
 	// FailoverFailures: see Defaults.FailoverFailures.
 	FailoverFailures int
+	// RawListen, when set, is the address of the printer's raw port: a
+	// listener that takes print streams as a port-9100 printer does, so a
+	// POS that cannot be changed prints through the spool (docs/PROTOCOL.md
+	// "Raw port"). Off when empty.
+	RawListen string
+	// RawIdleGap is the quiet time that ends a job on a raw connection the
+	// POS keeps open; default 2s.
+	RawIdleGap time.Duration
+	// RawDuplicateWindow is how long a byte-identical raw job counts as a
+	// POS retry and prints marked POSSIBLE DUPLICATE; default 10s.
+	RawDuplicateWindow time.Duration
 	// Line is the line of the entry's [[printers]] header, so later
 	// messages about the printer can point into the file.
 	Line int
@@ -234,12 +245,17 @@ func Parse(path string, data []byte) (*Config, error) {
 
 // Built-in values of the config; docs/PROTOCOL.md §2 documents them.
 const (
-	defaultListen      = "127.0.0.1:8631"
-	onUnknownReprint   = "reprint-marked"
-	onUnknownHold      = "hold"
-	configMinSpoolSize = 8 << 20 // the spool keeps 4 MiB in reserve
-	defaultLogName     = "printgate.log"
-	defaultRetention   = 7 * 24 * time.Hour
+	defaultListen = "127.0.0.1:8631"
+	// DefaultRawIdleGap and DefaultRawDuplicateWindow are the raw port's
+	// job boundary and retry window (Printer.RawIdleGap,
+	// Printer.RawDuplicateWindow) when a printer does not set them.
+	DefaultRawIdleGap         = 2 * time.Second
+	DefaultRawDuplicateWindow = 10 * time.Second
+	onUnknownReprint          = "reprint-marked"
+	onUnknownHold             = "hold"
+	configMinSpoolSize        = 8 << 20 // the spool keeps 4 MiB in reserve
+	defaultLogName            = "printgate.log"
+	defaultRetention          = 7 * 24 * time.Hour
 	// defaultOutboxEvents and defaultOutboxAge bound the events
 	// kept for an unreachable cloud: about a week of a busy store.
 	defaultOutboxEvents = 100_000
@@ -351,7 +367,7 @@ func (p *parser) config(raw map[string]any) *Config {
 	if cfg.Log.File == "" {
 		cfg.Log.File = filepath.Join(cfg.DataDir, defaultLogName)
 	}
-	cfg.Printers = p.printers(top, &cfg.Defaults, defaultProfileOK)
+	cfg.Printers = p.printers(top, &cfg.Defaults, defaultProfileOK, cfg.Listen)
 	top.finish()
 	return cfg
 }
@@ -629,8 +645,9 @@ func (p *parser) log(t *table, l *Log) {
 }
 
 // printers reads every [[printers]] entry, then checks what involves more
-// than one: unique names, one entry per physical printer, backups.
-func (p *parser) printers(top *table, d *Defaults, defaultProfileOK bool) []Printer {
+// than one: unique names, one entry per physical printer, backups, raw
+// ports that do not share a port with listen or each other.
+func (p *parser) printers(top *table, d *Defaults, defaultProfileOK bool, listen string) []Printer {
 	v, ok := top.get("printers")
 	if !ok {
 		// A fresh install may not have found a printer yet: the agent then
@@ -690,6 +707,22 @@ func (p *parser) printers(top *table, d *Defaults, defaultProfileOK bool) []Prin
 		}
 	}
 	p.checkBackups(out, tables, byName)
+	for i := range out {
+		pc, t := &out[i], tables[i]
+		if pc.RawListen == "" {
+			continue
+		}
+		if sameListener(pc.RawListen, listen) {
+			t.errf("raw_listen", "%q takes the port of listen (%q), where the local API and the manager page are: give the raw port its own port, such as 9101", pc.RawListen, listen)
+			continue
+		}
+		for j := 0; j < i; j++ {
+			if out[j].RawListen != "" && sameListener(pc.RawListen, out[j].RawListen) {
+				t.errf("raw_listen", "%q is already the raw port of %s at line %d: each printer needs its own port", pc.RawListen, printerLabel(&out[j], j), out[j].Line)
+				break
+			}
+		}
+	}
 	return out
 }
 
@@ -706,6 +739,9 @@ func (p *parser) printer(i int, m map[string]any, d *Defaults, defaultProfileOK 
 		FailoverAfter:    d.FailoverAfter,
 		FailbackAfter:    d.FailbackAfter,
 		FailoverFailures: d.FailoverFailures,
+
+		RawIdleGap:         DefaultRawIdleGap,
+		RawDuplicateWindow: DefaultRawDuplicateWindow,
 	}
 	if name, ok := t.str("name"); ok {
 		if spool.ValidPrinterName(name) != nil {
@@ -764,8 +800,30 @@ func (p *parser) printer(i int, m map[string]any, d *Defaults, defaultProfileOK 
 	t.positive("failover_after", &pc.FailoverAfter)
 	t.positive("failback_after", &pc.FailbackAfter)
 	t.intAtLeast("failover_failures", 1, "failed attempts in a row before tickets move to the backup", &pc.FailoverFailures)
+	if s, ok := t.str("raw_listen"); ok {
+		if err := checkListen(s); err != nil {
+			t.errf("raw_listen", "%v", err)
+		} else {
+			pc.RawListen = s
+		}
+	}
+	t.positive("raw_idle_gap", &pc.RawIdleGap)
+	t.positive("raw_duplicate_window", &pc.RawDuplicateWindow)
 	t.finish()
 	return pc, t
+}
+
+// sameListener reports whether two listen addresses would claim the same
+// port: the same port on the same host, or on any host when one of them
+// listens on every interface.
+func sameListener(a, b string) bool {
+	ha, pa, errA := net.SplitHostPort(a)
+	hb, pb, errB := net.SplitHostPort(b)
+	if errA != nil || errB != nil || pa != pb {
+		return false
+	}
+	wild := func(h string) bool { return h == "" || h == "0.0.0.0" || h == "::" }
+	return ha == hb || wild(ha) || wild(hb)
 }
 
 // overrides reads the inline profile overrides of a printer entry; ok

@@ -111,6 +111,7 @@ func TestLoadSampleConfig(t *testing.T) {
 				ProfileName: "epson-80", Profile: mustProfile(t, "epson-80", escpos.ProfileOverrides{}),
 				Backup: "bar", OnUnknown: "reprint-marked",
 				Timeout: 3 * time.Minute, FailoverAfter: 30 * time.Second, FailbackAfter: 2 * time.Minute, FailoverFailures: 2,
+				RawIdleGap: 2 * time.Second, RawDuplicateWindow: 10 * time.Second,
 				JobTimeout: 45 * time.Second,
 				Line:       hdr[0],
 			},
@@ -120,6 +121,7 @@ func TestLoadSampleConfig(t *testing.T) {
 				Profile:     mustProfile(t, "xprinter-80", escpos.ProfileOverrides{Columns: ptr(42), Beep: ptr(escpos.BeepEpson)}),
 				OnUnknown:   "hold",
 				Timeout:     2 * time.Minute, FailoverAfter: 10 * time.Second, FailbackAfter: 5 * time.Minute, FailoverFailures: 5,
+				RawIdleGap: 2 * time.Second, RawDuplicateWindow: 10 * time.Second,
 				JobTimeout: 90 * time.Second,
 				Line:       hdr[1],
 			},
@@ -131,6 +133,7 @@ func TestLoadSampleConfig(t *testing.T) {
 				}),
 				OnUnknown: "hold",
 				Timeout:   2 * time.Minute, FailoverAfter: 30 * time.Second, FailbackAfter: 2 * time.Minute, FailoverFailures: 2,
+				RawIdleGap: 2 * time.Second, RawDuplicateWindow: 10 * time.Second,
 				JobTimeout: 45 * time.Second,
 				Line:       hdr[2],
 			},
@@ -155,6 +158,31 @@ func TestLoadSampleConfig(t *testing.T) {
 }
 
 // TestConfigDefaults ensures a minimal config gets every documented default.
+// TestConfigRawPort reads a printer's raw port and its job boundary and
+// retry window, and their defaults when only the address is given.
+func TestConfigRawPort(t *testing.T) {
+	src := okTop + "[[printers]]\nname = \"a\"\nurl = \"tcp://10.0.0.5\"\nraw_listen = \"0.0.0.0:9101\"\n" +
+		"[[printers]]\nname = \"b\"\nurl = \"tcp://10.0.0.6\"\nraw_listen = \"127.0.0.1:9102\"\nraw_idle_gap = \"500ms\"\nraw_duplicate_window = \"30s\"\n" +
+		"[[printers]]\nname = \"c\"\nurl = \"tcp://10.0.0.7\"\n"
+	cfg, err := Parse("/etc/printgate/printgate.toml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := func(i int) [3]any {
+		p := cfg.Printers[i]
+		return [3]any{p.RawListen, p.RawIdleGap, p.RawDuplicateWindow}
+	}
+	if g := got(0); g != [3]any{"0.0.0.0:9101", 2 * time.Second, 10 * time.Second} {
+		t.Errorf("a: %v", g)
+	}
+	if g := got(1); g != [3]any{"127.0.0.1:9102", 500 * time.Millisecond, 30 * time.Second} {
+		t.Errorf("b: %v", g)
+	}
+	if g := got(2); g[0] != "" {
+		t.Errorf("c has a raw port it did not ask for: %v", g)
+	}
+}
+
 func TestConfigDefaults(t *testing.T) {
 	src := `api_token = "tok-0123456789abcdef01234"
 
@@ -185,6 +213,7 @@ url  = "tcp://10.0.0.5"
 			ProfileName: "epson-80", Profile: mustProfile(t, "epson-80", escpos.ProfileOverrides{}),
 			OnUnknown: "reprint-marked", Timeout: 90 * time.Second, FailoverAfter: 15 * time.Second,
 			FailbackAfter: 60 * time.Second, FailoverFailures: 3, JobTimeout: 30 * time.Second, Line: 3,
+			RawIdleGap: 2 * time.Second, RawDuplicateWindow: 10 * time.Second,
 		}},
 	}
 	if !reflect.DeepEqual(cfg, want) {
@@ -320,6 +349,15 @@ func TestConfigErrors(t *testing.T) {
 			[]wantErr{{mark: "a", words: []string{"name in [[printers]] #1", "text", "whole number"}}}},
 		{"override as text", okTop + "[[printers]]\nname = \"p\"\nurl = \"tcp://h\"\ndots = \"576\" #!a\n",
 			[]wantErr{{mark: "a", words: []string{`dots in [[printers]] "p"`, "whole number", "not text"}}}},
+		{"raw_listen not an address", okTop + "[[printers]]\nname = \"p\"\nurl = \"tcp://h\"\nraw_listen = \"9101\" #!a\n",
+			[]wantErr{{mark: "a", words: []string{`"9101" is not an address to listen on`}}}},
+		{"raw_listen on the API port", okTop + "listen = \"0.0.0.0:8631\"\n[[printers]]\nname = \"p\"\nurl = \"tcp://h\"\nraw_listen = \"127.0.0.1:8631\" #!a\n",
+			[]wantErr{{mark: "a", words: []string{`"127.0.0.1:8631" takes the port of listen`}}}},
+		{"raw_listen shared", okTop + "[[printers]]\nname = \"p\"\nurl = \"tcp://h\"\nraw_listen = \":9101\"\n[[printers]]\nname = \"q\"\nurl = \"tcp://i\"\nraw_listen = \"10.0.0.2:9101\" #!a\nraw_idle_gap = \"0s\" #!b\n",
+			[]wantErr{
+				{mark: "a", words: []string{`"10.0.0.2:9101" is already the raw port of`, `"p"`}},
+				{mark: "b", words: []string{"raw_idle_gap", "longer than zero"}},
+			}},
 		{"unknown code tables", okTop + "[[printers]]\nname = \"p\"\nurl = \"tcp://h\"\ncode_tables = \"star\" #!a\n",
 			[]wantErr{{mark: "a", words: []string{`unknown code tables "star"`, `"epson"`, `"xprinter"`}}}},
 		{"printers not tables", okTop + "printers = \"kitchen\" #!a\n",

@@ -20,6 +20,7 @@ const (
 	alertTask        = "task"
 	alertSpool       = "spool"
 	alertUnpaired    = "link_unpaired"
+	alertRawRefused  = "raw_refused"
 )
 
 // alert is something a manager should see until they acknowledge it.
@@ -55,6 +56,9 @@ type alertTracker struct {
 	alerts []*alert        // oldest first
 	active map[string]bool // conditions holding now, by key
 	seq    uint64
+	// refusals numbers raw_refused alerts: each refused job is its own
+	// alert, not one per printer, since each is a ticket the POS lost.
+	refusals uint64
 }
 
 func newAlertTracker(b Backend, now func() time.Time, max int) *alertTracker {
@@ -110,6 +114,12 @@ func (a *alertTracker) apply(c Change) {
 		a.scanHealth()
 	case "link":
 		a.scanLink()
+	case alertRawRefused:
+		a.mu.Lock()
+		a.refusals++
+		key := alertRawRefused + "/" + c.Printer + "/" + strconv.FormatUint(a.refusals, 10)
+		a.mu.Unlock()
+		a.raise(alert{Key: key, Kind: alertRawRefused, Printer: c.Printer, Detail: c.Detail})
 	case "task":
 		if st := spool.State(c.State); taskAlert(st) {
 			a.raise(alert{Key: alertTask + "/" + c.TaskNo + "/" + c.State, Kind: alertTask, TaskNo: c.TaskNo, State: c.State, Printer: c.Printer})
@@ -208,6 +218,8 @@ func (al alert) Text(l lang) string {
 		return l.T("alert.spool", l.State(al.State), detail)
 	case alertUnpaired:
 		return l.T("alert.link_unpaired")
+	case alertRawRefused:
+		return l.T("alert.raw_refused", al.Printer, al.Detail)
 	}
 	return al.Key
 }

@@ -114,7 +114,8 @@ type PairingInfo struct {
 
 // Change is a notice that something the page shows changed.
 type Change struct {
-	// Kind is "task", "printer", "link" or "health".
+	// Kind is "task", "printer", "link", "health" or "raw_refused" (a job
+	// a POS sent to a printer's raw port that could not be taken).
 	Kind string
 	// Printer is the printer concerned, if any.
 	Printer string
@@ -122,4 +123,6 @@ type Change struct {
 	// State is the printer's new state for Kind "printer".
 	TaskNo string
 	State  string
+	// Detail says why, for Kind "raw_refused".
+	Detail string
 }

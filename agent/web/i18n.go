@@ -48,7 +48,7 @@ func (l lang) T(id string, args ...any) string {
 // state code (QUEUED, TIMED_OUT...); unknown codes are shown as they are.
 func (l lang) State(code any) string { return l.lookup("state.", code) }
 
-// Origin translates a task origin (cloud, local, manager).
+// Origin translates a task origin (cloud, local, manager, raw).
 func (l lang) Origin(o any) string { return l.lookup("origin.", o) }
 
 // Confirmation explains a confirmation level (printed, consumed,
@@ -263,6 +263,7 @@ var catalog = map[string]msg{
 	"alert.failover":      {"Printer %s: its tickets are printing on %s", "打印机 %s：小票改由 %s 打印"},
 	"alert.task":          {"Task %s: %s", "任务 %s：%s"},
 	"alert.spool":         {"Agent %s: %s", "代理%s：%s"},
+	"alert.raw_refused":   {"Printer %s: a job the POS sent to its printer port was refused and did not print (%s); print it again from the POS", "打印机 %s：收银机发到打印端口的一单被拒收，未打印（%s）；请在收银机上重新打印"},
 	"alert.link_unpaired": {"The agent is not paired with the cloud: cloud orders will not print.", "代理未与云端配对：云端订单将不会打印。"},
 
 	// Tasks list.
@@ -289,6 +290,7 @@ var catalog = map[string]msg{
 	"origin.cloud":     {"cloud", "云端"},
 	"origin.local":     {"POS", "收银机"},
 	"origin.manager":   {"manager", "管理员"},
+	"origin.raw":       {"POS (printer port)", "收银机（打印端口）"},
 
 	// Task page.
 	"task.title":         {"Task %s", "任务 %s"},

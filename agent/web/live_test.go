@@ -112,6 +112,24 @@ func TestAlertsBounded(t *testing.T) {
 	}
 }
 
+// TestAlertRawRefused ensures each job a raw port refused is its own alert,
+// naming the printer and the reason, in both languages.
+func TestAlertRawRefused(t *testing.T) {
+	a := newAlertTracker(newFake(), newClock().Now, 10)
+	a.apply(Change{Kind: "raw_refused", Printer: "kitchen", Detail: "job over the 1048576 byte limit"})
+	a.apply(Change{Kind: "raw_refused", Printer: "kitchen", Detail: "the spool is full"})
+	l := a.list()
+	if len(l) != 2 {
+		t.Fatalf("%d alerts for two refused jobs, want 2", len(l))
+	}
+	if got := l[1].Text(langEN); !strings.Contains(got, "kitchen") || !strings.Contains(got, "1048576 byte limit") || !strings.Contains(got, "print it again from the POS") {
+		t.Errorf("alert text %q", got)
+	}
+	if got := l[0].Text(langZH); !strings.Contains(got, "打印端口") || !strings.Contains(got, "the spool is full") {
+		t.Errorf("Chinese alert text %q", got)
+	}
+}
+
 // TestDashboard ensures the DOM hooks of the printers and the link box.
 func TestDashboard(t *testing.T) {
 	h := newHarness(t)

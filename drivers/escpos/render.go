@@ -19,6 +19,10 @@ type RenderOptions struct {
 	// FailoverFrom and FailoverTo, when both set, mark a ticket moved to a
 	// backup printer: "FAILOVER kitchen → bar".
 	FailoverFrom, FailoverTo string
+	// Incomplete marks a raw job whose connection ended mid-stream:
+	// "INCOMPLETE JOB" (and "接收不完整" for Chinese profiles) above what
+	// arrived.
+	Incomplete bool
 }
 
 // Layout constants shared by Render and Preview.
@@ -172,7 +176,31 @@ func bannerTexts(p Profile, o RenderOptions) []string {
 	if o.FailoverFrom != "" && o.FailoverTo != "" {
 		out = append(out, "FAILOVER "+o.FailoverFrom+" → "+o.FailoverTo)
 	}
+	if o.Incomplete {
+		if p.CJK() {
+			out = append(out, "INCOMPLETE JOB\n接收不完整")
+		} else {
+			out = append(out, "INCOMPLETE JOB")
+		}
+	}
 	return out
+}
+
+// RenderIncompleteEnd is what follows the bytes of an incomplete raw job
+// (RenderOptions.Incomplete): a reset, so that a mode the cut-off job left
+// on does not carry over, a line saying the job ends here, and a cut, so the
+// next ticket does not print onto the torn one.
+func RenderIncompleteEnd(p Profile) ([]byte, error) {
+	doc := &Document{Lines: []Line{
+		FeedLine{Lines: 1},
+		TextLine{Text: "--- END OF INCOMPLETE JOB ---", Align: AlignCenter},
+		CutLine{Kind: CutPartial},
+	}}
+	b, err := Render(doc, p, RenderOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return append(new(Encoder).Init().Bytes(), b...), nil
 }
 
 func (l *layout) text(n int, t TextLine, banner bool) block {
