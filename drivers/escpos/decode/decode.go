@@ -147,8 +147,8 @@ type Barcode struct {
 // Image is a printed image. Bits holds its dots (GS v 0, ESC * bit images
 // turned into rows, GS ( L / GS 8 L monochrome): Stride bytes a row, MSB
 // leftmost, 1 black; nil for formats whose dots are not kept (colour
-// graphics). Width is in dots as sent (ESC * single-density columns print
-// twice as wide on paper; the preview draws them as sent).
+// graphics). Width and Height are dots on paper: ESC * single-density
+// columns are two dots wide and 8-dot-mode dots three tall.
 type Image struct {
 	Width, Height int
 	Stride        int
@@ -941,25 +941,45 @@ func (d *Decoder) bitImage(b []byte) int {
 	if len(b) < 5 {
 		return 0
 	}
+	m := b[2]
 	k := le16(b[3], b[4])
 	h := 8
-	if b[2] == 32 || b[2] == 33 {
+	if m == 32 || m == 33 {
 		h = 24
 	}
 	n := 5 + k*h/8
 	if len(b) < n {
 		return 0
 	}
+	// On paper, single density (m 0, 32) prints each column two dots wide
+	// and the 8-dot modes (m 0, 1) each dot three dots tall (about 67 dpi
+	// on a 203 dpi head): the image is drawn at its paper size.
+	sx, sy := 1, 1
+	if m == 0 || m == 32 {
+		sx = 2
+	}
+	if m == 0 || m == 1 {
+		sy = 3
+	}
 	per := h / 8
-	stride := (k + 7) / 8
-	bits := make([]byte, stride*h)
+	w, ph := k*sx, h*sy
+	stride := (w + 7) / 8
+	bits := make([]byte, stride*ph)
 	for x := range k {
 		for y := range h {
-			if b[5+x*per+y/8]&(0x80>>(y%8)) != 0 {
-				bits[y*stride+x/8] |= 0x80 >> (x % 8)
+			if b[5+x*per+y/8]&(0x80>>(y%8)) == 0 {
+				continue
+			}
+			for dy := range sy {
+				row := (y*sy + dy) * stride
+				for dx := range sx {
+					px := x*sx + dx
+					bits[row+px/8] |= 0x80 >> (px % 8)
+				}
 			}
 		}
 	}
+	k, h = w, ph
 	d.cur.Images = append(d.cur.Images, Image{Width: k, Height: h})
 	if last := len(d.cur.Items) - 1; d.band >= 0 && d.band == last && d.bandFed && d.lineLen == 0 {
 		if im := &d.cur.Items[last].Image; im.Width == k {

@@ -46,12 +46,53 @@ func TestBitImageBands(t *testing.T) {
 			t.Fatalf("row %d: % x, want % x", y, row(y), want)
 		}
 	}
+	// ESC * 1 is 8-dot double density: each dot is three dots tall on
+	// paper (about 67 dpi down a 203 dpi head).
 	im = p.Items[1].Image
-	if im.Width != 3 || im.Height != 8 || !bytes.Equal(im.Bits, []byte{0xE0, 0, 0xE0, 0, 0xE0, 0, 0xE0, 0}) {
+	var want8 []byte
+	for _, r := range []byte{0xE0, 0, 0xE0, 0, 0xE0, 0, 0xE0, 0} {
+		want8 = append(want8, r, r, r)
+	}
+	if im.Width != 3 || im.Height != 24 || !bytes.Equal(im.Bits, want8) {
 		t.Errorf("8-dot band %+v", im)
 	}
 	if len(p.Images) != 3 {
 		t.Errorf("Images lists %d bands, want 3 (one per command)", len(p.Images))
+	}
+}
+
+// TestBitImageDensity ensures each ESC * mode is drawn at its size on
+// paper: single density (m 0, 32) doubles every column, the 8-dot modes
+// (m 0, 1) triple every dot's height, 24-dot double density (m 33) is as
+// sent.
+func TestBitImageDensity(t *testing.T) {
+	for _, c := range []struct {
+		m    byte
+		data string
+		w, h int
+		row0 []byte // the first row's bits
+	}{
+		{0, "\x80\x00", 4, 24, []byte{0xC0}},                       // 2 columns, the first dot doubled
+		{1, "\x80\x00", 2, 24, []byte{0x80}},                       // 2 columns as sent
+		{32, "\x80\x00\x00" + "\x00\x00\x00", 4, 24, []byte{0xC0}}, // 2 columns doubled
+		{33, "\x80\x00\x00" + "\x00\x00\x00", 2, 24, []byte{0x80}},
+	} {
+		cols := 2
+		s := "\x1b*" + string([]byte{c.m, byte(cols), 0}) + c.data + "\n"
+		_, p, inc := Decode([]byte(s), false)
+		if inc != 0 || len(p.Items) == 0 || p.Items[0].Kind != KindImage {
+			t.Fatalf("m=%d: incomplete %d items %+v", c.m, inc, p.Items)
+		}
+		im := p.Items[0].Image
+		if im.Width != c.w || im.Height != c.h || !bytes.Equal(im.Bits[:im.Stride], c.row0) {
+			t.Errorf("ESC * %d: %dx%d first row % x, want %dx%d % x", c.m, im.Width, im.Height, im.Bits[:im.Stride], c.w, c.h, c.row0)
+		}
+		if c.m <= 1 && !bytes.Equal(im.Bits[2*im.Stride:3*im.Stride], c.row0) {
+			t.Errorf("ESC * %d: the top dot is not three rows tall: % x", c.m, im.Bits)
+		}
+		if p.Images[0].Width != c.w || p.Images[0].Height != c.h {
+			t.Errorf("ESC * %d: Images lists %+v", c.m, p.Images[0])
+		}
 	}
 }
 
