@@ -35,8 +35,8 @@ const maxDecodeBytes = 16 << 20
 // shown in hex: enough to recognise the command, not a dump.
 const decodeUnknownBytes = 16
 
-const decodeUsage = `usage: printgate decode [--html] [--cjk] [--tables epson|xprinter] FILE|-
-       printgate decode [--html] [--cjk] [--tables NAME] [--config FILE] --task TASK_NO
+const decodeUsage = `usage: printgate decode [--html] [--cjk] [--dbcs NAME] [--tables epson|xprinter] FILE|-
+       printgate decode [--html] [--cjk] [--dbcs NAME] [--tables NAME] [--config FILE] --task TASK_NO
 
 Shows what a raw ESC/POS stream prints, as the printer would read it: each
 ticket drawn as text (or, with --html, the manager page's paper preview as a
@@ -44,7 +44,9 @@ standalone HTML page on stdout), what is left uncut, the commands the
 decoder did not understand with their offsets, and whether the stream ends
 in the middle of a command. "-" reads stdin. --tables is the printer
 maker's numbering of ESC t code tables (ESC t 7 is Greek on an Xprinter,
-nothing on an Epson). --task fetches the payload a
+nothing on an Epson). --dbcs is the encoding of the printer's Kanji mode
+(FS &): GB18030 (mainland Chinese firmware, the default), Big5
+(traditional Chinese) or Shift_JIS (Japanese). --task fetches the payload a
 POS sent for that task from the running agent's local API (listen, tls and
 api_token of the config).`
 
@@ -65,6 +67,7 @@ func decodeCmd(ctx context.Context, env decodeEnv, args []string, stdout, stderr
 	asHTML := fs.Bool("html", false, "write a standalone HTML page with the paper preview instead of text")
 	cjk := fs.Bool("cjk", false, "decode as a Chinese printer does at power-on (GB18030 text); with --task the default is the task's printer profile")
 	tables := fs.String("tables", string(decode.TablesEpson), "the printer maker's ESC t numbering, `epson` or xprinter; with --task the default is the task's printer profile")
+	dbcs := fs.String("dbcs", decode.GB18030.String(), "the `encoding` of the printer's Kanji mode: GB18030, Big5 or Shift_JIS")
 	configPath := fs.String("config", config.DefaultConfigPath(), "with --task: the agent's config `file` (where its API listens, its api_token)")
 	taskNo := fs.String("task", "", "decode the payload of task `TASK_NO`, fetched from the running agent")
 	fs.Usage = func() {
@@ -98,6 +101,9 @@ func decodeCmd(ctx context.Context, env decodeEnv, args []string, stdout, stderr
 		fmt.Fprintf(stderr, "printgate decode: want exactly one FILE (or - for stdin, or --task TASK_NO), got %d\n", len(pos))
 		fs.Usage()
 		return 2
+	case !validDBCS(*dbcs):
+		fmt.Fprintf(stderr, "printgate decode: --dbcs %q: want GB18030, Big5 or Shift_JIS\n", *dbcs)
+		return 2
 	case !decode.KnownCodeTables(decode.CodeTables(*tables)):
 		fmt.Fprintf(stderr, "printgate decode: --tables %q: want %q or %q\n", *tables, decode.TablesEpson, decode.TablesXprinter)
 		return 2
@@ -130,7 +136,8 @@ func decodeCmd(ctx context.Context, env decodeEnv, args []string, stdout, stderr
 		return 1
 	}
 
-	o := decode.Options{PowerOnCJK: *cjk, CodeTables: decode.CodeTables(*tables)}
+	dbl, _ := decode.ParseDoubleByte(*dbcs)
+	o := decode.Options{PowerOnCJK: *cjk, DoubleByte: dbl, CodeTables: decode.CodeTables(*tables)}
 	var out strings.Builder
 	if *asHTML {
 		writeDecodeHTML(&out, name, stream, o)
@@ -171,6 +178,12 @@ func readStream(path string, stdin io.Reader) ([]byte, error) {
 		return nil, fmt.Errorf("%s is over %d MiB: too big for a print job; is it the right file?", what, maxDecodeBytes>>20)
 	}
 	return b, nil
+}
+
+// validDBCS reports whether --dbcs names an encoding the decoder has.
+func validDBCS(s string) bool {
+	_, err := decode.ParseDoubleByte(s)
+	return err == nil
 }
 
 // fetchPayload asks the agent of the config at configPath for taskNo's raw

@@ -235,6 +235,15 @@ func TestDecodeTables(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "Ç3.80") {
 		t.Errorf("default (epson) numbering: exit %d\n%s%s", code, out, errs)
 	}
+	big5 := writeTemp(t, []byte("\x1c&\xae\xe0 12\n")) // 桌 in Big5
+	code, out, errs = runDecodeCmd(nil, "--dbcs", "big5", big5)
+	if code != 0 || !strings.Contains(out, "桌 12") {
+		t.Errorf("--dbcs big5: exit %d\n%s%s", code, out, errs)
+	}
+	code, _, errs = runDecodeCmd(nil, "--dbcs", "euc-kr", big5)
+	if code != 2 || !strings.Contains(errs, `--dbcs "euc-kr"`) {
+		t.Errorf("--dbcs euc-kr: exit %d %q", code, errs)
+	}
 	code, _, errs = runDecodeCmd(nil, "--tables", "star", f)
 	if code != 2 || !strings.Contains(errs, `--tables "star"`) {
 		t.Errorf("--tables star: exit %d %q", code, errs)

@@ -1,6 +1,8 @@
 package decode
 
 import (
+	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"golang.org/x/text/encoding"
@@ -204,6 +206,20 @@ const (
 	// 0xE0..0xFC, 2 bytes; 0xA1..0xDF are single half-width katakana.
 	ShiftJIS
 )
+
+// ParseDoubleByte reads a double-byte encoding's name as String writes it
+// (case-insensitive; "sjis" and "shift-jis" too).
+func ParseDoubleByte(s string) (DoubleByte, error) {
+	switch strings.ToLower(s) {
+	case "gb18030":
+		return GB18030, nil
+	case "big5":
+		return Big5, nil
+	case "shift_jis", "shift-jis", "sjis":
+		return ShiftJIS, nil
+	}
+	return GB18030, fmt.Errorf("unknown double-byte encoding %q (want GB18030, Big5 or Shift_JIS)", s)
+}
 
 // String names the encoding.
 func (e DoubleByte) String() string {
