@@ -174,8 +174,10 @@ func (p *Port) admit(c net.Conn) {
 	p.mu.Unlock()
 	go func() {
 		defer p.wg.Done()
-		defer p.o.Limit.release()
 		defer func() {
+			// The slot is free in the limiter before Stats stops counting
+			// the connection.
+			p.o.Limit.release()
 			p.mu.Lock()
 			delete(p.conns, c)
 			p.mu.Unlock()
