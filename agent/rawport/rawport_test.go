@@ -543,24 +543,28 @@ func TestProcessIDAnsweredAfterAccept(t *testing.T) {
 	}
 }
 
-// Many commands on one connection (past the decoder's refresh) and Kanji
-// mode carried across it: the data and the cut detection stay right.
+// Many commands on one connection (past the decoder's refresh), with Kanji
+// mode carried across it: the data stays whole and commands are read as the
+// printer reads them. In Kanji mode a GB18030 lead byte takes the next byte
+// as its second half, so 0xB0 GS V 0 is a character, a 'V' and a NUL, not
+// a cut; only after FS . does GS V 0 cut.
 func TestLongStreamAcrossDecoderRefresh(t *testing.T) {
 	s := newSink()
-	p := startPort(t, s, Options{IdleGap: time.Minute, CutIdle: 50 * time.Millisecond})
+	p := startPort(t, s, Options{IdleGap: time.Hour, CutIdle: 50 * time.Millisecond})
 	c := dial(t, p)
 	var body []byte
 	body = append(body, 0x1C, '&') // Kanji mode on
 	for range 3 * decoderSteps {
 		body = append(body, '\n')
 	}
-	// In Kanji mode 0xB0 0xA1 is one GB18030 character; then a cut.
-	body = append(body, 0xB0, 0xA1, '\n')
-	body = append(body, cutFull...)
-	write(t, c, body)
+	notCut := cat([]byte{0xB0}, cutFull)
+	write(t, c, cat(body, notCut))
+	noJob(t, s, 300*time.Millisecond)
+	tail := cat([]byte{0x1C, '.'}, cutFull)
+	write(t, c, tail)
 	j := waitJob(t, s) // the cut was seen: CutIdle ended the job, not an hour of IdleGap
-	if !bytes.Equal(j.Data, body) || j.Truncated {
-		t.Fatalf("job of %d bytes truncated=%v, want the %d sent", len(j.Data), j.Truncated, len(body))
+	if want := cat(body, notCut, tail); !bytes.Equal(j.Data, want) || j.Truncated {
+		t.Fatalf("job of %d bytes truncated=%v, want the %d sent", len(j.Data), j.Truncated, len(want))
 	}
 }
 
