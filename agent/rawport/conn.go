@@ -108,7 +108,17 @@ func (c *conn) deadline() time.Time {
 }
 
 func (c *conn) serve() {
-	defer c.c.Close() // an orderly close, after the last job was accepted
+	completed := false // the client ended the stream and its job was accepted
+	defer func() {
+		if c.p.isClosed() && !completed {
+			// Agent shutdown: the client must see a reset, not an end it
+			// could take for a printed job. (Close resets too, but this
+			// goroutine may get here first.)
+			resetClose(c.c)
+			return
+		}
+		c.c.Close() // an orderly close, after the last job was accepted
+	}()
 	rbuf := make([]byte, readChunk)
 	c.lastRead = time.Now()
 	for {
@@ -158,7 +168,7 @@ func (c *conn) serve() {
 		if truncated && c.content {
 			c.log.Warn("rawport: connection ended mid-job", "err", err, "partial_command", len(c.buf))
 		}
-		c.finish(truncated)
+		completed = c.finish(truncated)
 		return
 	}
 }
