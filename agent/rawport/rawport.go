@@ -53,6 +53,9 @@ type Sink interface {
 	// Ready reports whether the printer's spool can take a job now. A
 	// non-nil error makes the port refuse new connections (accept, then
 	// reset), so the POS shows its own error instead of losing the job.
+	// It is asked once per connection, on the accepting goroutine, so it
+	// must be quick; a job on a connection already open when the spool
+	// fills is refused by Accept instead.
 	Ready(printer string) error
 	// Refused reports a job the port read but could not hand over (too
 	// large, Accept failed). A client that goes away before sending any
