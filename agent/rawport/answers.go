@@ -1,0 +1,58 @@
+package rawport
+
+// The answers of a healthy printer: online, cover shut, no error, paper
+// present, drawer closed. The bytes are those of the emulator
+// (drivers/printertest) with no fault set; escpos.DecodeStatus reads them
+// as READY.
+
+// statusAnswer is the answer to DLE EOT n (n = 1..4): the fixed bits
+// 0xx1xx10, plus, for n = 1, bit 2 "drawer pin 3 high" (drawer closed),
+// which is what an idle Epson answers (0x16).
+func statusAnswer(n byte) byte {
+	if n == 1 {
+		return 0x16
+	}
+	return 0x12
+}
+
+// transmitStatus is the answer to GS r n, or false for an n a printer
+// ignores: 1/49 paper sensor (0: paper adequate), 2/50 drawer (0: closed).
+func transmitStatus(n byte) (byte, bool) {
+	switch n {
+	case 1, 49, 2, 50:
+		return 0x00, true
+	}
+	return 0, false
+}
+
+// printerID is the answer to GS I n, or nil for an n a printer ignores.
+// n = 1..3 (or 49..51) is one byte: model ID, type ID (bit 1: autocutter
+// fitted) and ROM version; 65..69 is text framed as 5F … 00, as an Epson
+// TM answers (the emulator's Epson model), so POS software that looks for
+// a TM finds one.
+func printerID(n byte) []byte {
+	switch n {
+	case 1, 49:
+		return []byte{0x20} // TM-T88 class
+	case 2, 50:
+		return []byte{0x02}
+	case 3, 51:
+		return []byte{0x41}
+	}
+	s := map[byte]string{
+		65: "1.01 ESC/POS",
+		66: "EPSON",
+		67: "TM-T88VI",
+		68: "PRINTGATE",
+		69: "CHINESE GB18030",
+	}[n]
+	if s == "" {
+		return nil
+	}
+	return append(append([]byte{0x5F}, s...), 0x00)
+}
+
+// barrierAnswer is the answer to GS ( H fn48 with process id id: 37 22 id 00.
+func barrierAnswer(id [4]byte) []byte {
+	return []byte{0x37, 0x22, id[0], id[1], id[2], id[3], 0x00}
+}

@@ -1,0 +1,362 @@
+package rawport
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"printgate/drivers/escpos/decode"
+)
+
+// A job's content is every command of the stream except:
+//   - the ones the port answers or strips (DLE EOT n, DLE ENQ n, GS r n,
+//     GS I n, GS ( H fn48, GS a n): they are not in Job.Data at all;
+//   - ESC @ (initialize), kept in Data but not content: it prints nothing;
+//   - NUL padding before the first content, dropped.
+//
+// A connection that carries no content makes no job: that is a POS checking
+// the printer's status.
+
+const (
+	// readChunk is how much one read takes from the socket.
+	readChunk = 32 << 10
+	// answerTimeout bounds the write of one answer. A client that does not
+	// read its answers gets no more of them (a printer drops them too).
+	answerTimeout = 2 * time.Second
+	// decoderSteps is how many commands one Decoder executes before the port
+	// starts a fresh one. The port only needs command lengths and cuts from
+	// it, but the Decoder keeps what it prints (a row per LF, an item per
+	// drawer kick), up to hundreds of bytes for one byte of input; a fresh
+	// decoder bounds that memory. The only mode that changes command
+	// lengths, Kanji mode (FS &), is carried over.
+	decoderSteps = 1024
+)
+
+// conn reads one client connection: it answers queries as they arrive and
+// cuts the stream into jobs. It runs on one goroutine.
+type conn struct {
+	p      *Port
+	c      net.Conn
+	remote string
+	log    *slog.Logger
+
+	dec   *decode.Decoder
+	steps int           // commands run by dec
+	cjk   bool          // Kanji mode, carried to a fresh decoder
+	q     *decode.Query // the query the last Step raised
+
+	buf []byte // bytes read and not executed yet: an incomplete command
+	rt  byte   // real-time scanner: 1 after DLE, 2 after DLE EOT
+
+	// The job being read.
+	data    []byte
+	content bool      // data holds content (see above)
+	cutEnd  bool      // the last content command was a cut
+	opened  time.Time // real time the job opened (content or a partial command); zero when none
+	started time.Time // Options.Now at its first content
+
+	lastRead    time.Time
+	answersDead bool
+}
+
+func newConn(p *Port, c net.Conn, remote string) *conn {
+	cn := &conn{p: p, c: c, remote: remote,
+		log: p.o.Logger.With("printer", p.printer, "remote", remote)}
+	cn.newDecoder()
+	return cn
+}
+
+func (c *conn) newDecoder() {
+	c.dec = decode.New(false)
+	c.dec.OnQuery = func(q decode.Query) { c.q = &q }
+	c.steps = 0
+	if c.cjk {
+		c.dec.Step([]byte{0x1C, '&'})
+	}
+}
+
+// open reports whether a job is being read: content, or a command that has
+// begun to arrive.
+func (c *conn) open() bool { return c.content || len(c.buf) > 0 }
+
+// deadline is when the next read gives up: ConnIdle after the last byte
+// with no job open; otherwise the quiet time that would end the job (none
+// inside a command: a boundary never splits one), and never later than
+// MaxJobDuration after the job opened.
+func (c *conn) deadline() time.Time {
+	o := c.p.o
+	if !c.open() {
+		return c.lastRead.Add(o.ConnIdle)
+	}
+	end := c.opened.Add(o.MaxJobDuration)
+	if len(c.buf) > 0 {
+		return end
+	}
+	gap := o.IdleGap
+	if c.cutEnd {
+		gap = o.CutIdle
+	}
+	q := c.lastRead.Add(gap)
+	if q.Before(end) {
+		return q
+	}
+	return end
+}
+
+func (c *conn) serve() {
+	completed := false // the client ended the stream and its job was accepted
+	defer func() {
+		if c.p.isClosed() && !completed {
+			// Agent shutdown: the client must see a reset, not an end it
+			// could take for a printed job. (Close resets too, but this
+			// goroutine may get here first.)
+			resetClose(c.c)
+			return
+		}
+		c.c.Close() // an orderly close, after the last job was accepted
+	}()
+	rbuf := make([]byte, readChunk)
+	c.lastRead = time.Now()
+	for {
+		if err := c.c.SetReadDeadline(c.deadline()); err != nil {
+			return // closed under us
+		}
+		n, err := c.c.Read(rbuf)
+		now := time.Now()
+		if n > 0 {
+			c.lastRead = now
+			if !c.receive(rbuf[:n], now) {
+				return
+			}
+		}
+		if c.p.isClosed() {
+			// Agent shutdown: the partial job is not accepted; Close resets
+			// the connection so the client resends.
+			if c.content {
+				c.log.Info("rawport: port closing, partial job dropped", "size", len(c.data))
+			}
+			return
+		}
+		if c.open() && now.Sub(c.opened) >= c.p.o.MaxJobDuration {
+			c.log.Warn("rawport: job still streaming after the time limit, ending it truncated",
+				"limit", c.p.o.MaxJobDuration, "size", len(c.data)+len(c.buf))
+			if c.finish(true) {
+				resetClose(c.c)
+			}
+			return
+		}
+		if err == nil {
+			continue
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			if !c.open() {
+				c.log.Debug("rawport: idle connection closed", "idle", c.p.o.ConnIdle)
+				return
+			}
+			if !c.finish(false) { // quiet after a complete command: the job ends
+				return
+			}
+			continue
+		}
+		// The client closed (EOF, or a half close: CUPS then waits for our
+		// close, which comes after Accept) or reset the connection.
+		truncated := !errors.Is(err, io.EOF) || len(c.buf) > 0
+		if truncated && c.content {
+			c.log.Warn("rawport: connection ended mid-job", "err", err, "partial_command", len(c.buf))
+		}
+		completed = c.finish(truncated)
+		return
+	}
+}
+
+// receive takes bytes read from the client. It reports false when it reset
+// the connection (job too large, Accept failed).
+func (c *conn) receive(b []byte, now time.Time) bool {
+	// Real-time status is answered as the bytes arrive, even inside another
+	// command, as a printer does (and the emulator).
+	for _, x := range b {
+		switch {
+		case c.rt == 2 && x >= 1 && x <= 4:
+			c.answer([]byte{statusAnswer(x)})
+			c.rt = 0
+		case x == 0x10:
+			c.rt = 1
+		case c.rt == 1 && x == 0x04:
+			c.rt = 2
+		default:
+			c.rt = 0
+		}
+	}
+	c.buf = append(c.buf, b...)
+	i := 0
+	for i < len(c.buf) {
+		c.q = nil
+		n := c.dec.Step(c.buf[i:])
+		if n == 0 {
+			break
+		}
+		cmd := c.buf[i : i+n]
+		i += n
+		_, cut := c.dec.Cut()
+		barrier := c.command(cmd, cut)
+		if c.steps++; c.steps >= decoderSteps {
+			c.newDecoder()
+		}
+		if barrier != nil {
+			// GS ( H asks to hear when everything before it is printed; for
+			// the port that is when the job is on disk.
+			if !c.finish(false) {
+				return false
+			}
+			c.answer(barrierAnswer(*barrier))
+		}
+	}
+	c.buf = append(c.buf[:0], c.buf[i:]...)
+	if size := len(c.data) + len(c.buf); size > c.p.o.MaxJobBytes {
+		c.p.refuse(c.log, c.remote, size, fmt.Errorf("%w: over the %d byte limit", ErrTooLarge, c.p.o.MaxJobBytes))
+		resetClose(c.c)
+		return false
+	}
+	if !c.open() {
+		c.opened = time.Time{}
+	} else if c.opened.IsZero() {
+		c.opened = now
+	}
+	return true
+}
+
+// command files one executed command into the job, answering in-order
+// queries. cut says the command cut the paper. It returns the process id of
+// a GS ( H fn48, which ends the job.
+func (c *conn) command(cmd []byte, cut bool) *[4]byte {
+	if cmd[0] == 0x10 && len(cmd) >= 2 && (cmd[1] == 0x04 || cmd[1] == 0x05) {
+		// DLE EOT was answered on arrival; DLE ENQ is a recovery request
+		// meant for the printer printgate itself talks to.
+		return nil
+	}
+	if q := c.q; q != nil {
+		switch q.Cmd {
+		case 'r':
+			if a, ok := transmitStatus(q.N); ok {
+				c.answer([]byte{a})
+			}
+			return nil
+		case 'I':
+			if a := printerID(q.N); a != nil {
+				c.answer(a)
+			}
+			return nil
+		case 'a':
+			// Automatic status back is not passed on: the real printer would
+			// send unsolicited status into printgate's session. Like an
+			// Epson, the port answers once on enable (drawer closed, online,
+			// paper present); a healthy virtual printer never changes, so
+			// nothing follows.
+			if q.N != 0 {
+				c.answer([]byte{0x14, 0x00, 0x00, 0x00})
+			}
+			return nil
+		case 'H':
+			id := q.ID
+			return &id
+		case '@':
+			c.cjk = false
+			if !c.content {
+				c.data = c.data[:0] // ESC @ clears what came before it
+			}
+			c.data = append(c.data, cmd...)
+			return nil
+		}
+	}
+	if len(cmd) == 1 && cmd[0] == 0x00 && !c.content {
+		return nil // padding
+	}
+	if len(cmd) == 2 && cmd[0] == 0x1C {
+		switch cmd[1] {
+		case '&':
+			c.cjk = true
+		case '.':
+			c.cjk = false
+		}
+	}
+	c.data = append(c.data, cmd...)
+	if !c.content {
+		c.content = true
+		c.started = c.p.o.Now()
+	}
+	c.cutEnd = cut
+	return nil
+}
+
+// finish ends the job being read, handing it to the Sink if it has content.
+// It reports false when it reset the connection (Accept failed) or the port
+// is closing.
+func (c *conn) finish(truncated bool) bool {
+	defer c.resetJob()
+	if !c.content {
+		return true
+	}
+	if c.p.isClosed() {
+		c.log.Info("rawport: port closing, partial job dropped", "size", len(c.data))
+		return false
+	}
+	j := Job{
+		Printer:   c.p.printer,
+		Data:      c.data,
+		Truncated: truncated,
+		Remote:    c.remote,
+		Started:   c.started,
+		Ended:     c.p.o.Now(),
+	}
+	dup, forget := c.p.dups.note(j.Data, j.Ended)
+	j.Duplicate = dup
+	taskNo, err := c.p.sink.Accept(c.p.ctx, j)
+	if err != nil {
+		forget() // never stored: its retry is not a duplicate
+		c.p.refuse(c.log, c.remote, len(j.Data), fmt.Errorf("printer %s: spool did not take the job: %w", c.p.printer, err))
+		resetClose(c.c)
+		return false
+	}
+	c.p.jobs.Add(1)
+	if j.Duplicate {
+		c.p.duplicates.Add(1)
+	}
+	if j.Truncated {
+		c.p.truncated.Add(1)
+	}
+	c.log.Info("rawport: job accepted", "size", len(j.Data), "task_no", taskNo,
+		"truncated", j.Truncated, "duplicate", j.Duplicate)
+	return true
+}
+
+// resetJob starts a new job: fresh data (the Sink owns the old slice) and a
+// fresh decoder, so its memory is that of one job.
+func (c *conn) resetJob() {
+	if c.content {
+		c.newDecoder()
+	}
+	c.data, c.content, c.cutEnd, c.opened, c.started = nil, false, false, time.Time{}, time.Time{}
+}
+
+// answer sends a status answer to the client.
+func (c *conn) answer(b []byte) {
+	if c.answersDead {
+		return
+	}
+	_ = c.c.SetWriteDeadline(time.Now().Add(answerTimeout))
+	if _, err := c.c.Write(b); err != nil {
+		c.answersDead = true
+		c.log.Debug("rawport: client does not take answers", "err", err)
+	}
+}
+
+// refuse reports a job read but not handed over.
+func (p *Port) refuse(log *slog.Logger, remote string, size int, err error) {
+	p.refused.Add(1)
+	log.Error("rawport: job refused", "size", size, "err", err)
+	p.sink.Refused(p.printer, remote, size, err)
+}

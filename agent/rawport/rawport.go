@@ -1,0 +1,152 @@
+// Package rawport is printgate's "virtual printer": a raw TCP listener that
+// behaves like a port-9100 network printer, so an unmodified POS (CUPS's
+// socket backend, the Windows Standard TCP/IP port in RAW mode, nc, or
+// software that keeps one connection open) prints through printgate's spool.
+//
+// A Port reads the stream, cuts it into jobs (one connection, an idle gap, or
+// a cut followed by a shorter idle), answers the status queries a POS asks
+// like a healthy printer with paper, and hands each job to a Sink, which
+// stores it durably before the connection is released. It never prints:
+// the agent's lanes do.
+package rawport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Job is one print job read from a raw connection.
+type Job struct {
+	// Printer is the printer (lane) whose port received the job.
+	Printer string
+	// Data is the bytes to print: the stream minus the commands the port
+	// answered or that would make the real printer talk into printgate's own
+	// session (DLE EOT n, DLE ENQ n, GS r n, GS I n, GS ( H fn48, GS a n).
+	// It ends on a command boundary: bytes of a command the stream ended in
+	// are not kept (they would swallow the next job's bytes at the printer).
+	Data []byte
+	// Truncated says the job did not end cleanly: the client reset the
+	// connection mid-job, the stream ended inside a command, or the job hit
+	// Options.MaxJobDuration. The agent prints it marked.
+	Truncated bool
+	// Duplicate says Data is byte-identical to a job this port accepted
+	// within Options.DupWindow: a likely POS retry. It is still a job.
+	Duplicate bool
+	// Remote is the client's address.
+	Remote string
+	// Started is when the job's first content arrived, Ended when the job
+	// was cut off from the stream (Options.Now).
+	Started, Ended time.Time
+}
+
+// Sink is what a Port hands jobs to; the agent implements it.
+type Sink interface {
+	// Accept stores j durably (fsync'd) and returns its task_no. The port
+	// releases the connection (closes it, or reads the next job) only after
+	// Accept returns, so a client that sees its connection complete knows
+	// the job is on disk. An error makes the port call Refused and reset
+	// the connection.
+	Accept(ctx context.Context, j Job) (taskNo string, err error)
+	// Ready reports whether the printer's spool can take a job now. A
+	// non-nil error makes the port refuse new connections (accept, then
+	// reset), so the POS shows its own error instead of losing the job.
+	// It is asked once per connection, on the accepting goroutine, so it
+	// must be quick; a job on a connection already open when the spool
+	// fills is refused by Accept instead.
+	Ready(printer string) error
+	// Refused reports a job the port read but could not hand over (too
+	// large, Accept failed). A client that goes away before sending any
+	// content is not a refusal.
+	Refused(printer, remote string, size int, err error)
+}
+
+// ErrTooLarge is wrapped by the error Refused gets for a job over
+// Options.MaxJobBytes.
+var ErrTooLarge = errors.New("rawport: job too large")
+
+// Options tune a Port. Zero durations take the documented defaults;
+// MaxJobBytes is required.
+type Options struct {
+	// IdleGap is the quiet time that ends a job inside an open connection;
+	// default 2s.
+	IdleGap time.Duration
+	// CutIdle is the quiet time after a cut command (GS V, ESC i, ESC m)
+	// that ends a job; default 300ms.
+	CutIdle time.Duration
+	// DupWindow is how long an accepted job's bytes are remembered to flag
+	// a retry as Duplicate; default 10s.
+	DupWindow time.Duration
+	// MaxJobBytes bounds a job, and so the memory of a connection. A longer
+	// stream is cut off and refused (Sink.Refused, reset). Required (> 0):
+	// the agent passes its intake body limit.
+	MaxJobBytes int
+	// MaxConns bounds simultaneous connections on this port; default 4.
+	// One more is accepted and reset at once.
+	MaxConns int
+	// ConnIdle closes a connection silent this long with no job open;
+	// default 5m.
+	ConnIdle time.Duration
+	// MaxJobDuration ends a job still streaming after this long as
+	// truncated and resets the connection (slow-loris guard); default 5m.
+	MaxJobDuration time.Duration
+	// Limit, if set, bounds connections across all ports sharing it.
+	Limit *Limiter
+	// Now is the clock of Job.Started/Ended and the duplicate window;
+	// default time.Now. Read deadlines use the real clock (the kernel's).
+	Now func() time.Time
+	// Logger receives one INFO line per accepted job and WARN/ERROR lines
+	// for refusals; default slog.Default().
+	Logger *slog.Logger
+}
+
+// Defaults of Options.
+const (
+	DefaultIdleGap        = 2 * time.Second
+	DefaultCutIdle        = 300 * time.Millisecond
+	DefaultDupWindow      = 10 * time.Second
+	DefaultMaxConns       = 4
+	DefaultConnIdle       = 5 * time.Minute
+	DefaultMaxJobDuration = 5 * time.Minute
+)
+
+// withDefaults checks o and fills in the defaults.
+func (o Options) withDefaults() (Options, error) {
+	if o.MaxJobBytes <= 0 {
+		return o, fmt.Errorf("rawport: MaxJobBytes must be > 0, have %d", o.MaxJobBytes)
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.IdleGap, DefaultIdleGap)
+	def(&o.CutIdle, DefaultCutIdle)
+	def(&o.DupWindow, DefaultDupWindow)
+	def(&o.ConnIdle, DefaultConnIdle)
+	def(&o.MaxJobDuration, DefaultMaxJobDuration)
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxConns
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o, nil
+}
+
+// Stats are a port's counters, for the manager page and metrics.
+type Stats struct {
+	Conns      int    // connections open now
+	Jobs       uint64 // jobs accepted by the Sink
+	Refused    uint64 // jobs read but not handed over (too large, Accept failed)
+	Duplicates uint64 // accepted jobs flagged Duplicate
+	Truncated  uint64 // accepted jobs flagged Truncated
+	// Rejected counts connections reset on arrival: spool not ready, or
+	// over MaxConns / the shared Limiter.
+	Rejected uint64
+}

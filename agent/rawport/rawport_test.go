@@ -1,0 +1,575 @@
+package rawport
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"printgate/drivers/escpos"
+	"printgate/drivers/printertest"
+)
+
+// An nc-style client writes a ticket and closes: one job, exactly the bytes
+// sent, not truncated, then an orderly close.
+func TestOneShotWriteAndClose(t *testing.T) {
+	s := newSink()
+	p := startPort(t, s, Options{IdleGap: time.Minute, CutIdle: time.Minute})
+	c := dial(t, p)
+	tk := ticket("TABLE 7  2x soup")
+	write(t, c, tk)
+	c.Close()
+	j := waitJob(t, s)
+	if !bytes.Equal(j.Data, tk) || j.Truncated || j.Duplicate || j.Printer != "T" {
+		t.Fatalf("job %+v, want data %q clean", j, tk)
+	}
+	if j.Remote == "" || j.Started.IsZero() || j.Ended.Before(j.Started) {
+		t.Fatalf("job remote/times: %+v", j)
+	}
+	tks, _ := printertest.Parse(j.Data, false)
+	if len(tks) != 1 || !tks[0].Contains("2x soup") {
+		t.Fatalf("the job does not print the ticket: %+v", tks)
+	}
+	waitFor(t, "connection closed", func() bool { return p.Stats().Conns == 0 })
+	if st := p.Stats(); st.Jobs != 1 || st.Truncated != 0 || st.Refused != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// CUPS's socket backend half-closes and waits reading until the printer
+// closes. The port must close only after Accept returned: the client's
+// completion means the job is on disk.
+func TestHalfCloseEOFOnlyAfterAccept(t *testing.T) {
+	s := newSink()
+	s.entered, s.release = make(chan struct{}), make(chan struct{})
+	returned := make(chan struct{})
+	s.returned = returned
+	p := startPort(t, s, Options{IdleGap: time.Minute, CutIdle: time.Minute})
+	c := dial(t, p)
+	tk := ticket("CUPS job")
+	write(t, c, tk)
+	if err := c.CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.entered:
+	case <-time.After(testWait):
+		t.Fatal("Accept not called after the half close")
+	}
+	// Accept is running: the client must not see the end yet.
+	_ = c.SetReadDeadline(time.Now().Add(150 * time.Millisecond))
+	if n, err := c.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("client read returned n=%d err=%v while Accept was still running; want it to wait", n, err)
+	}
+	close(s.release)
+	_ = c.SetReadDeadline(time.Now().Add(testWait))
+	expectEOF(t, c)
+	select {
+	case <-returned:
+	default:
+		t.Fatal("the client saw EOF before Accept returned")
+	}
+	if j := waitJob(t, s); !bytes.Equal(j.Data, tk) || j.Truncated {
+		t.Fatalf("job %+v", j)
+	}
+}
+
+// Software that keeps one connection open: idle gaps end jobs, and the
+// connection stays open for the next one.
+func TestPersistentConnectionIdleGaps(t *testing.T) {
+	s := newSink()
+	p := startPort(t, s, Options{IdleGap: 100 * time.Millisecond, CutIdle: time.Minute})
+	c := dial(t, p)
+	for i, text := range []string{"first", "second", "third"} {
+		// No cut: only the idle gap can end these jobs.
+		body := cat(escInit, []byte(text+"\n"))
+		write(t, c, body)
+		j := waitJob(t, s)
+		if !bytes.Equal(j.Data, body) || j.Truncated || j.Duplicate {
+			t.Fatalf("job %d: %+v, want %q", i, j, body)
+		}
+	}
+	// The sink saw the job before Accept returned; the counter follows.
+	waitFor(t, "3 jobs counted", func() bool { return p.Stats().Jobs == 3 })
+	if st := p.Stats(); st.Conns != 1 {
+		t.Fatalf("stats %+v, want the one connection still open", st)
+	}
+	// The connection is still usable: a status query is answered.
+	syncPort(t, c)
+}
+
+// A cut followed by CutIdle of quiet ends a job long before IdleGap; bytes
+// after a cut that arrive before CutIdle stay in the same job.
+func TestCutThenCutIdleEndsJob(t *testing.T) {
+	s := newSink()
+	p := startPort(t, s, Options{IdleGap: time.Hour, CutIdle: 50 * time.Millisecond})
+	c := dial(t, p)
+	// Without a cut nothing ends the job (IdleGap is an hour).
+	write(t, c, []byte("no cut yet\n"))
+	noJob(t, s, 300*time.Millisecond)
+	// Two tickets in one write: the cut between them is followed by more
+	// bytes, not by quiet, so they are one job.
+	rest := cat(cutFull, []byte("B\n"), cutFull)
+	write(t, c, rest)
+	j := waitJob(t, s)
+	want := cat([]byte("no cut yet\n"), rest)
+	if !bytes.Equal(j.Data, want) {
+		t.Fatalf("job %q, want %q", j.Data, want)
+	}
+	// Partial cut and ESC i / ESC m cut too.
+	for _, cut := range [][]byte{{0x1D, 'V', 0x42, 3}, {0x1B, 'i'}, {0x1B, 'm'}} {
+		body := cat([]byte("x\n"), cut)
+		write(t, c, body)
+		if j := waitJob(t, s); !bytes.Equal(j.Data, body) {
+			t.Fatalf("cut % x: job %q", cut, j.Data)
+		}
+	}
+}
+
+// A POS status check: connect, ESC @, ask, read, close. It gets a healthy
+// printer's answers and makes no job.
+func TestStatusOnlyConnectionMakesNoJob(t *testing.T) {
+	s := newSink()
+	p := startPort(t, s, Options{})
+	c := dial(t, p)
+	write(t, c, cat(escInit, dleEOT(1), dleEOT(2), dleEOT(3), dleEOT(4)))
+	a := readN(t, c, 4)
+	var st escpos.Status
+	for i, b := range a {
+		if err := st.Decode(i+1, b); err != nil {
+			t.Fatalf("DLE EOT %d answer: %v", i+1, err)
+		}
+	}
+	if st.State() != escpos.StateReady || st.PaperNearEnd || st.PaperOut || st.Err() != nil {
+		t.Fatalf("answers % x read as %v, want a healthy printer with paper", a, st)
+	}
+	write(t, c, []byte{0x1D, 'r', 1, 0x1D, 'r', 2, 0x1D, 'I', 67, 0x1D, 'I', 1})
+	if a := readN(t, c, 2); a[0] != 0 || a[1] != 0 {
+		t.Fatalf("GS r answers % x, want paper adequate, drawer closed", a)
+	}
+	model := readN(t, c, len("_TM-T88VI\x00"))
+	if id, _, err := escpos.DecodeID(model); err != nil || id != "TM-T88VI" {
+		t.Fatalf("GS I 67 answer %q: %v", model, err)
+	}
+	if a := readN(t, c, 1); a[0] != 0x20 {
+		t.Fatalf("GS I 1 answer % x", a)
+	}
+	c.Close()
+	waitFor(t, "connection closed", func() bool { return p.Stats().Conns == 0 })
+	if n := s.AcceptCalls(); n != 0 {
+		t.Fatalf("a status-only connection made %d jobs", n)
+	}
+}
+
+// What counts as content: answered queries, ESC @ and NUL padding make no
+// job; any other command does.
+func TestContentDefinition(t *testing.T) {
+	cases := []struct {
+		name string
+		send []byte
+		job  []byte // nil: no job
+	}{
+		{"queries and init", cat(escInit, dleEOT(1), []byte{0x10, 0x05, 1, 0x1D, 'r', 1, 0x1D, 'I', 66, 0x1D, 'a', 0x0F}, escInit), nil},
+		{"NUL padding", cat([]byte{0, 0, 0}, escInit, []byte{0, 0}), nil},
+		{"barrier only", []byte{0x1D, '(', 'H', 6, 0, 0x30, 0x30, 'a', 'b', 'c', 'd'}, nil},
+		{"text", cat(escInit, []byte("x")), cat(escInit, []byte("x"))},
+		{"a mode command alone", []byte{0x1B, '!', 0x08}, []byte{0x1B, '!', 0x08}},
+		{"drawer kick", []byte{0x1B, 'p', 0, 25, 120}, []byte{0x1B, 'p', 0, 25, 120}},
+		{"padding before content dropped, after kept", cat([]byte{0, 0}, escInit, []byte("a"), []byte{0}), cat(escInit, []byte("a"), []byte{0})},
+		{"only the last ESC @ before content kept", cat(escInit, dleEOT(1), escInit, []byte("a")), cat(escInit, []byte("a"))},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSink()
+			p := startPort(t, s, Options{})
+			c := dial(t, p)
+			write(t, c, tc.send)
+			if err := c.CloseWrite(); err != nil {
+				t.Fatal(err)
+			}
+			expectEOF(t, c) // the port closes after handling everything
+			if tc.job == nil {
+				if n := s.AcceptCalls(); n != 0 {
+					t.Fatalf("made %d jobs: %+v", n, s.Jobs())
+				}
+				return
+			}
+			if j := waitJob(t, s); !bytes.Equal(j.Data, tc.job) {
+				t.Fatalf("job % x, want % x", j.Data, tc.job)
+			}
+		})
+	}
+}
+
+// DLE EOT in the middle of a job is answered at once and left out of the
+// job; DLE EOT bytes inside another command's data (an image) are answered
+// too, as a printer does, but stay in the data they belong to.
+func TestRealTimeStatusMidJob(t *testing.T) {
+	s := newSink()
+	p := startPort(t, s, Options{})
+	c := dial(t, p)
+	write(t, c, cat(escInit, []byte("Hel"), dleEOT(1)))
+	if a := readN(t, c, 1); a[0] != 0x16 {
+		t.Fatalf("DLE EOT 1 mid-job answer %#x", a[0])
+	}
+	// A raster image 1 byte x 3 rows whose dots are 10 04 02, sent in two
+	// pieces: the answer must come while the command is still incomplete.
+	raster := []byte{0x1D, 'v', '0', 0, 1, 0, 3, 0}
+	write(t, c, cat(raster, []byte{0x10, 0x04, 0x02}[:3]))
+	if a := readN(t, c, 1); a[0] != 0x12 {
+		t.Fatalf("DLE EOT 2 inside raster data answer %#x", a[0])
+	}
+	tail := cat([]byte("lo\n"), cutFull)
+	write(t, c, tail)
+	c.CloseWrite()
+	j := waitJob(t, s)
+	want := cat(escInit, []byte("Hel"), raster, []byte{0x10, 0x04, 0x02}, tail)
+	if !bytes.Equal(j.Data, want) || j.Truncated {
+		t.Fatalf("job % x truncated=%v\nwant % x", j.Data, j.Truncated, want)
+	}
+}
+
+// GS a (automatic status back) is answered once like an Epson and never
+// reaches the job: the real printer would send status into printgate's
+// own session.
+func TestASBStripped(t *testing.T) {
+	s := newSink()
+	p := startPort(t, s, Options{})
+	c := dial(t, p)
+	write(t, c, cat(escInit, []byte{0x1D, 'a', 0x0F}, []byte("hi\n"), []byte{0x1D, 'a', 0}, cutFull))
+	a := readN(t, c, 4)
+	c.CloseWrite()
+	j := waitJob(t, s)
+	if bytes.Contains(j.Data, []byte{0x1D, 'a'}) {
+		t.Fatalf("GS a reached the job: % x", j.Data)
+	}
+	if want := cat(escInit, []byte("hi\n"), cutFull); !bytes.Equal(j.Data, want) {
+		t.Fatalf("job % x, want % x", j.Data, want)
+	}
+	// The ASB packet reads as online, cover shut, paper present.
+	if a[0]&0x93 != 0x10 || a[0]&0x08 != 0 || a[0]&0x20 != 0 || a[2] != 0 {
+		t.Fatalf("ASB packet % x is not a healthy printer's", a)
+	}
+}
+
+// The answers are those of the emulator's healthy Epson, byte for byte
+// (GS I 68, the serial number, is the port's own).
+func TestAnswersMatchEmulator(t *testing.T) {
+	queries := cat(escInit, dleEOT(1), dleEOT(2), dleEOT(3), dleEOT(4),
+		[]byte{0x1D, 'r', 1, 0x1D, 'r', 2, 0x1D, 'r', 49, 0x1D, 'I', 65, 0x1D, 'I', 66, 0x1D, 'I', 67, 0x1D, 'I', 69, 0x1D, 'a', 0x0F})
+	ask := func(addr string) []byte {
+		c, err := net.DialTimeout("tcp", addr, testWait)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(testWait))
+		write(t, c, queries)
+		// 4 status + 3 GS r + 4 GS I texts + 4 ASB
+		n := 4 + 3 + len("_1.01 ESC/POS\x00_EPSON\x00_TM-T88VI\x00_CHINESE GB18030\x00") + 4
+		return readN(t, c, n)
+	}
+	em := printertest.New(printertest.Options{})
+	defer em.Close()
+	if err := em.ListenTCP(); err != nil {
+		t.Fatal(err)
+	}
+	s := newSink()
+	p := startPort(t, s, Options{})
+	want, got := ask(em.Addr()), ask(p.Addr().String())
+	if !bytes.Equal(got, want) {
+		t.Fatalf("port answers % x\nemulator     % x", got, want)
+	}
+}
+
+// A byte-identical job within DupWindow is flagged, still accepted; after
+// the window it is not.
+func TestDuplicateWindow(t *testing.T) {
+	clk := &fakeClock{now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	s := newSink()
+	p := startPort(t, s, Options{DupWindow: 10 * time.Second, Now: clk.Now})
+	send := func(b []byte) Job {
+		c := dial(t, p)
+		write(t, c, b)
+		c.Close()
+		return waitJob(t, s)
+	}
+	tk := ticket("order 42")
+	if j := send(tk); j.Duplicate {
+		t.Fatal("first copy flagged duplicate")
+	}
+	clk.Add(3 * time.Second)
+	if j := send(ticket("order 43")); j.Duplicate {
+		t.Fatal("a different ticket flagged duplicate")
+	}
+	clk.Add(3 * time.Second)
+	if j := send(tk); !j.Duplicate || !bytes.Equal(j.Data, tk) {
+		t.Fatalf("second copy within the window: %+v, want flagged and accepted", j)
+	}
+	clk.Add(10 * time.Second) // past the window of the second copy
+	if j := send(tk); j.Duplicate {
+		t.Fatal("third copy after the window flagged duplicate")
+	}
+	waitFor(t, "4 jobs counted", func() bool { return p.Stats().Jobs == 4 })
+	if st := p.Stats(); st.Duplicates != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// A stream over MaxJobBytes is cut off: Refused with the limit in the
+// error, the client sees a reset, no job.
+func TestOversizeRefusedWithReset(t *testing.T) {
+	s := newSink()
+	p := startPort(t, s, Options{MaxJobBytes: 1000})
+	c := dial(t, p)
+	big := bytes.Repeat([]byte("0123456789\n"), 500)
+	_, werr := c.Write(big)
+	if werr != nil && !isReset(werr) {
+		t.Fatalf("write: %v", werr)
+	}
+	if werr == nil {
+		expectReset(t, c)
+	}
+	r := waitRefused(t, s)
+	if !errors.Is(r.err, ErrTooLarge) || !strings.Contains(r.err.Error(), "1000 byte limit") || r.size <= 1000 || r.printer != "T" {
+		t.Fatalf("refusal %+v", r)
+	}
+	if n := s.AcceptCalls(); n != 0 {
+		t.Fatalf("oversize stream made %d jobs", n)
+	}
+	if st := p.Stats(); st.Refused != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// Connections over MaxConns, and over a Limiter shared by ports, are reset
+// at once; the ones inside the limit keep working.
+func TestConnectionLimits(t *testing.T) {
+	s := newSink()
+	lim := NewLimiter(2)
+	p := startPort(t, s, Options{MaxConns: 1, Limit: lim})
+	a := dial(t, p)
+	syncPort(t, a) // a is being served
+	dialExpectReset(t, p, nil)
+
+	// The second port shares the limiter: one slot left, then none.
+	p2 := startPort(t, s, Options{MaxConns: 4, Limit: lim})
+	c := dial(t, p2)
+	syncPort(t, c)
+	dialExpectReset(t, p2, nil)
+	if r1, r2 := p.Stats().Rejected, p2.Stats().Rejected; r1 != 1 || r2 != 1 {
+		t.Fatalf("rejected %d, %d; want 1 each", r1, r2)
+	}
+
+	tk := ticket("still works")
+	write(t, a, tk)
+	a.Close()
+	if j := waitJob(t, s); !bytes.Equal(j.Data, tk) {
+		t.Fatalf("job %q", j.Data)
+	}
+	// a's slot is free again on p (and in the limiter).
+	waitFor(t, "slot released", func() bool { return p.Stats().Conns == 0 })
+	e := dial(t, p)
+	syncPort(t, e)
+}
+
+// While the spool cannot take a job, connections are reset and make no job;
+// once it can, they are served.
+func TestNotReadyResets(t *testing.T) {
+	s := newSink()
+	s.readyErr = errors.New("spool full")
+	p := startPort(t, s, Options{})
+	dialExpectReset(t, p, ticket("lost?"))
+	if n := s.AcceptCalls(); n != 0 {
+		t.Fatalf("not ready, yet %d jobs", n)
+	}
+	if st := p.Stats(); st.Rejected != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	s.mu.Lock()
+	s.readyErr = nil
+	s.mu.Unlock()
+	c := dial(t, p)
+	write(t, c, ticket("now"))
+	c.Close()
+	waitJob(t, s)
+}
+
+// Accept failing: Refused, and the client sees a reset instead of a
+// completed job.
+func TestAcceptFailureRefusesWithReset(t *testing.T) {
+	s := newSink()
+	s.acceptErr = errors.New("disk full")
+	p := startPort(t, s, Options{})
+	c := dial(t, p)
+	write(t, c, ticket("x"))
+	c.CloseWrite()
+	expectReset(t, c)
+	r := waitRefused(t, s)
+	if !strings.Contains(r.err.Error(), "disk full") || r.size != len(ticket("x")) {
+		t.Fatalf("refusal %+v", r)
+	}
+	if st := p.Stats(); st.Refused != 1 || st.Jobs != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// A client that resets mid-job: what it sent is accepted, marked truncated.
+func TestClientResetMidJobIsTruncated(t *testing.T) {
+	s := newSink()
+	p := startPort(t, s, Options{IdleGap: time.Minute})
+	c := dial(t, p)
+	part := cat(escInit, []byte("half a tick"))
+	write(t, c, part)
+	syncPort(t, c)
+	resetClose(c)
+	j := waitJob(t, s)
+	if !j.Truncated || !bytes.Equal(j.Data, part) {
+		t.Fatalf("job %+v, want %q truncated", j, part)
+	}
+	waitFor(t, "job counted", func() bool { return p.Stats().Jobs == 1 })
+	if st := p.Stats(); st.Truncated != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// A stream that ends inside a command: the job is truncated and ends at the
+// last whole command (the partial one would eat the next job's bytes).
+func TestStreamEndsInsideCommand(t *testing.T) {
+	s := newSink()
+	p := startPort(t, s, Options{IdleGap: 50 * time.Millisecond})
+	c := dial(t, p)
+	head := cat(escInit, []byte("Hi\n"))
+	partial := []byte{0x1D, 'v', '0', 0, 10, 0, 10, 0, 1, 2, 3} // 100 bytes of dots announced
+	write(t, c, cat(head, partial))
+	// Quiet longer than IdleGap inside a command does not end the job.
+	noJob(t, s, 200*time.Millisecond)
+	c.CloseWrite()
+	j := waitJob(t, s)
+	if !j.Truncated || !bytes.Equal(j.Data, head) {
+		t.Fatalf("job % x truncated=%v, want % x truncated", j.Data, j.Truncated, head)
+	}
+}
+
+// Port.Close (agent shutdown) mid-job: the client sees a reset and the
+// partial job is not accepted (the POS resends).
+func TestPortCloseMidJobDropsJob(t *testing.T) {
+	s := newSink()
+	p := startPort(t, s, Options{IdleGap: time.Minute})
+	c := dial(t, p)
+	write(t, c, cat(escInit, []byte("being written")))
+	syncPort(t, c)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	expectReset(t, c)
+	if n := s.AcceptCalls(); n != 0 {
+		t.Fatalf("Close mid-job accepted %d jobs", n)
+	}
+	if _, err := net.DialTimeout("tcp", p.Addr().String(), time.Second); err == nil {
+		t.Fatal("port still accepting after Close")
+	}
+}
+
+// A client that keeps trickling bytes is cut off after MaxJobDuration: the
+// job is ended truncated and the connection reset.
+func TestSlowClientHitsMaxJobDuration(t *testing.T) {
+	s := newSink()
+	p := startPort(t, s, Options{IdleGap: 200 * time.Millisecond, MaxJobDuration: 400 * time.Millisecond})
+	c := dial(t, p)
+	done := make(chan error, 1)
+	go func() {
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for range tick.C {
+			if _, err := c.Write([]byte("x")); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	j := waitJob(t, s)
+	if !j.Truncated || len(j.Data) == 0 || strings.Trim(string(j.Data), "x") != "" {
+		t.Fatalf("job %q truncated=%v", j.Data, j.Truncated)
+	}
+	if d := j.Ended.Sub(j.Started); d < 400*time.Millisecond {
+		t.Fatalf("ended after %v, before MaxJobDuration", d)
+	}
+	select {
+	case err := <-done:
+		if !isReset(err) {
+			t.Fatalf("slow client's write failed with %v, want a reset", err)
+		}
+	case <-time.After(testWait):
+		t.Fatal("slow client never cut off")
+	}
+}
+
+// A silent connection with no job open is closed after ConnIdle.
+func TestIdleConnectionClosed(t *testing.T) {
+	s := newSink()
+	p := startPort(t, s, Options{ConnIdle: 100 * time.Millisecond})
+	c := dial(t, p)
+	syncPort(t, c)
+	expectEOF(t, c)
+	waitFor(t, "connection gone", func() bool { return p.Stats().Conns == 0 })
+}
+
+// GS ( H fn48 asks to hear when everything before it has printed; the port
+// answers once the job is accepted, and the job ends there.
+func TestProcessIDAnsweredAfterAccept(t *testing.T) {
+	s := newSink()
+	s.entered, s.release = make(chan struct{}), make(chan struct{})
+	p := startPort(t, s, Options{IdleGap: time.Minute, CutIdle: time.Minute})
+	c := dial(t, p)
+	tk := ticket("with barrier")
+	write(t, c, cat(tk, []byte{0x1D, '(', 'H', 6, 0, 0x30, 0x30, 'A', 'B', 'C', 'D'}))
+	<-s.entered
+	_ = c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	if n, err := c.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("barrier answered (n=%d err=%v) before Accept returned", n, err)
+	}
+	close(s.release)
+	_ = c.SetReadDeadline(time.Now().Add(testWait))
+	id, _, err := escpos.DecodeBarrier(readN(t, c, 7))
+	if err != nil || id != [4]byte{'A', 'B', 'C', 'D'} {
+		t.Fatalf("barrier answer %q: %v", id, err)
+	}
+	if j := waitJob(t, s); !bytes.Equal(j.Data, tk) {
+		t.Fatalf("job % x, want % x", j.Data, tk)
+	}
+}
+
+// Many commands on one connection (past the decoder's refresh), with Kanji
+// mode carried across it: the data stays whole and commands are read as the
+// printer reads them. In Kanji mode a GB18030 lead byte takes the next byte
+// as its second half, so 0xB0 GS V 0 is a character, a 'V' and a NUL, not
+// a cut; only after FS . does GS V 0 cut.
+func TestLongStreamAcrossDecoderRefresh(t *testing.T) {
+	s := newSink()
+	p := startPort(t, s, Options{IdleGap: time.Hour, CutIdle: 50 * time.Millisecond})
+	c := dial(t, p)
+	var body []byte
+	body = append(body, 0x1C, '&') // Kanji mode on
+	for range 3 * decoderSteps {
+		body = append(body, '\n')
+	}
+	notCut := cat([]byte{0xB0}, cutFull)
+	write(t, c, cat(body, notCut))
+	noJob(t, s, 300*time.Millisecond)
+	tail := cat([]byte{0x1C, '.'}, cutFull)
+	write(t, c, tail)
+	j := waitJob(t, s) // the cut was seen: CutIdle ended the job, not an hour of IdleGap
+	if want := cat(body, notCut, tail); !bytes.Equal(j.Data, want) || j.Truncated {
+		t.Fatalf("job of %d bytes truncated=%v, want the %d sent", len(j.Data), j.Truncated, len(want))
+	}
+}
+
+func TestOptionsRequireMaxJobBytes(t *testing.T) {
+	if _, err := Listen("127.0.0.1:0", "T", newSink(), Options{}); err == nil {
+		t.Fatal("Listen without MaxJobBytes succeeded")
+	}
+}
