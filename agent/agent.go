@@ -75,6 +75,8 @@ type Agent struct {
 	hub hub
 	// pairing runs the device flow the pairing page shows.
 	pairing pairing
+	// raw holds the raw ports (raw.go), open once serving.
+	raw rawPorts
 	// scanPort is the port Scan tries; 0 means 9100. Tests point it at an
 	// emulator.
 	scanPort int

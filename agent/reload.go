@@ -222,6 +222,9 @@ func (a *Agent) apply(ctx context.Context, cfg *config.Config, res localapi.Relo
 	for n, l := range removed {
 		res.Notes = append(res.Notes, a.sweep(ctx, n, l.pc.Backup)...)
 	}
+	// Raw ports follow their printers: removed or changed ones close, new
+	// ones open.
+	res.Notes = append(res.Notes, a.syncRawPorts(cfg)...)
 	a.log.Info("config reloaded", "config", cfg.Path, "added", res.Added, "changed", res.Changed, "removed", res.Removed, "restart_needed", res.RestartNeeded)
 	return res, nil
 }

@@ -176,6 +176,18 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 		attrs = append(attrs, "tls_fingerprint", fingerprint)
 	}
 	log.Info("printgate listening", attrs...)
+	// The raw ports, like the API, take work only once every lane holds
+	// its backlog; one that cannot open stops the start as listen would.
+	if err := a.OpenRawPorts(); err != nil {
+		log.Error("printgate could not start: a raw port could not be opened", "err", err)
+		page.Close()
+		shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		srv.Shutdown(shutCtx)
+		cancel()
+		cancelRun()
+		<-runDone
+		return err
+	}
 	if tlsConf == nil && !loopbackOnly(ln.Addr()) {
 		log.Warn("the local API is open to the network without TLS: the token crosses the shop's Wi-Fi in clear; set tls = \"self-signed\" in the config", "addr", ln.Addr().String())
 	}
@@ -222,8 +234,10 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 		}
 	}
 	// Intake first: no new task is accepted once the agent starts stopping.
-	// The page's live streams end first: Shutdown waits for open
-	// requests, and an event stream never ends on its own.
+	// The raw ports close (a job mid-stream is reset, not half-taken); the
+	// page's live streams end first: Shutdown waits for open requests, and
+	// an event stream never ends on its own.
+	a.CloseRawPorts()
 	page.Close()
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	srv.Shutdown(shutCtx)

@@ -48,3 +48,7 @@ func (s *Spool) Usage() (Usage, error) {
 	}
 	return u, nil
 }
+
+// MaxTaskBytes is the largest payload or document Accept takes (Options),
+// so intakes that read a stream themselves can stop at the same limit.
+func (s *Spool) MaxTaskBytes() int { return s.opts.MaxTaskBytes }

@@ -216,7 +216,7 @@ func TestTaskView(t *testing.T) {
 	wantStatus(t, a, http.StatusOK, "")
 	var v map[string]any
 	a.decode(t, &v)
-	for _, k := range []string{"task_no", "printer", "target", "state", "reason", "attempts", "confirmation", "possible_duplicate", "origin", "reprint_of", "seq", "timeline"} {
+	for _, k := range []string{"task_no", "printer", "target", "state", "reason", "attempts", "confirmation", "possible_duplicate", "origin", "reprint_of", "truncated", "seq", "timeline"} {
 		if _, ok := v[k]; !ok {
 			t.Errorf("task view lacks %q: %s", k, a.body)
 		}

@@ -25,6 +25,7 @@ type taskView struct {
 	PossibleDuplicate bool          `json:"possible_duplicate"`
 	Origin            spool.Origin  `json:"origin"`
 	ReprintOf         string        `json:"reprint_of"`
+	Truncated         bool          `json:"truncated"` // a raw job cut short (PROTOCOL.md "Raw port")
 	Seq               uint64        `json:"seq"`
 	Timeline          []timelineRow `json:"timeline"`
 }
@@ -49,6 +50,7 @@ func viewOf(t *spool.Task) taskView {
 		PossibleDuplicate: t.PossibleDuplicate,
 		Origin:            t.Origin,
 		ReprintOf:         t.ReprintOf,
+		Truncated:         t.Truncated,
 		Seq:               t.Seq,
 		Timeline:          make([]timelineRow, len(t.Timeline)),
 	}

@@ -1,0 +1,233 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"printgate/agent/config"
+	"printgate/agent/localapi"
+	"printgate/agent/rawport"
+	"printgate/agent/web"
+	"printgate/spool"
+)
+
+// The raw ports (issue 15): per printer, an optional listener that takes
+// print streams as a port-9100 printer does (package rawport), so a POS that
+// cannot be changed prints through the spool, the lanes and the page.
+
+// MaxRawConns bounds the connections open on all raw ports together; each
+// port also has its own bound (rawport.DefaultMaxConns).
+const MaxRawConns = 32
+
+// rawPorts holds the open raw port of each printer that has one.
+type rawPorts struct {
+	mu    sync.Mutex
+	ports map[string]*rawPort // by printer name
+	limit *rawport.Limiter
+	// seq numbers each printer's raw jobs for their task_no, from 1 at
+	// start; the time in the task_no keeps numbers of different runs apart.
+	seq map[string]uint64
+}
+
+// rawPort is one open port and the settings it was opened with, so a
+// reload can tell whether it must be reopened.
+type rawPort struct {
+	port *rawport.Port
+	pc   config.Printer
+}
+
+// rawSink is what the ports hand jobs to: the agent, under a name that
+// keeps rawport.Sink's Accept apart from the agent's own methods.
+type rawSink struct{ a *Agent }
+
+var _ rawport.Sink = rawSink{}
+
+// OpenRawPorts opens the raw port of every printer that has raw_listen. It
+// is called once the agent is Ready (serve only after restore); a port that
+// cannot be opened is an error, as the listen address's would be.
+func (a *Agent) OpenRawPorts() error {
+	cfg := a.live.Load()
+	for i := range cfg.Printers {
+		pc := cfg.Printers[i]
+		if pc.RawListen == "" {
+			continue
+		}
+		if err := a.openRawPort(pc); err != nil {
+			a.CloseRawPorts()
+			return err
+		}
+	}
+	return nil
+}
+
+// openRawPort opens pc's raw port and records it.
+func (a *Agent) openRawPort(pc config.Printer) error {
+	a.raw.mu.Lock()
+	if a.raw.ports == nil {
+		a.raw.ports = map[string]*rawPort{}
+		a.raw.seq = map[string]uint64{}
+		a.raw.limit = rawport.NewLimiter(MaxRawConns)
+	}
+	limit := a.raw.limit
+	a.raw.mu.Unlock()
+	p, err := rawport.Listen(pc.RawListen, pc.Name, rawSink{a}, rawport.Options{
+		IdleGap:     pc.RawIdleGap,
+		DupWindow:   pc.RawDuplicateWindow,
+		MaxJobBytes: a.spool.MaxTaskBytes(),
+		Limit:       limit,
+		Now:         a.opts.Clock.Now,
+		Logger:      a.log.With("component", "raw", "printer", pc.Name),
+	})
+	if err != nil {
+		return fmt.Errorf("open the raw port of printer %s on %s (its raw_listen): %w", pc.Name, pc.RawListen, err)
+	}
+	a.raw.mu.Lock()
+	a.raw.ports[pc.Name] = &rawPort{port: p, pc: pc}
+	a.raw.mu.Unlock()
+	a.log.Info("raw port listening", "printer", pc.Name, "addr", p.Addr().String(), "idle_gap", pc.RawIdleGap, "duplicate_window", pc.RawDuplicateWindow)
+	return nil
+}
+
+// CloseRawPorts closes every raw port: no new job is taken, and a job being
+// streamed is dropped unaccepted (its client sees a reset and resends).
+func (a *Agent) CloseRawPorts() {
+	a.raw.mu.Lock()
+	ports := a.raw.ports
+	a.raw.ports = nil
+	a.raw.mu.Unlock()
+	for _, rp := range ports {
+		rp.port.Close()
+	}
+}
+
+// RawPortAddr returns the address printer's raw port listens on, if it has
+// one open (for tests and the page).
+func (a *Agent) RawPortAddr(printer string) (string, bool) {
+	a.raw.mu.Lock()
+	defer a.raw.mu.Unlock()
+	rp, ok := a.raw.ports[printer]
+	if !ok {
+		return "", false
+	}
+	return rp.port.Addr().String(), true
+}
+
+// syncRawPorts makes the open raw ports those of cfg after a reload: ports
+// of removed printers, or whose settings changed, close; new ones open. It
+// returns a note per port that could not be opened. Only a port whose
+// settings changed is reopened, so a POS printing to an unchanged one never
+// sees a reset.
+func (a *Agent) syncRawPorts(cfg *config.Config) []string {
+	a.raw.mu.Lock()
+	if a.raw.ports == nil {
+		// Not serving yet (or stopping): OpenRawPorts opens them.
+		a.raw.mu.Unlock()
+		return nil
+	}
+	want := map[string]config.Printer{}
+	for _, pc := range cfg.Printers {
+		if pc.RawListen != "" {
+			want[pc.Name] = pc
+		}
+	}
+	var closing []*rawport.Port
+	var opening []config.Printer
+	for name, rp := range a.raw.ports {
+		pc, keep := want[name]
+		if keep && sameRawPort(rp.pc, pc) {
+			delete(want, name)
+			continue
+		}
+		closing = append(closing, rp.port)
+		delete(a.raw.ports, name)
+	}
+	for _, pc := range want {
+		opening = append(opening, pc)
+	}
+	a.raw.mu.Unlock()
+	for _, p := range closing {
+		p.Close()
+	}
+	var notes []string
+	for _, pc := range opening {
+		if err := a.openRawPort(pc); err != nil {
+			a.log.Error("reload: a raw port could not be opened; POS jobs sent to it are refused by the network until it is fixed", "printer", pc.Name, "err", err)
+			notes = append(notes, fmt.Sprintf("%s: raw port not open: %v", pc.Name, err))
+		}
+	}
+	return notes
+}
+
+// sameRawPort reports whether a port opened for x serves y unchanged.
+func sameRawPort(x, y config.Printer) bool {
+	return x.RawListen == y.RawListen && x.RawIdleGap == y.RawIdleGap && x.RawDuplicateWindow == y.RawDuplicateWindow
+}
+
+// Accept stores a raw job as a task of origin raw, task_no
+// RAW_<printer>_<yyyymmdd-hhmmss>_<seq>, fsync'd before it returns.
+func (s rawSink) Accept(ctx context.Context, j rawport.Job) (string, error) {
+	a := s.a
+	stamp := j.Started.Local().Format("20060102-150405")
+	for range 100 {
+		a.raw.mu.Lock()
+		if a.raw.seq == nil {
+			a.raw.seq = map[string]uint64{}
+		}
+		a.raw.seq[j.Printer]++
+		n := a.raw.seq[j.Printer]
+		a.raw.mu.Unlock()
+		taskNo := fmt.Sprintf("RAW_%s_%s_%d", j.Printer, stamp, n)
+		t, dup, err := a.Submit(ctx, spool.NewTask{
+			TaskNo: taskNo, Printer: j.Printer, Origin: spool.OriginRaw, Payload: j.Data,
+			PossibleDuplicate: j.Duplicate, Truncated: j.Truncated,
+		})
+		if err != nil {
+			return "", err
+		}
+		if dup {
+			// A task of an earlier run has this number (same second,
+			// numbering restarted): take the next one, never drop the job.
+			continue
+		}
+		return t.TaskNo, nil
+	}
+	return "", fmt.Errorf("no free task_no for a raw job of %s after 100 tries", j.Printer)
+}
+
+// Ready refuses new raw connections while the agent cannot take work or the
+// spool is full, so the POS shows its own printer error instead of
+// believing the job was taken.
+func (s rawSink) Ready(printer string) error {
+	a := s.a
+	if err := a.available(); err != nil {
+		return err
+	}
+	if a.lane(printer) == nil {
+		return fmt.Errorf("%w: %q", localapi.ErrUnknownPrinter, printer)
+	}
+	u, err := a.spool.Usage()
+	if err != nil {
+		return fmt.Errorf("read spool usage: %w", err)
+	}
+	if u.Cap > 0 && u.Live+int64(a.spool.MaxTaskBytes()) > u.Cap {
+		return fmt.Errorf("%w: the spool is full (%d of %d bytes)", spool.ErrFull, u.Live, u.Cap)
+	}
+	return nil
+}
+
+// Refused logs a job a raw port read and could not take, and raises the
+// page's alert: the POS believes it printed.
+func (s rawSink) Refused(printer, remote string, size int, err error) {
+	a := s.a
+	detail := err.Error()
+	switch {
+	case errors.Is(err, rawport.ErrTooLarge):
+		detail = fmt.Sprintf("over the %d byte job limit", a.spool.MaxTaskBytes())
+	case errors.Is(err, spool.ErrFull):
+		detail = "the spool is full"
+	}
+	a.log.Error("RAW JOB REFUSED: a job a POS sent to the printer port did not print", "printer", printer, "remote", remote, "size", size, "reason", detail, "err", err)
+	a.hub.publish(web.Change{Kind: "raw_refused", Printer: printer, Detail: detail})
+}

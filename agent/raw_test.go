@@ -1,0 +1,320 @@
+package agent
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"printgate/agent/wheel"
+	"printgate/drivers/printertest"
+	"printgate/spool"
+)
+
+// freeAddr returns a loopback address no one listens on now, for a raw
+// port (the config wants a real port number).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// rawHarness is a harness whose printer "kitchen" has a raw port, opened as
+// the service opens it once the agent is ready. extra adds TOML keys to
+// kitchen's table.
+func rawHarness(t *testing.T, extra string, specs ...printerSpec) (*harness, string) {
+	t.Helper()
+	return rawHarnessWith(t, spool.Options{}, extra, specs...)
+}
+
+// rawHarnessWith is rawHarness over a spool opened with so.
+func rawHarnessWith(t *testing.T, so spool.Options, extra string, specs ...printerSpec) (*harness, string) {
+	t.Helper()
+	addr := freeAddr(t)
+	k := printerSpec{name: "kitchen", model: printertest.ModelEpson, extra: fmt.Sprintf("raw_listen = %q\n%s", addr, extra)}
+	if len(specs) > 0 && specs[0].name == "kitchen" {
+		k.faults, k.extra = specs[0].faults, k.extra+"\n"+specs[0].extra
+		specs = specs[1:]
+	}
+	clock := wheel.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	h := buildHarnessAt(t, t.TempDir(), so, clock, append([]printerSpec{k}, specs...), "")
+	if err := h.a.OpenRawPorts(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.a.CloseRawPorts)
+	got, ok := h.a.RawPortAddr("kitchen")
+	if !ok || got != addr {
+		t.Fatalf("raw port of kitchen: %q %v, want %s", got, ok, addr)
+	}
+	return h, addr
+}
+
+// sendRaw writes one job as nc or the Windows RAW port does: connect,
+// write, close the sending side, and wait for the port to close, which it
+// does once the job is on disk.
+func sendRaw(t *testing.T, addr string, job []byte) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, waitLimit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(waitLimit))
+	if _, err := c.Write(job); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.(*net.TCPConn).CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(io.Discard, c); err != nil {
+		t.Fatalf("the port did not end the job cleanly: %v", err)
+	}
+}
+
+// rawTicket is a job as a POS writes it: reset, a line, a cut.
+func rawTicket(text string) []byte {
+	return []byte("\x1b@" + text + "\n\x1dV\x00")
+}
+
+// rawTasks lists the raw tasks in the spool, oldest first.
+func rawTasks(t *testing.T, h *harness) []*spool.Task {
+	t.Helper()
+	pg, err := h.sp.List(spool.ListOptions{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*spool.Task
+	for _, pt := range pg.Tasks {
+		if pt.Origin == spool.OriginRaw {
+			full, err := h.sp.Get(pt.TaskNo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, full)
+		}
+	}
+	slices.SortFunc(out, func(a, b *spool.Task) int { return cmp.Compare(a.Seq, b.Seq) })
+	return out
+}
+
+var rawTaskNo = regexp.MustCompile(`^RAW_kitchen_\d{8}-\d{6}_\d+$`)
+
+// TestRawOneShot is the nc / CUPS socket / Windows RAW port case: one
+// connection, one job, a task of origin raw that prints once.
+func TestRawOneShot(t *testing.T) {
+	h, addr := rawHarness(t, "")
+	sendRaw(t, addr, rawTicket("RAW ONE"))
+	// The connection closed only after the task was on disk.
+	ts := rawTasks(t, h)
+	if len(ts) != 1 {
+		t.Fatalf("%d raw tasks after one job, want 1", len(ts))
+	}
+	task := ts[0]
+	if !rawTaskNo.MatchString(task.TaskNo) || task.Printer != "kitchen" || task.Truncated || task.PossibleDuplicate {
+		t.Errorf("raw task %+v", task)
+	}
+	if string(task.Payload) != string(rawTicket("RAW ONE")) {
+		t.Errorf("payload %q", task.Payload)
+	}
+	h.waitTask(task.TaskNo, spool.StatePrinted)
+	tk := h.tickets("kitchen", 1)[0]
+	if !strings.Contains(tk.Text(), "RAW ONE") || strings.Contains(tk.Text(), "INCOMPLETE") || strings.Contains(tk.Text(), "DUPLICATE") {
+		t.Errorf("printed:\n%s", tk.Text())
+	}
+}
+
+// TestRawKeepAlive is a POS that keeps one connection open across jobs:
+// each job ends at the quiet after its cut (no close), becomes its own
+// task, and prints once, in order. (rawport's own tests cover jobs that
+// only the idle gap ends.)
+func TestRawKeepAlive(t *testing.T) {
+	h, addr := rawHarness(t, `raw_idle_gap = "150ms"`)
+	c, err := net.DialTimeout("tcp", addr, waitLimit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := 1; i <= 3; i++ {
+		if _, err := c.Write(rawTicket(fmt.Sprintf("KEEP %d", i))); err != nil {
+			t.Fatal(err)
+		}
+		h.waitUntil(fmt.Sprintf("raw job %d taken", i), func() bool { return len(rawTasks(t, h)) == i })
+	}
+	ts := rawTasks(t, h)
+	for i, task := range ts {
+		h.waitTask(task.TaskNo, spool.StatePrinted)
+		if want := fmt.Sprintf("KEEP %d", i+1); !strings.Contains(string(task.Payload), want) {
+			t.Errorf("task %d (%s) payload %q, want %q", i+1, task.TaskNo, task.Payload, want)
+		}
+	}
+	var printed []string
+	for _, tk := range h.p["kitchen"].Tickets() {
+		printed = append(printed, tk.Text())
+	}
+	all := strings.Join(printed, "\n")
+	for i := 1; i <= 3; i++ {
+		if n := strings.Count(all, fmt.Sprintf("KEEP %d", i)); n != 1 {
+			t.Errorf("KEEP %d printed %d times:\n%s", i, n, all)
+		}
+	}
+	if a, b, c := strings.Index(all, "KEEP 1"), strings.Index(all, "KEEP 2"), strings.Index(all, "KEEP 3"); !(a < b && b < c) {
+		t.Errorf("printed out of order:\n%s", all)
+	}
+}
+
+// TestRawRetryMarkedDuplicate: a byte-identical job within the window is a
+// POS retry; it prints, marked POSSIBLE DUPLICATE, never silently twice
+// and never dropped. After the window the same bytes are a new ticket.
+func TestRawRetryMarkedDuplicate(t *testing.T) {
+	h, addr := rawHarness(t, `raw_duplicate_window = "10s"`)
+	job := rawTicket("TABLE 7 NOODLES")
+	sendRaw(t, addr, job)
+	sendRaw(t, addr, job)
+	h.clock.Advance(11 * time.Second)
+	sendRaw(t, addr, job)
+	ts := rawTasks(t, h)
+	if len(ts) != 3 {
+		t.Fatalf("%d raw tasks, want 3", len(ts))
+	}
+	if ts[0].PossibleDuplicate || !ts[1].PossibleDuplicate || ts[2].PossibleDuplicate {
+		t.Errorf("possible_duplicate = %v %v %v, want false true false", ts[0].PossibleDuplicate, ts[1].PossibleDuplicate, ts[2].PossibleDuplicate)
+	}
+	for _, task := range ts {
+		h.waitTask(task.TaskNo, spool.StatePrinted)
+	}
+	tks := h.tickets("kitchen", 3)
+	for i, tk := range tks {
+		marked := strings.Contains(tk.Text(), "POSSIBLE DUPLICATE")
+		if marked != (i == 1) || !strings.Contains(tk.Text(), "TABLE 7 NOODLES") {
+			t.Errorf("ticket %d (marked %v):\n%s", i+1, marked, tk.Text())
+		}
+	}
+}
+
+// TestRawTruncatedPrintsMarked: a POS connection reset mid-job leaves a
+// task flagged truncated (TRUNCATED in its timeline) that prints between
+// an INCOMPLETE JOB banner and an end line with a cut, so the half ticket
+// is never taken for a whole one.
+func TestRawTruncatedPrintsMarked(t *testing.T) {
+	h, addr := rawHarness(t, "")
+	c, err := net.DialTimeout("tcp", addr, waitLimit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The port answers DLE EOT as it reads it, after what came before it
+	// on the stream: once the answer is back, the lines are in.
+	if _, err := c.Write([]byte("\x1b@TABLE 9\nFRIED RICE x2\n\x10\x04\x01")); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(waitLimit))
+	if _, err := io.ReadFull(c, make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+	// Then a command cut off by the reset.
+	if _, err := c.Write([]byte("\x1b!")); err != nil {
+		t.Fatal(err)
+	}
+	c.(*net.TCPConn).SetLinger(0)
+	c.Close()
+	h.waitUntil("the truncated job is taken", func() bool { return len(rawTasks(t, h)) == 1 })
+	task := rawTasks(t, h)[0]
+	if !task.Truncated || len(task.Timeline) == 0 || task.Timeline[0].Reason != spool.ReasonTruncated {
+		t.Errorf("task %s truncated=%v timeline %+v", task.TaskNo, task.Truncated, task.Timeline)
+	}
+	if strings.Contains(string(task.Payload), "\x1b!") || strings.Contains(string(task.Payload), "\x10\x04") {
+		t.Errorf("payload keeps a cut-off command or the status query: %q", task.Payload)
+	}
+	h.waitTask(task.TaskNo, spool.StatePrinted)
+	tk := h.tickets("kitchen", 1)[0]
+	text := tk.Text()
+	for _, want := range []string{"INCOMPLETE JOB", "FRIED RICE x2", "END OF INCOMPLETE JOB"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("printed ticket lacks %q:\n%s", want, text)
+		}
+	}
+	if tk.Cut == "" {
+		t.Errorf("the incomplete ticket was not cut off from the next one")
+	}
+}
+
+// TestRawPrinterOff: with the printer off the POS's write still succeeds;
+// the job waits PARKED and prints when the printer returns.
+func TestRawPrinterOff(t *testing.T) {
+	h, addr := rawHarness(t, "", printerSpec{name: "kitchen", faults: []printertest.FaultKind{printertest.FaultOffline}})
+	h.waitPrinter("kitchen", "OFFLINE")
+	sendRaw(t, addr, rawTicket("WHILE OFF"))
+	task := rawTasks(t, h)[0]
+	h.waitTask(task.TaskNo, spool.StateParked)
+	h.p["kitchen"].SetFault(printertest.FaultOffline, false)
+	h.a.Refresh("kitchen")
+	h.waitTask(task.TaskNo, spool.StatePrinted)
+	if tk := h.tickets("kitchen", 1)[0]; !strings.Contains(tk.Text(), "WHILE OFF") {
+		t.Errorf("printed:\n%s", tk.Text())
+	}
+}
+
+// TestRawFailover: a raw job for a printer that stays down prints at its
+// backup with the FAILOVER banner.
+func TestRawFailover(t *testing.T) {
+	h, addr := rawHarness(t, `backup = "bar"`,
+		printerSpec{name: "kitchen", faults: []printertest.FaultKind{printertest.FaultOffline}},
+		printerSpec{name: "bar", model: printertest.ModelEpson})
+	h.waitPrinter("kitchen", "OFFLINE")
+	sendRaw(t, addr, rawTicket("TO THE BACKUP"))
+	task := rawTasks(t, h)[0]
+	h.waitTask(task.TaskNo, spool.StateParked)
+	h.clock.Advance(16 * time.Second)
+	h.a.Refresh("kitchen")
+	done := h.waitTask(task.TaskNo, spool.StatePrinted)
+	if done.Target != "bar" {
+		t.Errorf("printed on %q, want the backup bar", done.Target)
+	}
+	tk := h.tickets("bar", 1)[0]
+	if !strings.Contains(tk.Text(), "FAILOVER kitchen") || !strings.Contains(tk.Text(), "TO THE BACKUP") {
+		t.Errorf("backup printed:\n%s", tk.Text())
+	}
+}
+
+// TestRawRefusedWhenFull: once the spool could not take another job of the
+// largest size, a new connection is reset at once, so the POS shows its own
+// printer error instead of believing the job was taken; nothing is stored.
+func TestRawRefusedWhenFull(t *testing.T) {
+	h, addr := rawHarnessWith(t, spool.Options{MaxSize: 2 << 20, Reserve: 512 << 10}, "",
+		printerSpec{name: "kitchen", faults: []printertest.FaultKind{printertest.FaultOffline}})
+	sendRaw(t, addr, rawTicket("FITS"))
+	// Fill past cap - MaxTaskBytes with tasks that wait (printer off).
+	payload := []byte(strings.Repeat("\x1b@", 12<<10))
+	sink := rawSink{h.a}
+	for i := 0; sink.Ready("kitchen") == nil; i++ {
+		if i > 200 {
+			t.Fatal("the spool never reached its cap")
+		}
+		h.submit(fmt.Sprintf("FILL%03d_v1", i), "kitchen", func(nt *spool.NewTask) { nt.Document, nt.Payload = nil, payload })
+	}
+	c, err := net.DialTimeout("tcp", addr, waitLimit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(waitLimit))
+	c.Write(rawTicket("LOST?"))
+	_, err = io.ReadAll(c)
+	if !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("the port took a connection the spool has no room for: read %v, want a reset", err)
+	}
+	if ts := rawTasks(t, h); len(ts) != 1 {
+		t.Errorf("%d raw tasks, want only the one that fit", len(ts))
+	}
+}
