@@ -318,3 +318,65 @@ func TestRawRefusedWhenFull(t *testing.T) {
 		t.Errorf("%d raw tasks, want only the one that fit", len(ts))
 	}
 }
+
+// TestRawPortsFollowReload: a reload opens the raw port of a printer that
+// gains one, keeps an unchanged port open (a connection on it survives, even
+// when the printer's other settings change), moves a port whose address
+// changed, and closes the port of a printer that loses it.
+func TestRawPortsFollowReload(t *testing.T) {
+	h, addr := rawHarness(t, "", printerSpec{name: "bar", model: printertest.ModelEpson})
+	barAddr := freeAddr(t)
+	kept, err := net.DialTimeout("tcp", addr, waitLimit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kept.Close()
+
+	// kitchen changes its timeout (lane replaced) but not its raw port;
+	// bar gains one.
+	h.writeConfig("",
+		printerBlock("kitchen", h.p["kitchen"], fmt.Sprintf("raw_listen = %q\ntimeout = \"2m\"", addr)),
+		printerBlock("bar", h.p["bar"], fmt.Sprintf("raw_listen = %q", barAddr)))
+	res := h.reload()
+	if len(res.Notes) != 0 {
+		t.Errorf("reload notes %v", res.Notes)
+	}
+	if got, ok := h.a.RawPortAddr("bar"); !ok || got != barAddr {
+		t.Errorf("bar's raw port after reload: %q %v, want %s", got, ok, barAddr)
+	}
+	// The connection opened before the reload still delivers a job.
+	kept.SetDeadline(time.Now().Add(waitLimit))
+	if _, err := kept.Write(rawTicket("ACROSS RELOAD")); err != nil {
+		t.Fatal(err)
+	}
+	kept.(*net.TCPConn).CloseWrite()
+	if _, err := io.Copy(io.Discard, kept); err != nil {
+		t.Fatalf("a job on a raw port the reload did not change: %v", err)
+	}
+	sendRaw(t, barAddr, rawTicket("BAR RAW"))
+	h.waitUntil("both raw jobs taken", func() bool { return len(rawTasks(t, h)) == 2 })
+
+	// kitchen's port moves; bar's goes away.
+	moved := freeAddr(t)
+	h.writeConfig("",
+		printerBlock("kitchen", h.p["kitchen"], fmt.Sprintf("raw_listen = %q", moved)),
+		printerBlock("bar", h.p["bar"], ""))
+	h.reload()
+	for _, gone := range []string{addr, barAddr} {
+		if c, err := net.DialTimeout("tcp", gone, time.Second); err == nil {
+			c.Close()
+			t.Errorf("%s still takes connections after the reload closed it", gone)
+		}
+	}
+	if _, ok := h.a.RawPortAddr("bar"); ok {
+		t.Error("bar still has a raw port")
+	}
+	sendRaw(t, moved, rawTicket("MOVED"))
+	ts := rawTasks(t, h)
+	if len(ts) != 3 || ts[0].Printer != "kitchen" || ts[1].Printer != "bar" || ts[2].Printer != "kitchen" {
+		t.Fatalf("raw tasks %d", len(ts))
+	}
+	for _, task := range ts {
+		h.waitTask(task.TaskNo, spool.StatePrinted)
+	}
+}
