@@ -113,6 +113,7 @@ func (a *Agent) PrinterDetails() []web.PrinterDetail {
 		l.infoMu.Unlock()
 		d.Backup = l.pc.Backup
 		d.Profile = l.pc.Profile.Name
+		d.RawPort, d.RawJobs, d.RawRefused = a.rawPortStats(l.name)
 		if c, ok := l.dev.(interface {
 			Capabilities() (escpos.Capabilities, bool)
 		}); ok {

@@ -114,6 +114,19 @@ func (a *Agent) RawPortAddr(printer string) (string, bool) {
 	return rp.port.Addr().String(), true
 }
 
+// rawPortStats is printer's raw port address and its job counts, for the
+// page; empty when it has no port open.
+func (a *Agent) rawPortStats(printer string) (addr string, jobs, refused uint64) {
+	a.raw.mu.Lock()
+	rp, ok := a.raw.ports[printer]
+	a.raw.mu.Unlock()
+	if !ok {
+		return "", 0, 0
+	}
+	st := rp.port.Stats()
+	return rp.port.Addr().String(), st.Jobs, st.Refused + st.Rejected
+}
+
 // syncRawPorts makes the open raw ports those of cfg after a reload: ports
 // of removed printers, or whose settings changed, close; new ones open. It
 // returns a note per port that could not be opened. Only a port whose
@@ -221,13 +234,14 @@ func (s rawSink) Ready(printer string) error {
 // page's alert: the POS believes it printed.
 func (s rawSink) Refused(printer, remote string, size int, err error) {
 	a := s.a
-	detail := err.Error()
+	detail, reason := err.Error(), "error"
 	switch {
 	case errors.Is(err, rawport.ErrTooLarge):
-		detail = fmt.Sprintf("over the %d byte job limit", a.spool.MaxTaskBytes())
+		detail, reason = fmt.Sprintf("over the %d byte job limit", a.spool.MaxTaskBytes()), "too_large"
 	case errors.Is(err, spool.ErrFull):
-		detail = "the spool is full"
+		detail, reason = "the spool is full", "spool_full"
 	}
+	a.m.IncRawRefused(printer, reason)
 	a.log.Error("RAW JOB REFUSED: a job a POS sent to the printer port did not print", "printer", printer, "remote", remote, "size", size, "reason", detail, "err", err)
 	a.hub.publish(web.Change{Kind: "raw_refused", Printer: printer, Detail: detail})
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -129,6 +130,11 @@ func TestRawOneShot(t *testing.T) {
 		t.Errorf("payload %q", task.Payload)
 	}
 	h.waitTask(task.TaskNo, spool.StatePrinted)
+	for _, d := range h.a.PrinterDetails() {
+		if d.Name == "kitchen" && (d.RawPort != addr || d.RawJobs != 1 || d.RawRefused != 0) {
+			t.Errorf("page shows kitchen's raw port %q with %d jobs, %d refused; want %s, 1, 0", d.RawPort, d.RawJobs, d.RawRefused, addr)
+		}
+	}
 	tk := h.tickets("kitchen", 1)[0]
 	if !strings.Contains(tk.Text(), "RAW ONE") || strings.Contains(tk.Text(), "INCOMPLETE") || strings.Contains(tk.Text(), "DUPLICATE") {
 		t.Errorf("printed:\n%s", tk.Text())
@@ -378,5 +384,43 @@ func TestRawPortsFollowReload(t *testing.T) {
 	}
 	for _, task := range ts {
 		h.waitTask(task.TaskNo, spool.StatePrinted)
+	}
+}
+
+// TestRawTooLargeRefused: a stream over the task size limit is cut off and
+// refused: the POS's connection is reset, nothing is stored, and the page
+// hears of it (one raw_refused change, which raises an alert).
+func TestRawTooLargeRefused(t *testing.T) {
+	h, addr := rawHarnessWith(t, spool.Options{MaxTaskBytes: 4096}, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	changes := h.a.Subscribe(ctx)
+	c, err := net.DialTimeout("tcp", addr, waitLimit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(waitLimit))
+	// The write may already fail once the port resets; the read must.
+	c.Write([]byte("\x1b@" + strings.Repeat("LONG LINE OF A HUGE TICKET\n", 400)))
+	if _, err := io.ReadAll(c); err == nil {
+		t.Error("the POS saw an orderly close for a job that was refused")
+	}
+	for {
+		select {
+		case ch := <-changes:
+			if ch.Kind != "raw_refused" {
+				continue
+			}
+			if ch.Printer != "kitchen" || !strings.Contains(ch.Detail, "4096 byte job limit") {
+				t.Errorf("refusal change %+v", ch)
+			}
+		case <-time.After(waitLimit):
+			t.Fatal("no raw_refused change for the page")
+		}
+		break
+	}
+	if ts := rawTasks(t, h); len(ts) != 0 {
+		t.Errorf("%d raw tasks stored from a refused job", len(ts))
 	}
 }

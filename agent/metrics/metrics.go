@@ -39,6 +39,7 @@ type Metrics struct {
 	timeouts     *prometheus.CounterVec
 	accepted     *prometheus.CounterVec
 	downgrades   *prometheus.CounterVec
+	rawRefused   *prometheus.CounterVec
 	integrity
 }
 
@@ -82,18 +83,22 @@ func New() *Metrics {
 		}, []string{"printer", "reason"}),
 		accepted: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "printgate_tasks_accepted_total",
-			Help: "Task submissions answered with success, per origin (cloud, local, manager); duplicate=\"true\" counts resubmissions of a known task_no, which are answered but never printed again.",
+			Help: "Task submissions answered with success, per origin (cloud, local, manager, raw); duplicate=\"true\" counts resubmissions of a known task_no, which are answered but never printed again.",
 		}, []string{"origin", "duplicate"}),
 		downgrades: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "printgate_confirmation_downgrades_total",
 			Help: "Times a printer's completion proof weakened (e.g. printed to consumed: a status answer came too slowly or stopped coming), per printer and levels. Each is logged at WARN; the printer is probed again on its next job.",
 		}, []string{"printer", "from", "to"}),
+		rawRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "printgate_raw_jobs_refused_total",
+			Help: "Jobs a POS sent to a printer's raw port that were read but not taken, per printer and reason (too_large, spool_full, error). Each is a ticket the POS believes it printed; the page raises an alert for each.",
+		}, []string{"printer", "reason"}),
 	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.tasks, m.queueDepth, m.printerState, m.outbox, m.printed,
-		m.attempts, m.failovers, m.timeouts, m.accepted, m.downgrades,
+		m.attempts, m.failovers, m.timeouts, m.accepted, m.downgrades, m.rawRefused,
 	)
 	m.integrity = newIntegrity(m.reg)
 	return m
@@ -211,6 +216,15 @@ func (m *Metrics) IncAccepted(origin string, duplicate bool) {
 		return
 	}
 	m.accepted.WithLabelValues(origin, strconv.FormatBool(duplicate)).Inc()
+}
+
+// IncRawRefused counts one job printer's raw port read and could not take,
+// for reason (too_large, spool_full, error).
+func (m *Metrics) IncRawRefused(printer, reason string) {
+	if m == nil {
+		return
+	}
+	m.rawRefused.WithLabelValues(printer, reason).Inc()
 }
 
 // IncConfirmationDowngrade counts one weakening of printer's completion

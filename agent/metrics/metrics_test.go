@@ -101,6 +101,7 @@ func TestCountersAndHistogram(t *testing.T) {
 	m.IncConfirmationDowngrade("kitchen", "printed", "consumed")
 	m.IncConfirmationDowngrade("kitchen", "printed", "consumed")
 	m.IncConfirmationDowngrade("bar", "consumed", "delivered")
+	m.IncRawRefused("kitchen", "too_large")
 
 	checks := []struct {
 		name   string
@@ -117,6 +118,7 @@ func TestCountersAndHistogram(t *testing.T) {
 		{"printgate_tasks_accepted_total", []string{"origin", "local", "duplicate", "true"}, 2},
 		{"printgate_confirmation_downgrades_total", []string{"printer", "kitchen", "from", "printed", "to", "consumed"}, 2},
 		{"printgate_confirmation_downgrades_total", []string{"printer", "bar", "from", "consumed", "to", "delivered"}, 1},
+		{"printgate_raw_jobs_refused_total", []string{"printer", "kitchen", "reason", "too_large"}, 1},
 	}
 	for _, c := range checks {
 		if got := gauge(t, m, c.name, c.labels...); got != c.want {
@@ -202,6 +204,7 @@ func TestNilMetricsIsNoOp(t *testing.T) {
 	m.IncTimeout("k", "NO_ACK")
 	m.IncAccepted("local", false)
 	m.IncConfirmationDowngrade("k", "printed", "consumed")
+	m.IncRawRefused("k", "error")
 	if m.Registry() != nil {
 		t.Error("nil Metrics has a registry")
 	}

@@ -76,6 +76,12 @@ type PrinterDetail struct {
 	// LastTask and LastAt are the last ticket this printer put on paper.
 	LastTask string
 	LastAt   time.Time
+	// RawPort is the address of the printer's raw port (raw_listen), where
+	// a POS prints as to a port-9100 printer; empty when it has none open.
+	// RawJobs and RawRefused count the jobs it took and refused since the
+	// port opened.
+	RawPort             string
+	RawJobs, RawRefused uint64
 }
 
 // LinkInfo describes the cloud link.

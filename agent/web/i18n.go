@@ -339,6 +339,8 @@ var catalog = map[string]msg{
 	"printers.configured":      {"Configured printers", "已配置的打印机"},
 	"printers.url":             {"Address", "地址"},
 	"printers.profile":         {"Profile", "型号配置"},
+	"printers.rawport":         {"POS printer port", "收银机打印端口"},
+	"printers.rawjobs":         {"%d jobs taken, %d refused", "已接收 %d 单，拒收 %d 单"},
 	"printers.model":           {"Model", "型号"},
 	"printers.backup":          {"Backup", "备用打印机"},
 	"printers.caps":            {"Capabilities", "功能"},

@@ -283,6 +283,7 @@ func TestPrintersPage(t *testing.T) {
 	c := h.session()
 	w := h.get(c, "/printers")
 	wantBody(t, w, `data-printer="kitchen"`, `class="test-print"`, "80 mm, 48 columns, cutter", "TM-T20II", "epson-80",
+		`data-field="raw-port" class="break">0.0.0.0:9101 · 7 jobs taken, 1 refused`,
 		`id="scan"`, "name = &#34;printer-1&#34;\nurl = &#34;serial://COM3?baud=19200&#34;")
 	w = h.post(c, "/printers/kitchen/test", nil)
 	wantRedirect(t, w, "/printers")
