@@ -121,6 +121,7 @@ type demo struct {
 	cloudStop func()
 
 	printers map[string]*printertest.Printer
+	frontRaw string // front's raw port, host:port (a POS prints to it as to port 9100)
 
 	pageURL   string // http://host:port/
 	apiToken  string
@@ -202,7 +203,7 @@ func (d *demo) play(ctx context.Context, dir, listen string, duration time.Durat
 		return err
 	}
 
-	d.step(4, "sample tickets, in Chinese and English, through the cloud and through the LAN API")
+	d.step(4, "sample tickets, in Chinese and English, through the cloud, the LAN API and a printer port")
 	if err := d.tickets(ctx); err != nil {
 		return err
 	}
@@ -290,9 +291,18 @@ func (d *demo) setUp(dir, listen string) error {
 	d.pageURL = "http://" + net.JoinHostPort(host, port) + "/"
 	d.apiToken = config.NewToken()
 
+	// front's raw port: a free loopback port, taken when the agent starts.
+	rawLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("pick a port for front's raw port: %w", err)
+	}
+	d.frontRaw = rawLn.Addr().String()
+	rawLn.Close()
+
 	conf := strings.NewReplacer(
 		"@DATA@", d.dataDir, "@LISTEN@", addr, "@TOKEN@", d.apiToken, "@CLOUD@", d.cloudURL,
 		"@KITCHEN@", d.printers["kitchen"].Addr(), "@BAR@", d.printers["bar"].Addr(), "@FRONT@", d.printers["front"].Addr(),
+		"@FRONTRAW@", d.frontRaw,
 	).Replace(demoConfig)
 	if err := os.WriteFile(filepath.Join(d.dir, "printgate.toml"), []byte(conf), 0o600); err != nil {
 		return fmt.Errorf("write the demo config: %w", err)
@@ -524,7 +534,34 @@ func (d *demo) tickets(ctx context.Context) error {
 	if err := d.viaCloud(d.taskNo(4, "front"), "front", demoFront); err != nil {
 		return err
 	}
-	return d.waitPrinted(ctx, base, map[string]int{"kitchen": 1, "bar": 1, "front": 2})
+	if err := d.viaRawPort(ctx, d.frontRaw, []byte(demoRawTicket)); err != nil {
+		return err
+	}
+	return d.waitPrinted(ctx, base, map[string]int{"kitchen": 1, "bar": 1, "front": 3})
+}
+
+// viaRawPort prints raw ESC/POS bytes to a printer's raw port as a POS with
+// no printgate integration does to a printer's port 9100: connect, write,
+// close, and wait for the port to close (the job is then on disk).
+func (d *demo) viaRawPort(ctx context.Context, addr string, job []byte) error {
+	var dialer net.Dialer
+	c, err := dialer.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("connect to the raw port %s: %w", addr, err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(demoStepWait))
+	if _, err := c.Write(job); err != nil {
+		return fmt.Errorf("write to the raw port %s: %w", addr, err)
+	}
+	if err := c.(*net.TCPConn).CloseWrite(); err != nil {
+		return fmt.Errorf("raw port %s: %w", addr, err)
+	}
+	if _, err := io.Copy(io.Discard, c); err != nil {
+		return fmt.Errorf("the raw port %s did not take the job: %w", addr, err)
+	}
+	d.say("   raw port → front   %s   (%d ESC/POS bytes, as a POS prints to port 9100; task RAW_front_...)", addr, len(job))
+	return nil
 }
 
 func (d *demo) failover(ctx context.Context) error {
@@ -704,6 +741,11 @@ const (
   {"cut": "partial"}
 ]}
 `
+	// demoRawTicket is what a POS with its own ESC/POS driver sends to a
+	// printer's port 9100: reset, centred bold title, lines, a cut.
+	demoRawTicket = "\x1b@\x1ba\x01\x1bE\x01RAW PORT ORDER 17\n\x1bE\x00\x1ba\x00" +
+		"from a POS that prints to port 9100\n2x LATTE              7.60\n\n\x1dV\x00"
+
 	demoConfig = `# The config printgate demo writes in its data dir: three emulated printers
 # and the reference cloud, all in the demo's process on 127.0.0.1. The @NAME@
 # marks are filled in by the demo (cmd/printgate/demo.go keeps a copy of this
@@ -739,5 +781,6 @@ profile = "xprinter-80"
 name    = "front"
 url     = "tcp://@FRONT@"
 profile = "epson-80"
+raw_listen = "@FRONTRAW@"  # a POS that cannot be changed prints here as to port 9100
 `
 )

@@ -117,6 +117,7 @@ func TestDemoShowsEverything(t *testing.T) {
 		"┌ bar #1 ", "│ 珍珠奶茶 (少冰)", // Chinese, from the cloud, at bar
 		"┌ front #2 ", "NORTH STREET CAFE", "[QR https://example.com/r/DEMO-0002]", // English
 		"│ FAILOVER kitchen → bar", // the backup's banner
+		"RAW PORT ORDER 17",        // through front's raw port
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)
