@@ -130,6 +130,21 @@ func TestRawOneShot(t *testing.T) {
 		t.Errorf("payload %q", task.Payload)
 	}
 	h.waitTask(task.TaskNo, spool.StatePrinted)
+	// The cloud hears of it like any local task: the first event carries
+	// the job summary with origin raw.
+	evs, err := h.sp.ReadOutbox(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first *spool.Event
+	for i := range evs {
+		if evs[i].TaskNo == task.TaskNo && evs[i].N == 1 {
+			first = &evs[i].Event
+		}
+	}
+	if first == nil || first.Origin != spool.OriginRaw || first.Job == nil || first.Job.Origin != spool.OriginRaw || first.Job.Size != len(task.Payload) {
+		t.Errorf("the cloud's first event of %s: %+v", task.TaskNo, first)
+	}
 	for _, d := range h.a.PrinterDetails() {
 		if d.Name == "kitchen" && (d.RawPort != addr || d.RawJobs != 1 || d.RawRefused != 0) {
 			t.Errorf("page shows kitchen's raw port %q with %d jobs, %d refused; want %s, 1, 0", d.RawPort, d.RawJobs, d.RawRefused, addr)
