@@ -324,16 +324,16 @@ func TestRawRefusedWhenFull(t *testing.T) {
 		}
 		h.submit(fmt.Sprintf("FILL%03d_v1", i), "kitchen", func(nt *spool.NewTask) { nt.Document, nt.Payload = nil, payload })
 	}
+	// The reset may come while connecting, writing or reading.
 	c, err := net.DialTimeout("tcp", addr, waitLimit)
-	if err != nil {
-		t.Fatal(err)
+	if err == nil {
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(waitLimit))
+		c.Write(rawTicket("LOST?"))
+		_, err = io.ReadAll(c)
 	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(waitLimit))
-	c.Write(rawTicket("LOST?"))
-	_, err = io.ReadAll(c)
 	if !errors.Is(err, syscall.ECONNRESET) {
-		t.Errorf("the port took a connection the spool has no room for: read %v, want a reset", err)
+		t.Errorf("the port took a connection the spool has no room for: %v, want a reset", err)
 	}
 	if ts := rawTasks(t, h); len(ts) != 1 {
 		t.Errorf("%d raw tasks, want only the one that fit", len(ts))

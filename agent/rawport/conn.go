@@ -321,13 +321,14 @@ func (c *conn) finish(truncated bool) bool {
 		resetClose(c.c)
 		return false
 	}
-	c.p.jobs.Add(1)
+	// Jobs last: whoever sees a job counted sees its flags counted too.
 	if j.Duplicate {
 		c.p.duplicates.Add(1)
 	}
 	if j.Truncated {
 		c.p.truncated.Add(1)
 	}
+	c.p.jobs.Add(1)
 	c.log.Info("rawport: job accepted", "size", len(j.Data), "task_no", taskNo,
 		"truncated", j.Truncated, "duplicate", j.Duplicate)
 	return true
