@@ -145,6 +145,7 @@ func doctorCmd(ctx context.Context, env doctorEnv, args []string, stdout, stderr
 	show(checkDataDir(cfg), checkDisk(env, cfg))
 	port, running := checkPort(ctx, env, cfg)
 	show(port)
+	show(checkRawPorts(env, cfg, running)...)
 	show(checkPrinters(ctx, env, cfg, running)...)
 	show(checkDevices(env, cfg)...)
 	show(checkCloud(ctx, env, cfg), checkClock(ctx, env, cfg))
@@ -339,6 +340,72 @@ func checkPort(ctx context.Context, env doctorEnv, cfg *config.Config) (r checkR
 		r.Fix = fmt.Sprintf("set listen in %s to a free port (e.g. 127.0.0.1:8632), or stop the program using port %s (%s)", cfg.Path, port, whoListensHint(port))
 	}
 	return r, false
+}
+
+// checkRawPorts checks each printer's raw port (raw_listen): with the agent
+// running, that it answers a status query (DLE EOT 1) as a healthy printer
+// would, which is what a POS asks first; without it, that the address is
+// free for the agent to take.
+func checkRawPorts(env doctorEnv, cfg *config.Config, running bool) []checkResult {
+	var out []checkResult
+	for _, pc := range cfg.Printers {
+		if pc.RawListen == "" {
+			continue
+		}
+		r := checkResult{Name: fmt.Sprintf("raw port of %s %s", pc.Name, pc.RawListen)}
+		_, port, _ := net.SplitHostPort(pc.RawListen)
+		if running {
+			host, _, _ := net.SplitHostPort(pc.RawListen)
+			if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+				host = "127.0.0.1"
+			}
+			b, err := rawStatus(net.JoinHostPort(host, port), env.netTimeout)
+			switch {
+			case err != nil:
+				r.Status = checkFail
+				r.Detail = fmt.Sprintf("the running agent's raw port does not answer: %v", unwrapOp(err))
+				r.Fix = fmt.Sprintf("see the agent's log for \"raw port\" (printgate logs --grep \"raw port\"); another program may hold port %s (%s)", port, whoListensHint(port))
+			case b != 0x16:
+				r.Status = checkFail
+				r.Detail = fmt.Sprintf("answers DLE EOT 1 with %#02x, not a printer's 0x16: another program holds the port", b)
+				r.Fix = fmt.Sprintf("stop the program using port %s (%s), or give %s another raw_listen in %s", port, whoListensHint(port), pc.Name, cfg.Path)
+			default:
+				r.Detail = "answers a POS's status query as a ready printer (the agent is running)"
+			}
+			out = append(out, r)
+			continue
+		}
+		ln, err := net.Listen("tcp", pc.RawListen)
+		if err == nil {
+			ln.Close()
+			r.Detail = "free (the agent takes it when it starts)"
+		} else {
+			r.Status = checkFail
+			r.Detail = fmt.Sprintf("cannot listen there: %v", unwrapOp(err))
+			r.Fix = fmt.Sprintf("give %s a free raw_listen in %s (such as \":9101\"), or stop the program using port %s (%s)", pc.Name, cfg.Path, port, whoListensHint(port))
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// rawStatus asks a raw port DLE EOT 1 and returns the answer byte. The
+// connection carries nothing else, so it makes no job.
+func rawStatus(addr string, timeout time.Duration) (byte, error) {
+	c, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(timeout))
+	if _, err := c.Write([]byte{0x10, 0x04, 0x01}); err != nil {
+		return 0, err
+	}
+	var b [1]byte
+	if _, err := io.ReadFull(c, b[:]); err != nil {
+		return 0, fmt.Errorf("no answer to DLE EOT 1: %w", err)
+	}
+	return b[0], nil
 }
 
 // unwrapOp drops the *net.OpError's address the line already shows.

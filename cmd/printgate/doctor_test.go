@@ -10,10 +10,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"printgate/agent/config"
+	"printgate/agent/rawport"
 	"printgate/drivers"
 	"printgate/drivers/printertest"
 	"printgate/sync/cloudtest"
@@ -372,5 +374,71 @@ func TestDoctorCommand(t *testing.T) {
 	}
 	if code, _, errs := runCmd("doctor", "extra"); code != 2 || !strings.Contains(errs, "usage: printgate doctor [--config FILE]") {
 		t.Errorf("extra argument: exit %d %q", code, errs)
+	}
+}
+
+// okSink takes every raw job; doctor's status query makes none.
+type okSink struct{ jobs atomic.Int32 }
+
+func (s *okSink) Accept(context.Context, rawport.Job) (string, error) {
+	s.jobs.Add(1)
+	return "RAW_x", nil
+}
+func (s *okSink) Ready(string) error                 { return nil }
+func (s *okSink) Refused(string, string, int, error) {}
+
+// TestDoctorRawPorts: without the agent a raw port must be free; with it,
+// the port must answer DLE EOT 1 as a ready printer (0x16), which a port
+// held by another program does not.
+func TestDoctorRawPorts(t *testing.T) {
+	env := testDoctorEnv()
+	free := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	path := filepath.Join(t.TempDir(), "printgate.toml")
+	body := fmt.Sprintf("data_dir = %q\nlisten = \"127.0.0.1:8631\"\napi_token = %q\n"+
+		"[[printers]]\nname = \"p0\"\nurl = \"tcp://127.0.0.1:9100\"\nraw_listen = %q\n"+
+		"[[printers]]\nname = \"p1\"\nurl = \"tcp://127.0.0.1:9101\"\nraw_listen = %q\n",
+		t.TempDir(), promiseToken, free, busy.Addr().String())
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := checkRawPorts(env, cfg, false)
+	if len(rs) != 2 {
+		t.Fatalf("results %+v", rs)
+	}
+	wantResult(t, "free", rs[0], checkPass, "free (the agent takes it", "")
+	wantResult(t, "taken", rs[1], checkFail, "cannot listen there", "give p1 a free raw_listen")
+
+	// Running: p0's port is a real raw port, p1's another program that
+	// answers something else.
+	sink := &okSink{}
+	port, err := rawport.Listen(free, "p0", sink, rawport.Options{MaxJobBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer port.Close()
+	go func() {
+		for {
+			c, err := busy.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("HTTP/1.1 400 Bad Request\r\n\r\n"))
+			c.Close()
+		}
+	}()
+	rs = checkRawPorts(env, cfg, true)
+	wantResult(t, "agent's port", rs[0], checkPass, "answers a POS's status query as a ready printer", "")
+	wantResult(t, "other program", rs[1], checkFail, "not a printer's 0x16", "stop the program using port")
+	if n := sink.jobs.Load(); n != 0 {
+		t.Errorf("doctor's status query made %d jobs", n)
 	}
 }
