@@ -4,9 +4,12 @@ package main
 // unchanged CUPS raw queue. The same N tickets go through `lp -o raw` to two
 // queues on the same cupsd, one after the other: one socket:// straight at an
 // emulated printer, the other socket:// at printgate's raw port, whose
-// printer is another emulator. Both paths are measured from lp's start to
-// the emulator's cut, and both are checked: every ticket once, whole, in the
-// order lp took them.
+// printer is another emulator. Each path runs twice: flooded (the next lp as
+// soon as the last returns, as a busy POS prints; latency is then mostly
+// waiting in CUPS's queue) and one at a time (the next lp once the last
+// ticket is cut: the cost of one job on an idle path). Latency is from lp's
+// start to the emulator's cut, and every ticket is checked: once, whole, in
+// the order lp took them.
 
 import (
 	"context"
@@ -29,6 +32,8 @@ type rawResults struct {
 	TicketSize int            `json:"ticket_bytes"`
 	Direct     rawPath        `json:"direct"`
 	Printgate  rawPath        `json:"via_printgate"`
+	DirectOne  rawPath        `json:"direct_one_at_a_time"`
+	ViaOne     rawPath        `json:"via_printgate_one_at_a_time"`
 	Tasks      map[string]int `json:"printgate_tasks"` // "origin state" → count, warm-up included
 	Notes      []string       `json:"notes"`
 }
@@ -36,6 +41,7 @@ type rawResults struct {
 // rawPath is what one path did with the N tickets.
 type rawPath struct {
 	Path       string   `json:"path"`
+	OneAtATime bool     `json:"one_at_a_time"` // the next lp waited for the last ticket's cut
 	Queue      string   `json:"queue"`
 	Device     string   `json:"device_uri"`
 	N          int      `json:"n"`
@@ -131,20 +137,32 @@ func benchRaw(ctx context.Context, c config, log io.Writer) (*rawResults, error)
 		}
 	}
 
-	logf("direct: %d tickets through lp -d %s (socket://%s, the emulator)", c.n, direct.name, c.cupsAddr)
-	res.Direct, err = rawRun(ctx, c, direct, directP, dir, "RD")
-	if err != nil {
-		return res, err
+	for _, run := range []struct {
+		out  *rawPath
+		q    cupsQueue
+		p    *printertest.Printer
+		pref string
+		one  bool
+		path string
+		dev  string
+	}{
+		{&res.Direct, direct, directP, "RD", false, "CUPS → emulator", c.cupsAddr},
+		{&res.Printgate, via, pgP, "RV", false, "CUPS → printgate raw port → emulator", c.rawAddr},
+		{&res.DirectOne, direct, directP, "OD", true, "CUPS → emulator", c.cupsAddr},
+		{&res.ViaOne, via, pgP, "OV", true, "CUPS → printgate raw port → emulator", c.rawAddr},
+	} {
+		how := "flooded"
+		if run.one {
+			how = "one at a time"
+		}
+		logf("%s, %s: %d tickets through lp -d %s (socket://%s)", run.path, how, c.n, run.q.name, run.dev)
+		*run.out, err = rawRun(ctx, c, run.q, run.p, dir, run.pref, run.one)
+		if err != nil {
+			return res, err
+		}
+		run.out.Path, run.out.Device = run.path, "socket://"+run.dev
+		logf("%s, %s: %.1f printed/s, p50 %.0f ms, %d of %d once", run.path, how, run.out.Throughput, run.out.P50ms, run.out.Once, run.out.N)
 	}
-	res.Direct.Path, res.Direct.Device = "CUPS → emulator", "socket://"+c.cupsAddr
-	logf("direct: %.1f printed/s, p50 %.0f ms", res.Direct.Throughput, res.Direct.P50ms)
-	logf("via printgate: %d tickets through lp -d %s (socket://%s, printgate's raw port)", c.n, via.name, c.rawAddr)
-	res.Printgate, err = rawRun(ctx, c, via, pgP, dir, "RV")
-	if err != nil {
-		return res, err
-	}
-	res.Printgate.Path, res.Printgate.Device = "CUPS → printgate raw port → emulator", "socket://"+c.rawAddr
-	logf("via printgate: %.1f printed/s, p50 %.0f ms", res.Printgate.Throughput, res.Printgate.P50ms)
 
 	tasks, err := a.allTasks(ctx, "bench")
 	if err != nil {
@@ -160,17 +178,17 @@ func benchRaw(ctx context.Context, c config, log io.Writer) (*rawResults, error)
 		}
 		res.Tasks[k]++
 	}
-	if want := c.n + 3; res.Tasks["raw PRINTED"] != want {
+	if want := 2*c.n + 3; res.Tasks["raw PRINTED"] != want {
 		res.Notes = append(res.Notes, fmt.Sprintf("printgate lists %s, want %d raw PRINTED (warm-up included)", answers(res.Tasks), want))
 	}
 	return res, nil
 }
 
 // rawRun sends c.n tickets tagged prefix0000... through q with lp, one after
-// another as fast as lp returns, waits for them on p and for CUPS to finish
-// the jobs, and reads the paper.
-func rawRun(ctx context.Context, c config, q cupsQueue, p *printertest.Printer, dir, prefix string) (rawPath, error) {
-	s := rawPath{Queue: q.name, N: c.n}
+// another as fast as lp returns or, with one, each once the last is cut;
+// waits for them on p and for CUPS to finish the jobs, and reads the paper.
+func rawRun(ctx context.Context, c config, q cupsQueue, p *printertest.Printer, dir, prefix string, one bool) (rawPath, error) {
+	s := rawPath{Queue: q.name, N: c.n, OneAtATime: one}
 	tags := make([]string, c.n)
 	files := make([]string, c.n)
 	for i := range c.n {
@@ -183,6 +201,7 @@ func rawRun(ctx context.Context, c config, q cupsQueue, p *printertest.Printer, 
 	}
 	var accepted []string
 	at := map[string]time.Time{}
+	base := len(p.Tickets()) // tickets of earlier runs on this printer
 	first := time.Now()
 	for i, tag := range tags {
 		start := time.Now()
@@ -199,6 +218,13 @@ func rawRun(ctx context.Context, c config, q cupsQueue, p *printertest.Printer, 
 		s.Accepted++
 		accepted = append(accepted, tag)
 		at[tag] = start
+		if one {
+			// Each job is one ticket: wait for this one's cut (a lost or
+			// doubled one shows in the checks below, not here).
+			wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			p.WaitTickets(wctx, base+len(accepted))
+			cancel()
+		}
 	}
 	s.SubmitSecs = time.Since(first).Seconds()
 	s.SubmitRate = float64(c.n) / s.SubmitSecs
@@ -237,10 +263,17 @@ func rawRun(ctx context.Context, c config, q cupsQueue, p *printertest.Printer, 
 	s.P95ms = ms(percentile(ds, 0.95))
 	s.MaxMs = ms(percentile(ds, 1))
 
-	// Order: the headers of this run on paper, in paper order, against the
-	// order lp took the jobs in.
+	s.OutOfOrder = outOfOrder(p.Tickets(), prefix, accepted)
+	s.InOrder = s.OutOfOrder == 0
+	return s, nil
+}
+
+// outOfOrder compares the headers of one run on paper (tags starting with
+// prefix, in paper order, a repeat included) with the order lp took the
+// jobs in, and counts the positions where they differ.
+func outOfOrder(tickets []printertest.Ticket, prefix string, accepted []string) int {
 	var onPaper []string
-	for _, tk := range p.Tickets() {
+	for _, tk := range tickets {
 		for _, line := range tk.Lines {
 			for _, m := range headerRE.FindAllStringSubmatch(line, -1) {
 				if strings.HasPrefix(m[1], prefix) {
@@ -249,13 +282,13 @@ func rawRun(ctx context.Context, c config, q cupsQueue, p *printertest.Printer, 
 			}
 		}
 	}
+	n := 0
 	for i := range max(len(onPaper), len(accepted)) {
 		if i >= len(onPaper) || i >= len(accepted) || onPaper[i] != accepted[i] {
-			s.OutOfOrder++
+			n++
 		}
 	}
-	s.InOrder = s.OutOfOrder == 0
-	return s, nil
+	return n
 }
 
 // listedTask is the part of a listed task -mode raw counts.
@@ -291,7 +324,10 @@ func (a *agent) allTasks(ctx context.Context, printer string) ([]listedTask, err
 // ticket of both paths printed exactly once and in order.
 func rawFailed(r *rawResults) string {
 	var bad []string
-	for _, p := range []rawPath{r.Direct, r.Printgate} {
+	for _, p := range []rawPath{r.Direct, r.Printgate, r.DirectOne, r.ViaOne} {
+		if p.N == 0 {
+			continue
+		}
 		if p.Once != p.N || !p.InOrder || p.Extra > 0 || p.Unfinished > 0 {
 			bad = append(bad, fmt.Sprintf("%s: %d of %d printed exactly once, %d extra copies, %d out of order, %d CUPS jobs unfinished",
 				p.Path, p.Once, p.N, p.Extra, p.OutOfOrder, p.Unfinished))
@@ -303,32 +339,41 @@ func rawFailed(r *rawResults) string {
 // printRawTable prints -mode raw's results with the printgate path as a
 // ratio of the direct one.
 func printRawTable(w io.Writer, r *rawResults) {
-	d, v := r.Direct, r.Printgate
-	fmt.Fprintf(w, "\nCUPS %s raw queue: direct to the emulator against through printgate's raw port — %s, ticket %d bytes, %s\n\n",
+	fmt.Fprintf(w, "\nCUPS %s raw queue: direct to the emulator against through printgate's raw port — %s, ticket %d bytes, %s\n",
 		r.CUPS, r.Machine, r.TicketSize, r.Started.Format(time.RFC3339))
-	fmt.Fprintln(w, "| measure | CUPS → emulator | CUPS → printgate raw port → emulator | via printgate / direct |")
-	fmt.Fprintln(w, "| --- | --- | --- | --- |")
-	row := func(name string, a, b float64, unit string) {
-		ratio := "—"
-		if a > 0 {
-			ratio = fmt.Sprintf("%.2f×", b/a)
+	for _, pair := range []struct {
+		title string
+		d, v  rawPath
+	}{
+		{"flooded: the next lp as soon as the last returns", r.Direct, r.Printgate},
+		{"one at a time: the next lp once the last ticket is cut", r.DirectOne, r.ViaOne},
+	} {
+		d, v := pair.d, pair.v
+		fmt.Fprintf(w, "\n%d tickets, %s\n\n", d.N, pair.title)
+		fmt.Fprintln(w, "| measure | CUPS → emulator | CUPS → printgate raw port → emulator | via printgate / direct |")
+		fmt.Fprintln(w, "| --- | --- | --- | --- |")
+		row := func(name string, a, b float64, unit string) {
+			ratio := "—"
+			if a > 0 {
+				ratio = fmt.Sprintf("%.2f×", b/a)
+			}
+			fmt.Fprintf(w, "| %s | %.1f %s | %.1f %s | %s |\n", name, a, unit, b, unit, ratio)
 		}
-		fmt.Fprintf(w, "| %s | %.1f %s | %.1f %s | %s |\n", name, a, unit, b, unit, ratio)
+		fmt.Fprintf(w, "| lp accepted | %d / %d | %d / %d | |\n", d.Accepted, d.N, v.Accepted, v.N)
+		fmt.Fprintf(w, "| printed exactly once, whole | %d | %d | |\n", d.Once, v.Once)
+		fmt.Fprintf(w, "| in lp's order | %s | %s | |\n", yesNo(d), yesNo(v))
+		row("lp submits/s (first lp → last lp)", d.SubmitRate, v.SubmitRate, "/s")
+		row("printed/s (first lp → last cut)", d.Throughput, v.Throughput, "/s")
+		row("latency lp → cut p50", d.P50ms, v.P50ms, "ms")
+		row("latency lp → cut p95", d.P95ms, v.P95ms, "ms")
+		row("latency lp → cut max", d.MaxMs, v.MaxMs, "ms")
+		for _, p := range []rawPath{d, v} {
+			for _, ref := range p.Refusals {
+				fmt.Fprintf(w, "lp refused (%s): %s\n", p.Path, ref)
+			}
+		}
 	}
-	fmt.Fprintf(w, "| lp accepted | %d / %d | %d / %d | |\n", d.Accepted, d.N, v.Accepted, v.N)
-	fmt.Fprintf(w, "| printed exactly once, whole | %d | %d | |\n", d.Once, v.Once)
-	fmt.Fprintf(w, "| in lp's order | %s | %s | |\n", yesNo(d), yesNo(v))
-	row("lp submits/s (first lp → last lp)", d.SubmitRate, v.SubmitRate, "/s")
-	row("printed/s (first lp → last cut)", d.Throughput, v.Throughput, "/s")
-	row("latency lp → cut p50", d.P50ms, v.P50ms, "ms")
-	row("latency lp → cut p95", d.P95ms, v.P95ms, "ms")
-	row("latency lp → cut max", d.MaxMs, v.MaxMs, "ms")
 	fmt.Fprintf(w, "\nprintgate's tasks: %s\n", answers(r.Tasks))
-	for _, p := range []rawPath{d, v} {
-		for _, ref := range p.Refusals {
-			fmt.Fprintf(w, "lp refused (%s): %s\n", p.Path, ref)
-		}
-	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "\nnote: %s\n", n)
 	}
