@@ -12,7 +12,7 @@ FUZZTIME ?= 60s
 BENCHTIME  ?= 1s
 BENCHCOUNT ?= 1
 
-.PHONY: all deps build test test-browser vet fmt-check bench bench-cups demo fuzz soak package clean chaos
+.PHONY: all deps build test test-browser vet fmt-check bench bench-cups bench-cups-raw demo fuzz soak package clean chaos
 
 all: build
 
@@ -53,6 +53,14 @@ bench:
 # Pass flags with BENCH_CUPS_FLAGS, e.g. BENCH_CUPS_FLAGS='-n 200 -seed 42'.
 bench-cups:
 	GO=$(GO) ./scripts/bench-cups.sh $(BENCH_CUPS_FLAGS)
+
+# bench-cups-raw measures printgate's raw port behind an unchanged CUPS raw
+# queue (issue 15): the same tickets with lp -o raw to a queue straight at an
+# emulated printer and to one at printgate's raw port; latency, throughput,
+# and every ticket once and in order on both. Results: a table on stdout and
+# bench-cups-raw.json; see docs/BENCHMARKS.md.
+bench-cups-raw:
+	BENCH_MODE=raw GO=$(GO) ./scripts/bench-cups.sh $(BENCH_CUPS_FLAGS)
 
 # demo builds printgate and runs `printgate demo` until Ctrl-C (DEMO_DURATION=60s
 # stops it by itself); see README.

@@ -152,7 +152,7 @@ func bench(ctx context.Context, c config, log io.Writer) (*results, error) {
 	if err := os.MkdirAll(agentDir, 0o700); err != nil {
 		return nil, fmt.Errorf("agent dir: %w", err)
 	}
-	a, err := startAgent(ctx, c.printgate, agentDir, [][2]string{{"bench", pgP.Addr()}, {"chaos", pgProxy.addr}})
+	a, err := startAgent(ctx, c.printgate, agentDir, []benchPrinter{{name: "bench", addr: pgP.Addr()}, {name: "chaos", addr: pgProxy.addr}})
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,16 @@
 // (socket://127.0.0.1:PORT, raw) and runs this with -queue and -cups-addr.
 //
 //	benchcups -printgate bin/printgate -queue benchraw -cups-addr 127.0.0.1:19100 -json bench-cups.json
+//
+// With -mode raw (issue 15, `make bench-cups-raw`) it instead measures
+// printgate's raw port behind an unchanged CUPS raw queue: the same tickets
+// through `lp -o raw` to -queue (socket:// straight at an emulator on
+// -cups-addr) and to -raw-queue (socket:// at printgate's raw port on
+// -raw-addr, whose printer is another emulator), latency and throughput of
+// both, every ticket checked printed once and in order; exit 1 if not.
+//
+//	benchcups -mode raw -printgate bin/printgate -queue benchraw -cups-addr 127.0.0.1:19100 \
+//		-raw-queue benchraw-pg -raw-addr 127.0.0.1:19101 -n 1000 -json bench-cups-raw.json
 package main
 
 import (
@@ -35,8 +45,11 @@ func main() {
 
 // config is the command line.
 type config struct {
+	mode         string
 	printgate    string
 	queue        string
+	rawQueue     string
+	rawAddr      string
 	cupsAddr     string
 	jsonOut      string
 	n            int
@@ -59,9 +72,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("benchcups", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c config
+	fs.StringVar(&c.mode, "mode", "compare", "compare: printgate's HTTP intake against CUPS (issue 13); raw: a CUPS raw queue through printgate's raw port against one straight to the printer (issue 15)")
 	fs.StringVar(&c.printgate, "printgate", "", "the printgate binary to run (required)")
 	fs.StringVar(&c.queue, "queue", "benchraw", "the raw CUPS queue, whose device is socket://CUPS-ADDR")
 	fs.StringVar(&c.cupsAddr, "cups-addr", "", "loopback address the CUPS queue prints to; the CUPS emulator listens there (required)")
+	fs.StringVar(&c.rawQueue, "raw-queue", "benchraw-pg", "-mode raw: the raw CUPS queue whose device is socket://RAW-ADDR")
+	fs.StringVar(&c.rawAddr, "raw-addr", "", "-mode raw: loopback address of printgate's raw port, which the -raw-queue prints to (required with -mode raw)")
 	fs.StringVar(&c.jsonOut, "json", "bench-cups.json", "file for the results as JSON (empty: none)")
 	fs.IntVar(&c.n, "n", 1000, "tickets submitted one after another, per system")
 	fs.IntVar(&c.burst, "burst", 1000, "tickets in the burst, per system")
@@ -94,6 +110,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
+	switch c.mode {
+	case "compare":
+	case "raw":
+		if c.rawAddr == "" {
+			fmt.Fprintln(stderr, "benchcups: -mode raw needs -raw-addr")
+			return 2
+		}
+		return runRaw(ctx, c, stdout, stderr)
+	default:
+		fmt.Fprintf(stderr, "benchcups: -mode %q: compare or raw\n", c.mode)
+		return 2
+	}
 	if c.seed == 0 {
 		c.seed = uint64(time.Now().UnixNano())
 	}
@@ -111,6 +139,32 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "benchcups:", err)
+		return 1
+	}
+	return 0
+}
+
+// runRaw is run for -mode raw: the table, the JSON, and exit 1 when a ticket
+// was not printed exactly once and in order on either path.
+func runRaw(ctx context.Context, c config, stdout, stderr io.Writer) int {
+	res, err := benchRaw(ctx, c, stdout)
+	if res != nil {
+		printRawTable(stdout, res)
+		if c.jsonOut != "" {
+			b, _ := json.MarshalIndent(res, "", "  ")
+			if werr := os.WriteFile(c.jsonOut, append(b, '\n'), 0o644); werr != nil {
+				fmt.Fprintln(stderr, "benchcups:", werr)
+				return 1
+			}
+			fmt.Fprintf(stdout, "\nresults written to %s\n", c.jsonOut)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "benchcups:", err)
+		return 1
+	}
+	if bad := rawFailed(res); bad != "" {
+		fmt.Fprintln(stderr, "benchcups: not every ticket printed once and in order:", bad)
 		return 1
 	}
 	return 0

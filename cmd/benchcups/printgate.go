@@ -56,9 +56,16 @@ func freePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
-// startAgent writes a config naming printers (name → tcp address), starts
-// `printgate run` and waits for /healthz.
-func startAgent(ctx context.Context, bin, dir string, printers [][2]string) (*agent, error) {
+// benchPrinter is one [[printers]] table of the bench's config.
+type benchPrinter struct {
+	name string
+	addr string // the emulator's tcp address
+	raw  string // raw_listen, empty for none
+}
+
+// startAgent writes a config naming printers, starts `printgate run` and
+// waits for /healthz (raw ports open with the API).
+func startAgent(ctx context.Context, bin, dir string, printers []benchPrinter) (*agent, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -67,7 +74,10 @@ func startAgent(ctx context.Context, bin, dir string, printers [][2]string) (*ag
 	var cfg strings.Builder
 	fmt.Fprintf(&cfg, "data_dir = %q\nlisten = \"127.0.0.1:%d\"\napi_token = %q\n[log]\nlevel = \"info\"\n", dir, port, token)
 	for _, p := range printers {
-		fmt.Fprintf(&cfg, "[[printers]]\nname = %q\nurl = \"tcp://%s\"\n", p[0], p[1])
+		fmt.Fprintf(&cfg, "[[printers]]\nname = %q\nurl = \"tcp://%s\"\n", p.name, p.addr)
+		if p.raw != "" {
+			fmt.Fprintf(&cfg, "raw_listen = %q\n", p.raw)
+		}
 	}
 	config := filepath.Join(dir, "printgate.toml")
 	if err := os.WriteFile(config, []byte(cfg.String()), 0o600); err != nil {
