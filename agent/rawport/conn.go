@@ -88,6 +88,15 @@ func (c *conn) open() bool { return c.content || len(c.buf) > 0 }
 // inside a command: a boundary never splits one), and never later than
 // MaxJobDuration after the job opened.
 func (c *conn) deadline() time.Time {
+	d := c.quietDeadline()
+	if closing, until := c.p.draining(); closing && until.Before(d) {
+		return until
+	}
+	return d
+}
+
+// quietDeadline is deadline without the port's drain.
+func (c *conn) quietDeadline() time.Time {
 	o := c.p.o
 	if !c.open() {
 		return c.lastRead.Add(o.ConnIdle)
@@ -110,10 +119,10 @@ func (c *conn) deadline() time.Time {
 func (c *conn) serve() {
 	completed := false // the client ended the stream and its job was accepted
 	defer func() {
-		if c.p.isClosed() && !completed {
-			// Agent shutdown: the client must see a reset, not an end it
-			// could take for a printed job. (Close resets too, but this
-			// goroutine may get here first.)
+		if closing, _ := c.p.draining(); closing && !completed {
+			// Agent shutdown with a job not accepted: the client must see
+			// a reset, not an end it could take for a printed job. (Close
+			// resets too, but this goroutine may get here first.)
 			resetClose(c.c)
 			return
 		}
@@ -133,9 +142,9 @@ func (c *conn) serve() {
 				return
 			}
 		}
-		if c.p.isClosed() {
-			// Agent shutdown: the partial job is not accepted; Close resets
-			// the connection so the client resends.
+		if c.p.isDropping() {
+			// Agent shutdown, drain over: the partial job is not accepted;
+			// the connection is reset so the client resends.
 			if c.content {
 				c.log.Info("rawport: port closing, partial job dropped", "size", len(c.data))
 			}
@@ -153,6 +162,22 @@ func (c *conn) serve() {
 			continue
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) {
+			if closing, until := c.p.draining(); closing && !now.Before(until) {
+				// The drain is over. A job that ended in a cut with nothing
+				// after it is whole: it is accepted and the connection
+				// closed in order. Anything else still being sent is
+				// dropped, and the client reset.
+				if !c.open() {
+					completed = true
+					return
+				}
+				if c.content && c.cutEnd && len(c.buf) == 0 {
+					completed = c.finish(false)
+					return
+				}
+				c.log.Info("rawport: port closing, partial job dropped", "size", len(c.data)+len(c.buf))
+				return
+			}
 			if !c.open() {
 				c.log.Debug("rawport: idle connection closed", "idle", c.p.o.ConnIdle)
 				return
@@ -300,7 +325,7 @@ func (c *conn) finish(truncated bool) bool {
 	if !c.content {
 		return true
 	}
-	if c.p.isClosed() {
+	if c.p.isDropping() {
 		c.log.Info("rawport: port closing, partial job dropped", "size", len(c.data))
 		return false
 	}

@@ -113,6 +113,10 @@ func startPort(t *testing.T, sink Sink, o Options) *Port {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if o.DrainTime == 0 {
+		// Every test closes its port; the drain tests set their own.
+		o.DrainTime = 20 * time.Millisecond
+	}
 	p, err := Listen("127.0.0.1:0", "T", sink, o)
 	if err != nil {
 		t.Fatal(err)

@@ -23,9 +23,13 @@ type Port struct {
 	cancel context.CancelFunc
 
 	mu     sync.Mutex
-	closed bool
-	conns  map[net.Conn]struct{}
-	wg     sync.WaitGroup
+	closed bool // Close began: no new connection is taken
+	// drainUntil is when Close stops waiting for the jobs already sent to
+	// end; dropping is set then, after which a partial job is dropped.
+	drainUntil time.Time
+	dropping   bool
+	conns      map[net.Conn]struct{}
+	wg         sync.WaitGroup
 
 	jobs, refused, duplicates, truncated, rejected atomic.Uint64
 }
@@ -65,9 +69,23 @@ func Serve(ln net.Listener, printer string, sink Sink, o Options) (*Port, error)
 // Addr is the address the port listens on.
 func (p *Port) Addr() net.Addr { return p.ln.Addr() }
 
-// Close stops accepting, resets the open connections (a job being read is
-// dropped, not accepted: its client sees a reset and will resend) and waits
-// for the port's goroutines.
+// acceptGrace is how long Close, after its drain (Options.DrainTime: the
+// time open connections get to finish the jobs their clients have already
+// sent, a half close as CUPS does when it has written everything), waits
+// for those jobs to be stored. CUPS 2.4's socket backend takes a reset after it has
+// written the whole job for success, so a job dropped there would be lost
+// without anyone hearing; draining keeps a graceful stop (a service
+// restart, an upgrade) from losing it.
+const acceptGrace = 5 * time.Second
+
+// Close drains the port, then closes it. For Options.DrainTime it still takes
+// connections (a POS may have connected, sent and half-closed while its
+// connection waited in the listen queue, which closing the listener would
+// reset) and lets each one finish: a job whose client has finished sending
+// (EOF, or a cut and nothing after it) is accepted and its connection
+// closed in order; a job still being sent when the drain ends is dropped,
+// not accepted, and its client sees a reset and resends. Then it closes the
+// listener and waits for the port's goroutines.
 func (p *Port) Close() error {
 	p.mu.Lock()
 	if p.closed {
@@ -75,21 +93,62 @@ func (p *Port) Close() error {
 		return nil
 	}
 	p.closed = true
-	conns := make([]net.Conn, 0, len(p.conns))
-	for c := range p.conns {
-		conns = append(conns, c)
+	p.drainUntil = time.Now().Add(p.o.DrainTime)
+	conns := p.connList()
+	p.mu.Unlock()
+	for _, c := range conns {
+		_ = c.SetReadDeadline(p.drainUntil) // wake readers waiting longer
 	}
+	drain := time.NewTimer(time.Until(p.drainUntil))
+	<-drain.C
+	err := p.ln.Close()
+	done := make(chan struct{})
+	go func() { p.wg.Wait(); close(done) }()
+	grace := time.NewTimer(acceptGrace)
+	select {
+	case <-done:
+		grace.Stop()
+	case <-grace.C:
+	}
+	// What is still open now is dropped: Accept calls in flight are
+	// cancelled and the clients reset.
+	p.mu.Lock()
+	p.dropping = true
+	conns = p.connList()
 	p.mu.Unlock()
 	p.cancel()
-	err := p.ln.Close()
 	for _, c := range conns {
 		resetClose(c)
 	}
-	p.wg.Wait()
+	<-done
 	if err != nil && !errors.Is(err, net.ErrClosed) {
 		return fmt.Errorf("rawport: printer %s: close listener: %w", p.printer, err)
 	}
 	return nil
+}
+
+// connList returns the open connections; p.mu is held.
+func (p *Port) connList() []net.Conn {
+	conns := make([]net.Conn, 0, len(p.conns))
+	for c := range p.conns {
+		conns = append(conns, c)
+	}
+	return conns
+}
+
+// draining reports whether Close is draining, and until when.
+func (p *Port) draining() (bool, time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closed, p.drainUntil
+}
+
+// isDropping reports whether Close has stopped draining: a job not accepted
+// by now is dropped.
+func (p *Port) isDropping() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.dropping
 }
 
 // Stats returns the port's counters.
@@ -107,19 +166,13 @@ func (p *Port) Stats() Stats {
 	}
 }
 
-func (p *Port) isClosed() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.closed
-}
-
 func (p *Port) acceptLoop() {
 	defer p.wg.Done()
 	var backoff time.Duration
 	for {
 		c, err := p.ln.Accept()
 		if err != nil {
-			if p.isClosed() || errors.Is(err, net.ErrClosed) {
+			if errors.Is(err, net.ErrClosed) {
 				return
 			}
 			// Out of file descriptors and the like: wait, as net/http does,
@@ -158,11 +211,11 @@ func (p *Port) admit(c net.Conn) {
 		return
 	}
 	p.mu.Lock()
-	if p.closed || len(p.conns) >= p.o.MaxConns {
-		closed := p.closed
+	if p.dropping || len(p.conns) >= p.o.MaxConns {
+		dropping := p.dropping
 		p.mu.Unlock()
 		p.o.Limit.release()
-		if closed {
+		if dropping {
 			resetClose(c)
 			return
 		}

@@ -92,6 +92,9 @@ type Options struct {
 	// MaxJobDuration ends a job still streaming after this long as
 	// truncated and resets the connection (slow-loris guard); default 5m.
 	MaxJobDuration time.Duration
+	// DrainTime is how long Close lets open connections finish the jobs
+	// their clients have sent; default 500ms (see Port.Close).
+	DrainTime time.Duration
 	// Limit, if set, bounds connections across all ports sharing it.
 	Limit *Limiter
 	// Now is the clock of Job.Started/Ended and the duplicate window;
@@ -110,6 +113,7 @@ const (
 	DefaultMaxConns       = 4
 	DefaultConnIdle       = 5 * time.Minute
 	DefaultMaxJobDuration = 5 * time.Minute
+	DefaultDrainTime      = 500 * time.Millisecond
 )
 
 // withDefaults checks o and fills in the defaults.
@@ -127,6 +131,7 @@ func (o Options) withDefaults() (Options, error) {
 	def(&o.DupWindow, DefaultDupWindow)
 	def(&o.ConnIdle, DefaultConnIdle)
 	def(&o.MaxJobDuration, DefaultMaxJobDuration)
+	def(&o.DrainTime, DefaultDrainTime)
 	if o.MaxConns <= 0 {
 		o.MaxConns = DefaultMaxConns
 	}

@@ -3,6 +3,7 @@ package rawport
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -471,6 +472,50 @@ func TestPortCloseMidJobDropsJob(t *testing.T) {
 	}
 	if _, err := net.DialTimeout("tcp", p.Addr().String(), time.Second); err == nil {
 		t.Fatal("port still accepting after Close")
+	}
+}
+
+// Port.Close (a graceful stop: service restart, upgrade) right after a
+// client finished sending a whole job, as CUPS does (write, half close,
+// wait): the drain takes the job, whether or not the port had read it
+// when Close began, and the client sees an orderly end. CUPS 2.4 takes a
+// reset there for success too, so a dropped job would be lost silently.
+func TestPortCloseDrainsSentJob(t *testing.T) {
+	for i := range 10 {
+		s := newSink()
+		p := startPort(t, s, Options{IdleGap: time.Minute, CutIdle: time.Minute, DrainTime: DefaultDrainTime})
+		c := dial(t, p)
+		tk := ticket(fmt.Sprintf("SENT BEFORE CLOSE %d", i))
+		write(t, c, tk)
+		if err := c.CloseWrite(); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+		expectEOF(t, c)
+		if jobs := s.Jobs(); len(jobs) != 1 || !bytes.Equal(jobs[0].Data, tk) || jobs[0].Truncated {
+			t.Fatalf("run %d: Close after a whole job was sent took %+v", i, jobs)
+		}
+	}
+}
+
+// Port.Close while a POS that keeps its connection open has sent a whole
+// ticket (ending in a cut) whose quiet time has not run out: the drain takes
+// it, and closes the connection in order.
+func TestPortCloseDrainsCutJobOnOpenConnection(t *testing.T) {
+	s := newSink()
+	p := startPort(t, s, Options{IdleGap: time.Minute, CutIdle: time.Minute, DrainTime: DefaultDrainTime})
+	c := dial(t, p)
+	tk := ticket("WHOLE, CONNECTION KEPT")
+	write(t, c, tk)
+	syncPort(t, c)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	expectEOF(t, c)
+	if jobs := s.Jobs(); len(jobs) != 1 || !bytes.Equal(jobs[0].Data, tk) {
+		t.Fatalf("jobs %+v", jobs)
 	}
 }
 
