@@ -128,13 +128,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	res, err := bench(ctx, c, stdout)
 	if res != nil {
 		printTable(stdout, res)
-		if c.jsonOut != "" {
-			b, _ := json.MarshalIndent(res, "", "  ")
-			if werr := os.WriteFile(c.jsonOut, append(b, '\n'), 0o644); werr != nil {
-				fmt.Fprintln(stderr, "benchcups:", werr)
-				return 1
-			}
-			fmt.Fprintf(stdout, "\nresults written to %s\n", c.jsonOut)
+		if !writeJSON(c.jsonOut, res, stdout, stderr) {
+			return 1
 		}
 	}
 	if err != nil {
@@ -150,13 +145,8 @@ func runRaw(ctx context.Context, c config, stdout, stderr io.Writer) int {
 	res, err := benchRaw(ctx, c, stdout)
 	if res != nil {
 		printRawTable(stdout, res)
-		if c.jsonOut != "" {
-			b, _ := json.MarshalIndent(res, "", "  ")
-			if werr := os.WriteFile(c.jsonOut, append(b, '\n'), 0o644); werr != nil {
-				fmt.Fprintln(stderr, "benchcups:", werr)
-				return 1
-			}
-			fmt.Fprintf(stdout, "\nresults written to %s\n", c.jsonOut)
+		if !writeJSON(c.jsonOut, res, stdout, stderr) {
+			return 1
 		}
 	}
 	if err != nil {
@@ -168,4 +158,19 @@ func runRaw(ctx context.Context, c config, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// writeJSON writes the results to path (-json) when one is given, and
+// reports whether that went well.
+func writeJSON(path string, res any, stdout, stderr io.Writer) bool {
+	if path == "" {
+		return true
+	}
+	b, _ := json.MarshalIndent(res, "", "  ")
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		fmt.Fprintln(stderr, "benchcups:", err)
+		return false
+	}
+	fmt.Fprintf(stdout, "\nresults written to %s\n", path)
+	return true
 }
