@@ -76,6 +76,7 @@ func (a *Agent) openRawPort(pc config.Printer) error {
 		IdleGap:     pc.RawIdleGap,
 		DupWindow:   pc.RawDuplicateWindow,
 		MaxJobBytes: a.spool.MaxTaskBytes(),
+		Decode:      pc.Profile.DecodeOptions(),
 		Limit:       limit,
 		Now:         a.opts.Clock.Now,
 		Logger:      a.log.With("component", "raw", "printer", pc.Name),
@@ -175,7 +176,8 @@ func (a *Agent) syncRawPorts(cfg *config.Config) []string {
 
 // sameRawPort reports whether a port opened for x serves y unchanged.
 func sameRawPort(x, y config.Printer) bool {
-	return x.RawListen == y.RawListen && x.RawIdleGap == y.RawIdleGap && x.RawDuplicateWindow == y.RawDuplicateWindow
+	return x.RawListen == y.RawListen && x.RawIdleGap == y.RawIdleGap && x.RawDuplicateWindow == y.RawDuplicateWindow &&
+		x.Profile.DecodeOptions() == y.Profile.DecodeOptions()
 }
 
 // Accept stores a raw job as a task of origin raw, task_no

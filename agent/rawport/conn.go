@@ -64,18 +64,21 @@ type conn struct {
 }
 
 func newConn(p *Port, c net.Conn, remote string) *conn {
-	cn := &conn{p: p, c: c, remote: remote,
+	cn := &conn{p: p, c: c, remote: remote, cjk: p.o.Decode.PowerOnCJK,
 		log: p.o.Logger.With("printer", p.printer, "remote", remote)}
 	cn.newDecoder()
 	return cn
 }
 
 func (c *conn) newDecoder() {
-	c.dec = decode.New(false)
+	c.dec = decode.NewWith(c.p.o.Decode)
 	c.dec.OnQuery = func(q decode.Query) { c.q = &q }
 	c.steps = 0
-	if c.cjk {
+	switch {
+	case c.cjk && !c.p.o.Decode.PowerOnCJK:
 		c.dec.Step([]byte{0x1C, '&'})
+	case !c.cjk && c.p.o.Decode.PowerOnCJK:
+		c.dec.Step([]byte{0x1C, '.'})
 	}
 }
 
@@ -289,7 +292,7 @@ func (c *conn) command(cmd []byte, cut bool) *[4]byte {
 			id := q.ID
 			return &id
 		case '@':
-			c.cjk = false
+			c.cjk = c.p.o.Decode.PowerOnCJK
 			if !c.content {
 				c.data = c.data[:0] // ESC @ clears what came before it
 			}

@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"printgate/drivers/escpos/decode"
 )
 
 // Job is one print job read from a raw connection.
@@ -92,6 +94,10 @@ type Options struct {
 	// MaxJobDuration ends a job still streaming after this long as
 	// truncated and resets the connection (slow-loris guard); default 5m.
 	MaxJobDuration time.Duration
+	// Decode describes the printer behind the port (Profile.DecodeOptions):
+	// a Chinese printer starts in double-byte mode, where a text byte pair
+	// may look like a command to a decoder that does not know it.
+	Decode decode.Options
 	// DrainTime is how long Close lets open connections finish the jobs
 	// their clients have sent; default 500ms (see Port.Close).
 	DrainTime time.Duration

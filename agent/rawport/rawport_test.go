@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"printgate/drivers/escpos"
+	"printgate/drivers/escpos/decode"
 	"printgate/drivers/printertest"
 )
 
@@ -609,6 +610,29 @@ func TestLongStreamAcrossDecoderRefresh(t *testing.T) {
 	write(t, c, tail)
 	j := waitJob(t, s) // the cut was seen: CutIdle ended the job, not an hour of IdleGap
 	if want := cat(body, notCut, tail); !bytes.Equal(j.Data, want) || j.Truncated {
+		t.Fatalf("job of %d bytes truncated=%v, want the %d sent", len(j.Data), j.Truncated, len(want))
+	}
+}
+
+// A Chinese printer is in Kanji mode from power-on and after ESC @, with no
+// FS & in the stream (Options.Decode from its profile): 0xB0 GS V 0 is then
+// a character, a 'V' and a NUL, and only after FS . does GS V 0 cut. The
+// mode survives the decoder's refresh and comes back with ESC @.
+func TestPowerOnKanjiPrinter(t *testing.T) {
+	s := newSink()
+	p := startPort(t, s, Options{IdleGap: time.Hour, CutIdle: 50 * time.Millisecond, Decode: decode.Options{PowerOnCJK: true}})
+	c := dial(t, p)
+	var body []byte
+	for range 2 * decoderSteps {
+		body = append(body, '\n')
+	}
+	notCut := cat(body, []byte{0xB0}, cutFull, escInit, []byte{0xB0}, cutFull)
+	write(t, c, notCut)
+	noJob(t, s, 300*time.Millisecond)
+	tail := cat([]byte{0x1C, '.'}, cutFull)
+	write(t, c, tail)
+	j := waitJob(t, s)
+	if want := cat(notCut, tail); !bytes.Equal(j.Data, want) || j.Truncated {
 		t.Fatalf("job of %d bytes truncated=%v, want the %d sent", len(j.Data), j.Truncated, len(want))
 	}
 }
