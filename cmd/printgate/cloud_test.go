@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -81,9 +83,17 @@ func TestCloudRealBinary(t *testing.T) {
 		t.Fatalf("no token after pairing: %v", err)
 	}
 	proc := startAgent(t, bin, config, base)
-	idb, err := os.ReadFile(filepath.Join(dir, "agent-id"))
-	if err != nil {
-		t.Fatal(err)
+	// The agent writes its id when its cloud link starts, just after the
+	// API answers (startAgent's signal): wait for it.
+	var idb []byte
+	for {
+		var err error
+		if idb, err = os.ReadFile(filepath.Join(dir, "agent-id")); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) || limit.Err() != nil {
+			t.Fatalf("agent-id: %v\n%s", err, proc.logs.String())
+		}
+		time.Sleep(20 * time.Millisecond) // another process's file
 	}
 	agentID := strings.TrimSpace(string(idb))
 	if err := cloud.WaitConnected(limit, agentID, true); err != nil {
