@@ -127,9 +127,10 @@ func (l *Link) Notify() { poke(l.notify) }
 // blocks; calls while one is pending are merged into one frame.
 func (l *Link) PrintersChanged() { poke(l.printers) }
 
-// CheckToken asks an unpaired link to call Token now instead of at the
-// next TokenRecheck, e.g. right after pairing stored a token. It never
-// blocks.
+// CheckToken asks the link to call Token now: an unpaired link instead of
+// at the next TokenRecheck (right after pairing stored a token), an online
+// one to close its connection when the token it connected with is gone or
+// replaced (a manager unpaired, or paired again). It never blocks.
 func (l *Link) CheckToken() { poke(l.recheck) }
 
 func poke(c chan struct{}) {
@@ -259,6 +260,13 @@ func (l *Link) Run(ctx context.Context) error {
 			l.setState(StateUnpaired)
 			l.log.Error("cloud link: the cloud refused this agent's device token; pair the agent again (it reconnects once a new token is stored)", "err", out.err)
 			l.wait(ctx, l.opts.TokenRecheck, l.recheck)
+			continue
+		}
+		if out.tokenChanged {
+			// Not a failure: read the token again at once (none: unpaired;
+			// a new one: connect with it).
+			attempt = 0
+			l.setState(StateOffline)
 			continue
 		}
 		l.setState(StateOffline)

@@ -451,6 +451,32 @@ func TestNoTokenThenPaired(t *testing.T) {
 	h.cloud.welcome(t)
 }
 
+// TestUnpairWhileOnline ensures a link that is online when a manager
+// removes the device token (CheckToken after the file is gone) closes that
+// connection at once and stays unpaired, without dialling again; a token
+// checked and unchanged keeps the connection; a new token connects.
+func TestUnpairWhileOnline(t *testing.T) {
+	h := newHarness(t)
+	h.start(t, h.options())
+	p, _ := h.cloud.welcome(t)
+	p.barrier(t)
+	h.link.CheckToken() // same token: nothing happens
+	p.barrier(t)
+	h.token.Store("")
+	h.link.CheckToken()
+	p.closed(t)
+	h.clock.WaitTimer(h.clock.Now().Add(DefaultTokenRecheck)) // unpaired, waiting for a token
+	if st := h.link.State(); st != StateUnpaired {
+		t.Errorf("state %q after unpairing, want unpaired", st)
+	}
+	if n := h.cloud.dials.Load(); n != 1 {
+		t.Errorf("%d dials after unpairing, want the first only", n)
+	}
+	h.token.Store("tok-1")
+	h.link.CheckToken()
+	h.cloud.welcome(t)
+}
+
 // TestRevoke ensures a revoke makes the link unpaired, tells the agent,
 // and that it does not reconnect with the same token.
 func TestRevoke(t *testing.T) {

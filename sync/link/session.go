@@ -21,12 +21,19 @@ type outcome struct {
 	unpaired bool          // the token was refused (401/403) or revoked
 	revoked  bool          // by a revoke message
 	reason   string        // the revoke's reason
-	err      error         // why it ended
+	// tokenChanged: CheckToken found the stored token gone or replaced (a
+	// manager unpaired, or paired again) and the connection was closed.
+	tokenChanged bool
+	err          error // why it ended
 }
 
 // testHookPong, when set by a test before Run, is called after each pong
 // is taken as heard, so a test can move the clock only once it was.
 var testHookPong func()
+
+// errTokenChanged ends a connection whose device token was removed or
+// replaced while it was open.
+var errTokenChanged = errors.New("the device token was removed or replaced")
 
 // errSilence ends a connection on which nothing arrived for SilenceTimeout.
 var errSilence = errors.New("no frame or pong from the cloud within the silence timeout")
@@ -54,6 +61,7 @@ func (l *Link) connect(ctx context.Context, token string) outcome {
 	}
 	conn.SetReadLimit(wire.MaxFrameBytes)
 	s := newSession(l, conn)
+	s.token = token
 	out := s.run(ctx)
 	out.lasted = l.clock.Now().Sub(start)
 	return out
@@ -76,11 +84,12 @@ type batch struct {
 // (inflight, sent, unacked); the reader, the worker and log tails are its
 // goroutines, stopped before run returns.
 type session struct {
-	l    *Link
-	conn *websocket.Conn
-	ctx  context.Context // canceled when the connection ends
-	stop context.CancelFunc
-	wg   sync.WaitGroup
+	l     *Link
+	conn  *websocket.Conn
+	token string          // the device token the connection was opened with
+	ctx   context.Context // canceled when the connection ends
+	stop  context.CancelFunc
+	wg    sync.WaitGroup
 
 	heard atomic.Int64 // clock time (unix nanos) a frame, ping or pong last arrived
 
@@ -296,6 +305,17 @@ func (s *session) run(ctx context.Context) (out outcome) {
 			if err := s.pump(); err != nil {
 				return fail(err)
 			}
+		case <-l.recheck:
+			// A manager unpaired (the token file is gone) or paired again:
+			// the connection must not go on with a token the agent no
+			// longer holds.
+			if tok, err := l.opts.Token(); err == nil && tok == s.token {
+				continue
+			}
+			l.log.Info("cloud link: the device token was removed or replaced; closing the connection that used it")
+			s.close(websocket.CloseNormalClosure, "device token changed")
+			out.tokenChanged = true
+			return fail(errTokenChanged)
 		case <-l.printers:
 			if err := s.send(&wire.Printers{Printers: l.opts.Backend.Printers()}); err != nil {
 				return fail(err)
