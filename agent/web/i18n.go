@@ -287,10 +287,13 @@ var catalog = map[string]msg{
 	"tasks.badtime":    {"The time filter is not a date and time; it was ignored.", "时间筛选不是有效的日期时间，已忽略。"},
 	"flag.duplicate":   {"POSSIBLE DUPLICATE", "可能重复"},
 	"flag.reprint":     {"REPRINT of %s", "%s 的重印"},
-	"origin.cloud":     {"cloud", "云端"},
-	"origin.local":     {"POS", "收银机"},
-	"origin.manager":   {"manager", "管理员"},
-	"origin.raw":       {"POS (printer port)", "收银机（打印端口）"},
+	"flag.truncated":   {"INCOMPLETE JOB", "接收不完整"},
+	"flag.truncated.why": {"The POS's connection to the printer port ended mid-job: what arrived printed between INCOMPLETE JOB and an end line. Print the order again from the POS.",
+		"收银机与打印端口的连接在传输中断开：已收到的部分在“接收不完整”标记之间打印。请在收银机上重新打印该单。"},
+	"origin.cloud":   {"cloud", "云端"},
+	"origin.local":   {"POS", "收银机"},
+	"origin.manager": {"manager", "管理员"},
+	"origin.raw":     {"POS (printer port)", "收银机（打印端口）"},
 
 	// Task page.
 	"task.title":         {"Task %s", "任务 %s"},

@@ -67,8 +67,10 @@ func TestTaskSearch(t *testing.T) {
 	h.f.mu.Lock()
 	h.f.tasks[0].PossibleDuplicate = true
 	h.f.tasks[2].ReprintOf = "POS1-0001"
+	h.f.tasks[1].Truncated = true
 	h.f.mu.Unlock()
-	wantBody(t, h.get(c, "/tasks"), "POSSIBLE DUPLICATE", "REPRINT of POS1-0001")
+	wantBody(t, h.get(c, "/tasks"), "POSSIBLE DUPLICATE", "REPRINT of POS1-0001", "INCOMPLETE JOB")
+	wantBody(t, h.get(c, "/tasks/POS1-0002"), `data-field="truncated"`, "Print the order again from the POS")
 }
 
 // TestTaskSearchScanLimit ensures a search reads at most its limit of tasks
