@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"printgate/agent/lockout"
 )
 
 // requireToken lets a request through only with the right bearer token,
@@ -28,8 +30,8 @@ func (s *server) requireToken(next http.Handler) http.Handler {
 // its message followed by hint. A wrong token counts against the client
 // address; a missing or malformed header does not, since it guesses nothing.
 func (s *server) authorize(w http.ResponseWriter, r *http.Request, hint string) bool {
-	addr := clientAddr(r)
-	if left, locked := s.throttle.lockedOut(addr); locked {
+	addr := lockout.ClientAddr(r)
+	if left := s.throttle.LockedFor(addr); left > 0 {
 		s.tooManyRequests(w, left)
 		return false
 	}
@@ -37,7 +39,7 @@ func (s *server) authorize(w http.ResponseWriter, r *http.Request, hint string) 
 	if e == nil {
 		return true
 	}
-	if wrong && s.throttle.fail(addr) {
+	if wrong && s.throttle.Fail(addr) {
 		s.log.LogAttrs(r.Context(), slog.LevelWarn, "local API: too many wrong tokens from one client; refusing it for a while",
 			slog.String("client", addr.String()),
 			slog.Int("wrong_tokens", AuthFailureLimit),

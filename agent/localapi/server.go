@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"printgate/agent/lockout"
 	"printgate/agent/logring"
 )
 
@@ -74,7 +75,7 @@ type server struct {
 	tokenSum [sha256.Size]byte
 	hasToken bool
 	// throttle locks out client addresses that send wrong tokens.
-	throttle *throttle
+	throttle *lockout.Lockout
 }
 
 // New returns the handler for every route of PROTOCOL.md §3, answering from
@@ -92,7 +93,7 @@ func New(b Backend, opts Options) http.Handler {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.throttle = newThrottle(opts.Now, AuthFailureLimit, AuthFailureWindow, maxTrackedClients)
+	s.throttle = lockout.New(opts.Now, AuthFailureLimit, AuthFailureWindow, maxTrackedClients)
 	if opts.Token != "" {
 		s.tokenSum = sha256.Sum256([]byte(opts.Token))
 		s.hasToken = true

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"printgate/agent/lockout"
 )
 
 // pinCommand is what a person runs on the PC to set or change the PIN.
@@ -24,8 +26,8 @@ const (
 // checkPIN checks pin for r's client, counting a wrong one against its
 // address, and returns how long it is locked out when it is.
 func (p *Page) checkPIN(r *http.Request, pin string) (pinResult, time.Duration) {
-	addr := clientAddr(r)
-	if left := p.lockout.lockedFor(addr); left > 0 {
+	addr := lockout.ClientAddr(r)
+	if left := p.lockout.LockedFor(addr); left > 0 {
 		return pinLocked, left
 	}
 	hash, err := LoadPIN(p.opts.DataDir)
@@ -40,15 +42,15 @@ func (p *Page) checkPIN(r *http.Request, pin string) (pinResult, time.Duration) 
 	ok := VerifyPIN(hash, pin)
 	p.pinMu.Unlock()
 	if ok {
-		p.lockout.succeed(addr)
+		p.lockout.Succeed(addr)
 		return pinOK, 0
 	}
-	if p.lockout.fail(addr) {
+	if p.lockout.Fail(addr) {
 		p.log.LogAttrs(r.Context(), slog.LevelWarn, "manager page: too many wrong PINs from one client; refusing it for a while",
 			slog.String("client", addr.String()),
 			slog.Int("wrong_pins", PINFailureLimit),
 			slog.Duration("within", PINFailureWindow))
-		return pinLocked, p.lockout.lockedFor(addr)
+		return pinLocked, p.lockout.LockedFor(addr)
 	}
 	p.log.LogAttrs(r.Context(), slog.LevelInfo, "manager page: wrong PIN", slog.String("client", addr.String()))
 	return pinWrong, 0
@@ -155,7 +157,7 @@ func (p *Page) loginForm(w http.ResponseWriter, r *http.Request) {
 	}
 	status, errText := http.StatusOK, ""
 	l := pickLang(r)
-	if left := p.lockout.lockedFor(clientAddr(r)); left > 0 {
+	if left := p.lockout.LockedFor(lockout.ClientAddr(r)); left > 0 {
 		status, errText = http.StatusTooManyRequests, l.T("login.locked", seconds(left))
 	}
 	p.renderLogin(w, r, status, errText)
@@ -192,7 +194,7 @@ func (p *Page) loginSubmit(w http.ResponseWriter, r *http.Request) {
 	res, left := p.checkPIN(r, r.PostFormValue("pin"))
 	switch res {
 	case pinOK:
-		p.log.LogAttrs(r.Context(), slog.LevelInfo, "manager page: signed in", slog.String("client", clientAddr(r).String()))
+		p.log.LogAttrs(r.Context(), slog.LevelInfo, "manager page: signed in", slog.String("client", lockout.ClientAddr(r).String()))
 		p.signIn(w, r, r.PostFormValue("next"))
 	case pinUnset:
 		p.noPIN(w, r)

@@ -283,19 +283,6 @@ func TestLockoutWindow(t *testing.T) {
 	}
 }
 
-// TestLockoutBounded ensures the lockout remembers a bounded number of
-// addresses.
-func TestLockoutBounded(t *testing.T) {
-	clock := newClock()
-	l := newLockout(clock.Now, 5, time.Minute, 8)
-	for i := range 100 {
-		l.fail(netipAddr(t, i))
-	}
-	if n := l.tracked(); n > 8 {
-		t.Fatalf("%d addresses tracked, max 8", n)
-	}
-}
-
 // TestBearerTokenIsNotALogin ensures the API's token opens no page, the
 // API gets its requests untouched, and neither the token nor the PIN
 // appears in a page or a log line.

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"printgate/agent/lockout"
 	"printgate/drivers/escpos"
 )
 
@@ -71,7 +72,7 @@ type Page struct {
 	tmpl map[string]*template.Template
 
 	sessions *sessionStore
-	lockout  *lockout
+	lockout  *lockout.Lockout
 	alerts   *alertTracker
 	hub      *hub
 	scan     *scanner
@@ -103,7 +104,7 @@ func New(b Backend, opts Options) *Page {
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.tmpl = mustTemplates()
 	p.sessions = newSessionStore(p.now, maxSessions, sessionIdle, sessionMax)
-	p.lockout = newLockout(p.now, PINFailureLimit, PINFailureWindow, maxLockoutClients)
+	p.lockout = lockout.New(p.now, PINFailureLimit, PINFailureWindow, maxLockoutClients)
 	p.hub = newHub()
 	p.alerts = newAlertTracker(b, p.now, maxAlerts)
 	p.scan = newScanner(p.ctx, b, &p.wg)
