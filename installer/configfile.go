@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"printgate/agent/config"
+
 	"github.com/BurntSushi/toml"
 )
 
@@ -135,21 +137,7 @@ func tomlString(s string) string {
 	if !strings.ContainsAny(s, "'\n\r") && !hasControl(s) {
 		return "'" + s + "'"
 	}
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\u%04X`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
+	return config.Quote(s)
 }
 
 func hasControl(s string) bool {

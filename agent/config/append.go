@@ -85,7 +85,6 @@ func AppendPrinter(path, name, url string, want []byte) (*Config, error) {
 	return cfg, nil
 }
 
-// quote writes s as a TOML basic string.
 // PrinterBlock is the text AppendPrinter adds after the file's last line
 // (and a blank line), so the page can show a manager exactly what the
 // file will gain.
