@@ -29,6 +29,23 @@ type rawPorts struct {
 	// seq numbers each printer's raw jobs for their task_no, from 1 at
 	// start; the time in the task_no keeps numbers of different runs apart.
 	seq map[string]uint64
+	// closed is set by CloseRawPorts: a reload still in flight then opens
+	// nothing more.
+	closed bool
+}
+
+// init marks the ports serving: from now on reloads open and close them.
+// r.mu is held.
+func (r *rawPorts) init() {
+	if r.ports == nil {
+		r.ports = map[string]*rawPort{}
+	}
+	if r.seq == nil {
+		r.seq = map[string]uint64{}
+	}
+	if r.limit == nil {
+		r.limit = rawport.NewLimiter(MaxRawConns)
+	}
 }
 
 // rawPort is one open port and the settings it was opened with, so a
@@ -48,6 +65,9 @@ var _ rawport.Sink = rawSink{}
 // is called once the agent is Ready (serve only after restore); a port that
 // cannot be opened is an error, as the listen address's would be.
 func (a *Agent) OpenRawPorts() error {
+	a.raw.mu.Lock()
+	a.raw.init()
+	a.raw.mu.Unlock()
 	cfg := a.live.Load()
 	for i := range cfg.Printers {
 		pc := cfg.Printers[i]
@@ -65,11 +85,11 @@ func (a *Agent) OpenRawPorts() error {
 // openRawPort opens pc's raw port and records it.
 func (a *Agent) openRawPort(pc config.Printer) error {
 	a.raw.mu.Lock()
-	if a.raw.ports == nil {
-		a.raw.ports = map[string]*rawPort{}
-		a.raw.seq = map[string]uint64{}
-		a.raw.limit = rawport.NewLimiter(MaxRawConns)
+	if a.raw.closed {
+		a.raw.mu.Unlock()
+		return fmt.Errorf("open the raw port of printer %s: the agent is stopping", pc.Name)
 	}
+	a.raw.init()
 	limit := a.raw.limit
 	a.raw.mu.Unlock()
 	p, err := rawport.Listen(pc.RawListen, pc.Name, rawSink{a}, rawport.Options{
@@ -85,6 +105,12 @@ func (a *Agent) openRawPort(pc config.Printer) error {
 		return fmt.Errorf("open the raw port of printer %s on %s (its raw_listen): %w", pc.Name, pc.RawListen, err)
 	}
 	a.raw.mu.Lock()
+	if a.raw.closed {
+		// CloseRawPorts ran while this one opened.
+		a.raw.mu.Unlock()
+		p.Close()
+		return fmt.Errorf("open the raw port of printer %s: the agent is stopping", pc.Name)
+	}
 	a.raw.ports[pc.Name] = &rawPort{port: p, pc: pc}
 	a.raw.mu.Unlock()
 	a.log.Info("raw port listening", "printer", pc.Name, "addr", p.Addr().String(), "idle_gap", pc.RawIdleGap, "duplicate_window", pc.RawDuplicateWindow)
@@ -96,7 +122,7 @@ func (a *Agent) openRawPort(pc config.Printer) error {
 func (a *Agent) CloseRawPorts() {
 	a.raw.mu.Lock()
 	ports := a.raw.ports
-	a.raw.ports = nil
+	a.raw.ports, a.raw.closed = nil, true
 	a.raw.mu.Unlock()
 	for _, rp := range ports {
 		rp.port.Close()
@@ -136,7 +162,7 @@ func (a *Agent) rawPortStats(printer string) (addr string, jobs, refused uint64)
 func (a *Agent) syncRawPorts(cfg *config.Config) []string {
 	a.raw.mu.Lock()
 	if a.raw.ports == nil {
-		// Not serving yet (or stopping): OpenRawPorts opens them.
+		// Not serving yet (OpenRawPorts opens them) or stopping.
 		a.raw.mu.Unlock()
 		return nil
 	}

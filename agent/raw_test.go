@@ -439,3 +439,21 @@ func TestRawTooLargeRefused(t *testing.T) {
 		t.Errorf("%d raw tasks stored from a refused job", len(ts))
 	}
 }
+
+// TestRawPortAddedByReload: an agent started with no raw port opens one
+// when a reload gives a printer raw_listen.
+func TestRawPortAddedByReload(t *testing.T) {
+	h := newHarness(t, []printerSpec{{name: "kitchen", model: printertest.ModelEpson}}, "")
+	if err := h.a.OpenRawPorts(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.a.CloseRawPorts)
+	addr := freeAddr(t)
+	h.writeConfig("", printerBlock("kitchen", h.p["kitchen"], fmt.Sprintf("raw_listen = %q", addr)))
+	h.reload()
+	if got, ok := h.a.RawPortAddr("kitchen"); !ok || got != addr {
+		t.Fatalf("raw port after a reload added it: %q %v, want %s", got, ok, addr)
+	}
+	sendRaw(t, addr, rawTicket("ADDED BY RELOAD"))
+	h.waitTask(rawTasks(t, h)[0].TaskNo, spool.StatePrinted)
+}
