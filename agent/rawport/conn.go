@@ -266,6 +266,12 @@ func (c *conn) command(cmd []byte, cut bool) *[4]byte {
 		// meant for the printer printgate itself talks to.
 		return nil
 	}
+	if len(cmd) == 1 && cmd[0] == 0x10 {
+		// A DLE that starts no real-time command prints nothing; kept, it
+		// could pair with the first byte after it at the printer (the next
+		// job's) and make a command neither job sent.
+		return nil
+	}
 	if q := c.q; q != nil {
 		switch q.Cmd {
 		case 'r':
