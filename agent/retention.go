@@ -11,7 +11,7 @@ import (
 // maintain applies retention every pruneEvery and compacts the spool when
 // pruning freed a lot, so the file does not grow without bound.
 func (a *Agent) maintain(ctx context.Context, sp *spool.Spool) {
-	every := pruneEvery(a.cfg.Spool.Retention)
+	every := PruneEvery(a.cfg.Spool.Retention)
 	for {
 		t := a.opts.Clock.NewTimer(every)
 		select {
@@ -40,10 +40,10 @@ func (a *Agent) maintain(ctx context.Context, sp *spool.Spool) {
 	}
 }
 
-// pruneEvery is how often retention runs: hourly for the usual days-long
+// PruneEvery is how often retention runs: hourly for the usual days-long
 // retention, but a quarter of a short one (at least a minute), so a spool
 // kept for ten minutes is pruned within minutes, not after an hour of
-// growth.
-func pruneEvery(retention time.Duration) time.Duration {
+// growth. Tools that judge the spool's size over time (cmd/soak) use it.
+func PruneEvery(retention time.Duration) time.Duration {
 	return min(time.Hour, max(time.Minute, retention/4))
 }

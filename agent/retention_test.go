@@ -16,8 +16,8 @@ func TestPruneEvery(t *testing.T) {
 		{time.Minute, time.Minute},
 		{0, time.Minute},
 	} {
-		if got := pruneEvery(tc.retention); got != tc.want {
-			t.Errorf("pruneEvery(%v) = %v, want %v", tc.retention, got, tc.want)
+		if got := PruneEvery(tc.retention); got != tc.want {
+			t.Errorf("PruneEvery(%v) = %v, want %v", tc.retention, got, tc.want)
 		}
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"printgate/agent"
 	"printgate/drivers/printertest"
 )
 
@@ -39,10 +40,6 @@ type Options struct {
 // errSetup marks failures before the load started (build, ports, agent
 // start), which exit 2 rather than 1.
 var errSetup = errors.New("setup")
-
-// agentPruneEvery is how often the agent applies retention, counted from
-// its start (agent/retention.go); the spool verdict depends on it.
-const agentPruneEvery = time.Hour
 
 // drainTimeout bounds the wait, after the load stops, for the tasks still
 // queued to print.
@@ -333,7 +330,7 @@ func judge(rows []sampleRow, o Options) []Verdict {
 		JudgeLevel(ss.rssAnon, LevelRule{RelPerHour: 0.10, AbsFloor: 4 << 20}),
 		JudgeLevel(ss.goroutines, LevelRule{RelPerHour: 0.10, AbsFloor: 10}),
 		JudgeLevel(ss.fds, LevelRule{RelPerHour: 0.10, AbsFloor: 8}),
-		JudgeSpool(ss.spool, ss.accepted, SpoolRule{Retention: o.Retention, PruneEvery: agentPruneEvery, Margin: 0.25, Step: 16 << 20}),
+		JudgeSpool(ss.spool, ss.accepted, SpoolRule{Retention: o.Retention, PruneEvery: agent.PruneEvery(o.Retention), Margin: 0.25, Step: 16 << 20}),
 	}
 }
 
