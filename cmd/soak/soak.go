@@ -533,8 +533,12 @@ func newLoad(base string, rate float64) *load {
 	return &load{
 		base:     base,
 		interval: time.Duration(float64(time.Second) / rate),
-		client:   &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 16}},
-		refused:  map[string]int{},
+		// No keep-alive: an idle pooled connection is a goroutine and an fd
+		// in the agent, and a pool that fills over the run (up to one per
+		// concurrent request) reads as a leak in the goroutine and fd
+		// verdicts, as it did in the 20-minute run.
+		client:  &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}},
+		refused: map[string]int{},
 	}
 }
 
@@ -633,7 +637,7 @@ func (l *load) acceptedNos() []string {
 func taskState(base, no string) string {
 	req, _ := http.NewRequest(http.MethodGet, base+"/api/v1/tasks/"+no, nil)
 	req.Header.Set("Authorization", "Bearer "+soakToken)
-	c := &http.Client{Timeout: 5 * time.Second}
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	resp, err := c.Do(req)
 	if err != nil {
 		return "agent unreachable"
@@ -716,7 +720,7 @@ func parseStatus(s string) map[string]float64 {
 func scrapeMetrics(base string, names ...string) (map[string]float64, error) {
 	req, _ := http.NewRequest(http.MethodGet, base+"/metrics", nil)
 	req.Header.Set("Authorization", "Bearer "+soakToken)
-	c := &http.Client{Timeout: 10 * time.Second}
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	resp, err := c.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("scrape metrics: %w", err)
