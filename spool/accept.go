@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -117,12 +118,11 @@ func (s *Spool) newRecord(t NewTask) (*Task, error) {
 	default:
 		return nil, fmt.Errorf("%w: task %s: priority %q is neither urgent nor normal", ErrInvalid, t.TaskNo, t.Priority)
 	}
-	switch t.Origin {
-	case "":
+	if t.Origin == "" {
 		t.Origin = OriginLocal
-	case OriginCloud, OriginLocal, OriginManager, OriginRaw:
-	default:
-		return nil, fmt.Errorf("%w: task %s: origin %q is not cloud, local, manager or raw", ErrInvalid, t.TaskNo, t.Origin)
+	}
+	if !slices.Contains(Origins(), t.Origin) {
+		return nil, fmt.Errorf("%w: task %s: origin %q is not one of %v", ErrInvalid, t.TaskNo, t.Origin, Origins())
 	}
 	if t.Timeout < 0 {
 		return nil, fmt.Errorf("%w: task %s: negative timeout %s", ErrInvalid, t.TaskNo, t.Timeout)

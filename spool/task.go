@@ -79,6 +79,13 @@ const (
 	OriginRaw Origin = "raw"
 )
 
+// Origins lists every origin a task may have, for validation here and in
+// the cloud protocol (sync/wire), so a new origin cannot be accepted by one
+// and refused by the other.
+func Origins() []Origin {
+	return []Origin{OriginCloud, OriginLocal, OriginManager, OriginRaw}
+}
+
 // Confirmation is how strong the proof of paper was (ESCPOS.md §2).
 type Confirmation string
 

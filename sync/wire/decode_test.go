@@ -269,7 +269,7 @@ func TestDecodeRejectsValues(t *testing.T) {
 		{"state case", ev("state", "queued"), wire.CodeInvalid, "events", "events[0].state", `is "queued"`},
 		{"attempts", ev("attempts", -1), wire.CodeInvalid, "events", "events[0].attempts", "is -1"},
 		{"confirmation", ev("confirmation", "seen"), wire.CodeInvalid, "events", "events[0].confirmation", "must be one of printed, consumed, delivered"},
-		{"origin", ev("origin", "pos"), wire.CodeInvalid, "events", "events[0].origin", "must be one of cloud, local, manager"},
+		{"origin", ev("origin", "pos"), wire.CodeInvalid, "events", "events[0].origin", "must be one of cloud, local, manager, raw"},
 		{"job size", evJob("size", -1), wire.CodeInvalid, "events", "events[0].job.size", "is -1"},
 		{"job sha256 upper", evJob("sha256", strings.Repeat("A", 64)), wire.CodeInvalid, "events", "events[0].job.sha256", "64 lowercase hex digits"},
 		{"job sha256 short", evJob("sha256", "abc"), wire.CodeInvalid, "events", "events[0].job.sha256", "64 lowercase hex digits"},

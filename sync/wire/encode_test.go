@@ -151,3 +151,28 @@ func TestEncodeErrorWraps(t *testing.T) {
 		t.Fatalf("error %q", err)
 	}
 }
+
+// TestEveryOriginTravels ensures an event of every origin a task can have
+// (spool.Origins) encodes and decodes, in the event and in its job summary:
+// the spool accepted raw tasks long before the protocol did, and the link
+// dropped every event of them as invalid (found by the chaos run).
+func TestEveryOriginTravels(t *testing.T) {
+	for _, o := range spool.Origins() {
+		ev := spool.Event{TaskNo: "T-" + string(o), N: 1, State: spool.StateAccepted, Printer: "kitchen", Origin: o,
+			At: time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC),
+			Job: &spool.JobInfo{Printer: "kitchen", Priority: spool.PriorityNormal, Origin: o, Size: 3,
+				SHA256: strings.Repeat("ab", 32)}}
+		b, err := wire.Encode(&wire.Events{Batch: "b1", Events: []spool.Event{ev}})
+		if err != nil {
+			t.Fatalf("origin %s: %v", o, err)
+		}
+		m, err := wire.Decode(b)
+		if err != nil {
+			t.Fatalf("origin %s: decode: %v", o, err)
+		}
+		got := m.(*wire.Events).Events[0]
+		if got.Origin != o || got.Job == nil || got.Job.Origin != o {
+			t.Errorf("origin %s came back as %+v", o, got)
+		}
+	}
+}

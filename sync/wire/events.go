@@ -128,7 +128,7 @@ func checkEvent(at string, ev *spool.Event) *FrameError {
 }
 
 func checkOrigin(at string, o spool.Origin) *FrameError {
-	return oneOf(at, o, true, spool.OriginCloud, spool.OriginLocal, spool.OriginManager)
+	return oneOf(at, o, true, spool.Origins()...)
 }
 
 func isSHA256Hex(s string) bool {
