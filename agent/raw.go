@@ -2,9 +2,11 @@ package agent
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"printgate/agent/config"
 	"printgate/agent/localapi"
@@ -92,7 +94,14 @@ func (a *Agent) openRawPort(pc config.Printer) error {
 	a.raw.init()
 	limit := a.raw.limit
 	a.raw.mu.Unlock()
+	recent, err := a.recentRawJobs(pc.Name, pc.RawDuplicateWindow)
+	if err != nil {
+		// Only the duplicate marking of a resend right after a restart
+		// depends on it: open the port anyway.
+		a.log.Warn("raw port: recent jobs unreadable; a POS resend right after this start would not be marked POSSIBLE DUPLICATE", "printer", pc.Name, "err", err)
+	}
 	p, err := rawport.Listen(pc.RawListen, pc.Name, rawSink{a}, rawport.Options{
+		Recent:      recent,
 		IdleGap:     pc.RawIdleGap,
 		DupWindow:   pc.RawDuplicateWindow,
 		MaxJobBytes: a.spool.MaxTaskBytes(),
@@ -115,6 +124,34 @@ func (a *Agent) openRawPort(pc config.Printer) error {
 	a.raw.mu.Unlock()
 	a.log.Info("raw port listening", "printer", pc.Name, "addr", p.Addr().String(), "idle_gap", pc.RawIdleGap, "duplicate_window", pc.RawDuplicateWindow)
 	return nil
+}
+
+// recentRawJobs lists printer's raw jobs taken within window (by this run
+// or the one before it): an agent killed after storing a job and before
+// closing its connection restarts within seconds, and the POS's resend of
+// that job must still be marked POSSIBLE DUPLICATE.
+func (a *Agent) recentRawJobs(printer string, window time.Duration) ([]rawport.Recent, error) {
+	pg, err := a.spool.List(spool.ListOptions{Printer: printer, Desc: true, Limit: 64})
+	if err != nil {
+		return nil, fmt.Errorf("list recent tasks of %s: %w", printer, err)
+	}
+	now := a.opts.Clock.Now()
+	var out []rawport.Recent
+	for _, t := range pg.Tasks {
+		if now.Sub(t.AcceptedAt) >= window {
+			break // newest first: the rest are older
+		}
+		if t.Origin != spool.OriginRaw {
+			continue
+		}
+		var r rawport.Recent
+		if b, err := hex.DecodeString(t.SHA256); err == nil && len(b) == len(r.SHA256) {
+			copy(r.SHA256[:], b)
+			r.At = t.AcceptedAt
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 // CloseRawPorts closes every raw port: no new job is taken, and a job being

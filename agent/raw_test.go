@@ -457,3 +457,32 @@ func TestRawPortAddedByReload(t *testing.T) {
 	sendRaw(t, addr, rawTicket("ADDED BY RELOAD"))
 	h.waitTask(rawTasks(t, h)[0].TaskNo, spool.StatePrinted)
 }
+
+// TestRawResendAfterRestartMarked: the agent stored a job, then died before
+// closing its connection (here: stopped and started again over the same
+// spool); the POS, which saw a reset, resends the same bytes seconds
+// later. The resend prints marked POSSIBLE DUPLICATE, not twice unmarked.
+func TestRawResendAfterRestartMarked(t *testing.T) {
+	h, addr := rawHarness(t, `raw_duplicate_window = "10s"`)
+	job := rawTicket("TABLE 3 DUMPLINGS")
+	sendRaw(t, addr, job)
+	first := rawTasks(t, h)[0]
+	h.waitTask(first.TaskNo, spool.StatePrinted)
+	h.a.CloseRawPorts()
+	h.stop()
+	h.clock.Advance(2 * time.Second)
+	h.start()
+	if err := h.a.OpenRawPorts(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.a.CloseRawPorts)
+	sendRaw(t, addr, job)
+	ts := rawTasks(t, h)
+	if len(ts) != 2 || ts[0].PossibleDuplicate || !ts[1].PossibleDuplicate {
+		t.Fatalf("raw tasks %d, possible_duplicate of the resend %v: want it marked", len(ts), len(ts) == 2 && ts[1].PossibleDuplicate)
+	}
+	h.waitTask(ts[1].TaskNo, spool.StatePrinted)
+	if tk := h.tickets("kitchen", 2)[1]; !strings.Contains(tk.Text(), "POSSIBLE DUPLICATE") {
+		t.Errorf("the resend printed unmarked:\n%s", tk.Text())
+	}
+}

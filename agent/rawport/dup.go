@@ -2,6 +2,7 @@ package rawport
 
 import (
 	"crypto/sha256"
+	"slices"
 	"sync"
 	"time"
 )
@@ -56,5 +57,19 @@ func (m *dupMemory) note(data []byte, now time.Time) (dup bool, forget func()) {
 				return
 			}
 		}
+	}
+}
+
+// seed remembers jobs taken before the port opened (Options.Recent),
+// oldest first, at most maxDupEntries of them.
+func (m *dupMemory) seed(recent []Recent) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range recent {
+		m.entries = append(m.entries, dupEntry{sum: r.SHA256, at: r.At})
+	}
+	slices.SortStableFunc(m.entries, func(a, b dupEntry) int { return a.at.Compare(b.at) })
+	if n := len(m.entries); n > maxDupEntries {
+		m.entries = append(m.entries[:0], m.entries[n-maxDupEntries:]...)
 	}
 }

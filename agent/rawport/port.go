@@ -61,6 +61,7 @@ func Serve(ln net.Listener, printer string, sink Sink, o Options) (*Port, error)
 		ctx:  ctx, cancel: cancel,
 		conns: map[net.Conn]struct{}{},
 	}
+	p.dups.seed(o.Recent)
 	p.wg.Add(1)
 	go p.acceptLoop()
 	return p, nil

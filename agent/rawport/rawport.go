@@ -65,6 +65,14 @@ type Sink interface {
 	Refused(printer, remote string, size int, err error)
 }
 
+// Recent is a job taken before a port opened, for its duplicate window.
+type Recent struct {
+	// SHA256 is the hash of the job's Data, as the spool stores it.
+	SHA256 [32]byte
+	// At is when it was taken.
+	At time.Time
+}
+
 // ErrTooLarge is wrapped by the error Refused gets for a job over
 // Options.MaxJobBytes.
 var ErrTooLarge = errors.New("rawport: job too large")
@@ -94,6 +102,11 @@ type Options struct {
 	// MaxJobDuration ends a job still streaming after this long as
 	// truncated and resets the connection (slow-loris guard); default 5m.
 	MaxJobDuration time.Duration
+	// Recent are jobs of this port taken before it opened (an earlier run
+	// of the agent, killed after storing a job and before closing its
+	// connection): a POS resending one within DupWindow is still a
+	// Duplicate.
+	Recent []Recent
 	// Decode describes the printer behind the port (Profile.DecodeOptions):
 	// a Chinese printer starts in double-byte mode, where a text byte pair
 	// may look like a command to a decoder that does not know it.

@@ -2,6 +2,7 @@ package rawport
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net"
@@ -634,6 +635,31 @@ func TestPowerOnKanjiPrinter(t *testing.T) {
 	j := waitJob(t, s)
 	if want := cat(notCut, tail); !bytes.Equal(j.Data, want) || j.Truncated {
 		t.Fatalf("job of %d bytes truncated=%v, want the %d sent", len(j.Data), j.Truncated, len(want))
+	}
+}
+
+// A job taken by an earlier run of the agent (Options.Recent) counts for
+// the duplicate window: the POS's resend after a kill between the job's
+// fsync and the connection's close is marked, not printed twice unmarked.
+// Older than the window, it does not count.
+func TestRecentJobsSeedDuplicates(t *testing.T) {
+	clock := &fakeClock{now: time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC)}
+	tk := ticket("SENT BEFORE THE KILL")
+	old := ticket("LONG AGO")
+	s := newSink()
+	p := startPort(t, s, Options{Now: clock.Now, DupWindow: 10 * time.Second, Recent: []Recent{
+		{SHA256: sha256.Sum256(tk), At: clock.Now().Add(-3 * time.Second)},
+		{SHA256: sha256.Sum256(old), At: clock.Now().Add(-time.Minute)},
+	}})
+	for _, b := range [][]byte{tk, old} {
+		c := dial(t, p)
+		write(t, c, b)
+		c.CloseWrite()
+		expectEOF(t, c)
+	}
+	jobs := s.Jobs()
+	if len(jobs) != 2 || !jobs[0].Duplicate || jobs[1].Duplicate {
+		t.Fatalf("jobs %+v: want the resend marked duplicate and the old one not", jobs)
 	}
 }
 
