@@ -109,7 +109,7 @@ func TestCheckRawBroken(t *testing.T) {
 
 	// Only the truncated copy, or only uncut text, is not the job whole.
 	o = rawRun()
-	o.Tickets[len(o.Tickets)-1].Lines = []string{"TICKET CH000002_v1"}
+	o.Tickets[len(o.Tickets)-1].Lines = []string{""} // R000012's whole copy gone
 	wantViolation(t, check(o), "raw job acknowledged, not printed whole")
 	o = rawRun()
 	o.Tickets[3].Cut = ""
