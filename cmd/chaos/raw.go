@@ -69,13 +69,10 @@ func rawTag(payload []byte) string {
 func (r *runner) rawWorker(ctx context.Context, jobs <-chan int, abort func() bool) {
 	for i := range jobs {
 		t := r.plan.Tasks[i]
-		if ctx.Err() != nil {
-			continue // never sent: the load ended first
-		}
 		r.rawMu.Lock()
 		j := r.raw[t.No]
 		j.Printer = t.Printer
-		r.raw[t.No] = j
+		r.raw[t.No] = j // with no attempt: never sent, the load ended first
 		r.rawMu.Unlock()
 		first := true
 		for ctx.Err() == nil {
