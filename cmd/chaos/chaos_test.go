@@ -57,8 +57,11 @@ func TestChaosShort(t *testing.T) {
 	if res.Kills < 3 {
 		t.Errorf("%d kills, want 3", res.Kills)
 	}
-	if res.Accepted < 2900 {
-		t.Errorf("only %d of 3000 tasks accepted", res.Accepted)
+	if n := res.Accepted + res.RawAcked; n < 2900 {
+		t.Errorf("only %d of 3000 tasks accepted (%d of them raw jobs)", n, res.RawAcked)
+	}
+	if res.RawAcked < 500 {
+		t.Errorf("only %d raw jobs acknowledged, want about a quarter of 3000", res.RawAcked)
 	}
 	if res.DropsFired == 0 {
 		t.Errorf("no mid-job drops happened")

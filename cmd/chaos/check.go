@@ -18,6 +18,8 @@ type apiTask struct {
 	State             spool.State `json:"state"`
 	Reason            string      `json:"reason"`
 	PossibleDuplicate bool        `json:"possible_duplicate"`
+	Origin            string      `json:"origin"`
+	Truncated         bool        `json:"truncated"`
 	Timeline          []struct {
 		State spool.State `json:"state"`
 		At    time.Time   `json:"at"`
@@ -61,8 +63,16 @@ type observed struct {
 	Events []spool.Event
 	// OrderWarnings counts event batches the cloud saw out of task_no order.
 	OrderWarnings int
-	// Tickets is everything on paper, uncut text included.
+	// Tickets is everything on paper, uncut text included; PaperOf is the
+	// printer of each (same length; empty: unknown).
 	Tickets []printertest.Ticket
+	PaperOf []int
+	// Raw is what the POS workers knew of each raw job, by tag.
+	Raw map[string]rawJob
+	// RawTags are the tags read from the stored payload of every task the
+	// API lists with origin raw or a RAW_ task_no, by task_no ("" when it
+	// had none or could not be read).
+	RawTags map[string]string
 	// Outs are each printer's spells (offline, paper out, flapping).
 	Outs    [][]timeSpan
 	Backups map[int]int
@@ -116,6 +126,30 @@ type Result struct {
 	Spells       int     `json:"printer_spells"`
 	WANDownShare float64 `json:"wan_down_share"`
 	CloudEvents  int     `json:"cloud_events"`
+
+	// Raw jobs (the raw ports): sent at least once, acknowledged by an
+	// orderly close, extra attempts, first attempts cut short on purpose,
+	// never sent (the load ended first), tasks the API lists as raw.
+	RawSent    int `json:"raw_sent"`
+	RawAcked   int `json:"raw_acknowledged"`
+	RawResends int `json:"raw_resends"`
+	RawAborted int `json:"raw_aborted"`
+	RawNotSent int `json:"raw_not_sent"`
+	RawTasks   int `json:"raw_tasks"`
+	// RawPrinted are acknowledged tags on paper; RawMarked copies under
+	// the POSSIBLE DUPLICATE banner; RawTruncated copies between the
+	// INCOMPLETE JOB lines; RawTold acknowledged tags not on paper whose
+	// failure was told.
+	RawPrinted   int `json:"raw_printed"`
+	RawMarked    int `json:"raw_marked_duplicates"`
+	RawTruncated int `json:"raw_truncated"`
+	RawTold      int `json:"raw_told"`
+	// RawUnacked are tags sent but never acknowledged (the POS still
+	// owes them: reported, not a violation), RawUnackedPrinted those of
+	// them that came out anyway; RawUnackedTags lists the first few.
+	RawUnacked        int      `json:"raw_unacknowledged"`
+	RawUnackedPrinted int      `json:"raw_unacknowledged_printed"`
+	RawUnackedTags    []string `json:"raw_unacknowledged_tags,omitempty"`
 
 	Violations []string `json:"violations"`
 }
@@ -277,6 +311,7 @@ func check(o observed) *Result {
 	for _, e := range o.AgentExits {
 		v.add("agent exited on its own", "", e)
 	}
+	checkRaw(o, byTask, res, &v)
 
 	if len(lat) > 0 {
 		sort.Float64s(lat)
@@ -403,4 +438,172 @@ func (v *violations) lines() []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// rawCopy is one raw tag line on paper.
+type rawCopy struct {
+	Printer int // -1: unknown
+	// Marked: under the POSSIBLE DUPLICATE banner; Truncated: after an
+	// INCOMPLETE JOB banner; Cut: its ticket was cut.
+	Marked, Truncated, Cut bool
+}
+
+// whole reports whether the copy is the job as sent: not a truncated
+// one, and cut.
+func (c rawCopy) whole() bool { return c.Cut && !c.Truncated }
+
+// rawCopies finds every raw tag line on paper. A banner applies to the
+// next tag line, as printertest.Copies counts: each raw job holds one.
+func rawCopies(tickets []printertest.Ticket, paperOf []int) map[string][]rawCopy {
+	out := map[string][]rawCopy{}
+	for k, tk := range tickets {
+		printer := -1
+		if len(paperOf) == len(tickets) {
+			printer = paperOf[k]
+		}
+		var marked, incomplete bool
+		for _, line := range tk.Lines {
+			switch {
+			case strings.Contains(line, "END OF INCOMPLETE JOB"):
+				incomplete = false
+			case strings.Contains(line, "INCOMPLETE JOB"):
+				incomplete = true
+			case strings.Contains(line, "POSSIBLE DUPLICATE"):
+				marked = true
+			}
+			if f := strings.Fields(line); len(f) == 2 && f[0] == rawTagPrefix {
+				out[f[1]] = append(out[f[1]], rawCopy{Printer: printer, Marked: marked, Truncated: incomplete, Cut: tk.Cut != ""})
+				marked, incomplete = false, false
+			}
+		}
+	}
+	return out
+}
+
+// checkRaw checks the raw jobs: every acknowledged tag printed whole on
+// its printer or its backup (or its failure told), at most one unmarked
+// copy of any tag, nothing printed that no POS sent, and the API listing
+// every raw job as a task of origin raw. A tag never acknowledged may be
+// absent or printed once; it is counted, not failed.
+func checkRaw(o observed, byTask map[string][]spool.Event, res *Result, v *violations) {
+	byTag := map[string][]apiTask{}
+	for _, no := range sortedKeys(o.API) {
+		t := o.API[no]
+		isRaw := t.Origin == string(spool.OriginRaw) || strings.HasPrefix(no, "RAW_")
+		if !isRaw {
+			continue
+		}
+		res.RawTasks++
+		if t.Origin != string(spool.OriginRaw) {
+			v.add("raw task without origin raw", no, fmt.Sprintf("origin %q", t.Origin))
+		}
+		if !strings.HasPrefix(no, "RAW_"+t.Printer+"_") {
+			v.add("raw task numbered otherwise", no, "want RAW_"+t.Printer+"_<time>_<n>")
+		}
+		if !t.State.Terminal() {
+			v.add("raw task not terminal at the end", no, string(t.State))
+		}
+		tag, read := o.RawTags[no]
+		switch {
+		case !read || tag == "":
+			v.add("raw task without a tag", no, "its payload could not be read or carries no tag line")
+			continue
+		case o.Raw[tag].Attempts == 0:
+			v.add("raw task no POS sent", no, "tag "+tag)
+		}
+		byTag[tag] = append(byTag[tag], t)
+	}
+
+	copies := rawCopies(o.Tickets, o.PaperOf)
+	for _, tag := range sortedKeys(copies) {
+		j, sent := o.Raw[tag]
+		if !sent || j.Attempts == 0 {
+			v.add("raw printed but never sent", tag, fmt.Sprintf("%d copies", len(copies[tag])))
+			continue
+		}
+		var plain, marked, truncated int
+		for _, c := range copies[tag] {
+			switch {
+			case c.Truncated:
+				truncated++
+			case c.Marked:
+				marked++
+			default:
+				plain++
+			}
+			b, hasBackup := o.Backups[j.Printer]
+			if c.Printer >= 0 && c.Printer != j.Printer && (!hasBackup || c.Printer != b) {
+				v.add("raw printed on another printer", tag, fmt.Sprintf("sent to p%d, printed on p%d", j.Printer, c.Printer))
+			}
+		}
+		res.RawMarked += marked
+		res.RawTruncated += truncated
+		if plain > 1 {
+			v.add("raw unmarked duplicates", tag, fmt.Sprintf("%d copies without the POSSIBLE DUPLICATE banner (%d attempts, acknowledged %v)", plain, j.Attempts, j.Acked))
+		}
+		if marked > 0 && !anyTask(byTag[tag], func(t apiTask) bool { return t.PossibleDuplicate }) {
+			v.add("raw marked copy without the flag", tag, "no task of the tag has possible_duplicate")
+		}
+		if truncated > 0 && !anyTask(byTag[tag], func(t apiTask) bool { return t.Truncated }) {
+			v.add("raw INCOMPLETE copy without the flag", tag, "no task of the tag is truncated")
+		}
+	}
+
+	for _, tag := range sortedKeys(o.Raw) {
+		j := o.Raw[tag]
+		if j.Attempts == 0 {
+			res.RawNotSent++
+			continue
+		}
+		res.RawSent++
+		res.RawResends += j.Attempts - 1
+		if j.Aborted {
+			res.RawAborted++
+		}
+		onPaper := len(copies[tag]) > 0
+		if !j.Acked {
+			res.RawUnacked++
+			if onPaper {
+				res.RawUnackedPrinted++
+			}
+			if len(res.RawUnackedTags) < maxExamples {
+				res.RawUnackedTags = append(res.RawUnackedTags, fmt.Sprintf("%s (p%d, %d attempts, on paper %v)", tag, j.Printer, j.Attempts, onPaper))
+			}
+			continue
+		}
+		res.RawAcked++
+		if len(byTag[tag]) == 0 {
+			v.add("raw job acknowledged but not in the API", tag, fmt.Sprintf("p%d", j.Printer))
+		}
+		if onPaper {
+			res.RawPrinted++
+		}
+		whole := false
+		for _, c := range copies[tag] {
+			whole = whole || c.whole()
+		}
+		if whole {
+			continue
+		}
+		told := anyTask(byTag[tag], func(t apiTask) bool {
+			evs := byTask[t.TaskNo]
+			failed := t.State == spool.StateTimedOut || t.State == spool.StateFailed || t.State == spool.StateCanceled
+			return failed && len(evs) > 0 && evs[len(evs)-1].State == t.State
+		})
+		if told {
+			res.RawTold++
+			continue
+		}
+		v.add("raw job acknowledged, not printed whole", tag, fmt.Sprintf("p%d, %d copies on paper, %d tasks", j.Printer, len(copies[tag]), len(byTag[tag])))
+	}
+}
+
+// anyTask reports whether f holds for one of ts.
+func anyTask(ts []apiTask, f func(apiTask) bool) bool {
+	for _, t := range ts {
+		if f(t) {
+			return true
+		}
+	}
+	return false
 }

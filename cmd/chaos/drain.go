@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"printgate/sync/wire"
@@ -92,8 +93,13 @@ func (r *runner) missing(ctx context.Context) string {
 			open++
 		}
 	}
+	for no, t := range api {
+		if (t.Origin == "raw" || strings.HasPrefix(no, "RAW_")) && !t.State.Terminal() {
+			open++
+		}
+	}
 	if open > 0 {
-		return fmt.Sprintf("%d accepted tasks not terminal", open)
+		return fmt.Sprintf("%d accepted tasks (raw jobs included) not terminal", open)
 	}
 	last := map[string]int{}
 	lastState := map[string]string{}
@@ -213,7 +219,11 @@ func (r *runner) observe(ctx context.Context) observed {
 		if pend := p.Pending(); len(pend.Lines) > 0 {
 			o.Tickets = append(o.Tickets, pend)
 		}
+		for len(o.PaperOf) < len(o.Tickets) {
+			o.PaperOf = append(o.PaperOf, i)
+		}
 	}
+	o.Raw = r.rawSnapshot()
 	for _, a := range r.cloud.Acks(r.agentID) {
 		if a.Result == wire.ResultRejected {
 			why := "rejected"
@@ -233,5 +243,39 @@ func (r *runner) observe(ctx context.Context) observed {
 		r.logf("collect: %v (every accepted task counts as unknown to the agent)", err)
 	}
 	o.API = api
+	o.RawTags = map[string]string{}
+	for no, t := range api {
+		if t.Origin != "raw" && !strings.HasPrefix(no, "RAW_") {
+			continue
+		}
+		b, err := r.payload(ctx, no)
+		if err != nil {
+			r.logf("collect: %v", err)
+			continue
+		}
+		o.RawTags[no] = rawTag(b)
+	}
 	return o
+}
+
+// payload reads a task's stored bytes from the agent's API.
+func (r *runner) payload(ctx context.Context, taskNo string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.base+"/api/v1/tasks/"+url.PathEscape(taskNo)+"/payload", nil)
+	if err != nil {
+		return nil, fmt.Errorf("payload of %s: %w", taskNo, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+r.token)
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("payload of %s: %w", taskNo, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("payload of %s: %w", taskNo, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("payload of %s: HTTP %d: %s", taskNo, resp.StatusCode, strings.TrimSpace(string(b)))
+	}
+	return b, nil
 }

@@ -1,7 +1,8 @@
 // Command chaos is `make chaos`: seed 000's stress model run against the
 // real printgate binary on this computer. It starts 8 emulated printers
 // (two with a backup), the reference cloud and the agent paired to it,
-// submits tickets over the LAN API and as cloud jobs at the seeds' peak
+// submits tickets over the LAN API, as cloud jobs and (a quarter) as raw
+// ESC/POS jobs to four printers' raw ports at the seeds' peak
 // rate with bursts, and meanwhile drops printer connections mid-job, takes
 // printers offline and out of paper, makes them flap, cuts the WAN and
 // SIGKILLs the agent. Then it brings everything back, waits for every
@@ -41,7 +42,7 @@ func chaosMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.SetOutput(stderr)
 	o := Options{}
 	fs.DurationVar(&o.Duration, "duration", 10*time.Minute, "upper bound of the load and its faults; the drain adds at most --drain")
-	fs.IntVar(&o.Tasks, "tasks", 20000, "tickets to submit, half over the LAN API, half as cloud jobs")
+	fs.IntVar(&o.Tasks, "tasks", 20000, "tickets to submit: a quarter as raw jobs, the rest half over the LAN API, half as cloud jobs")
 	fs.Float64Var(&o.Rate, "rate", 73, "arrivals per second outside the 300/s bursts (the seeds' peak: 80,000 in 30 minutes ≈ 44/s; their peak minute ≈ 73/s)")
 	fs.IntVar(&o.Kills, "kills", 12, "times the agent is SIGKILLed and restarted, spread over the load")
 	seed := fs.Uint64("seed", 0, "the seed of the whole schedule (0: from the clock)")
@@ -119,6 +120,9 @@ func writeTable(w io.Writer, r *Result) {
 		{"printer spells", fmt.Sprint(r.Spells)},
 		{"WAN down", fmt.Sprintf("%.0f%% of the load", 100*r.WANDownShare)},
 		{"cloud events", fmt.Sprint(r.CloudEvents)},
+		{"raw jobs sent / acked", fmt.Sprintf("%d / %d (resends %d, first attempts reset on purpose %d, never sent %d; %d raw tasks in the API)", r.RawSent, r.RawAcked, r.RawResends, r.RawAborted, r.RawNotSent, r.RawTasks)},
+		{"raw on paper", fmt.Sprintf("%d acked tags printed, %d told failed; %d marked duplicates, %d truncated (INCOMPLETE JOB)", r.RawPrinted, r.RawTold, r.RawMarked, r.RawTruncated)},
+		{"raw never acked", fmt.Sprintf("%d (%d of them on paper) %s", r.RawUnacked, r.RawUnackedPrinted, strings.Join(r.RawUnackedTags, "; "))},
 	}
 	fmt.Fprintln(w)
 	for _, row := range rows {

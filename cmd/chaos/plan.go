@@ -59,9 +59,12 @@ type spell struct {
 
 // task is one ticket the run submits.
 type task struct {
-	No      string
-	At      time.Duration // when it is submitted, from the start of the load
-	Cloud   bool          // pushed as a cloud job; else posted to the LAN API
+	No    string
+	At    time.Duration // when it is submitted, from the start of the load
+	Cloud bool          // pushed as a cloud job; else posted to the LAN API
+	// Raw: sent as an ESC/POS job to Printer's raw port by a POS worker
+	// (No is then the job's tag, "R" and six digits); else Cloud says how.
+	Raw     bool
 	Printer int
 }
 
@@ -85,13 +88,24 @@ type planOptions struct {
 	Printers int
 	Kills    int
 	MaxLen   time.Duration // the load is squeezed into this if it would be longer
+	// RawPrinters are the printers with a raw port; rawShare of the tasks
+	// go to them as raw jobs. None: no raw jobs.
+	RawPrinters []int
 }
+
+// rawShare is the share of tasks sent as raw jobs when there are raw ports.
+const rawShare = 0.25
 
 // newPlan draws the run's schedule. Arrivals are Poisson at Rate with a
 // one-second burst at burstRate every 10–25 s; fault spells and WAN
 // outages alternate with quiet gaps whose mean gives the target shares;
 // kills are spread evenly with jitter.
 func newPlan(o planOptions) (*plan, error) {
+	for _, rp := range o.RawPrinters {
+		if rp < 0 || rp >= o.Printers {
+			return nil, fmt.Errorf("chaos: plan: raw printer %d of %d", rp, o.Printers)
+		}
+	}
 	if o.Tasks < 1 || o.Rate <= 0 || o.Printers < 1 || o.Kills < 0 || o.MaxLen <= 0 {
 		return nil, fmt.Errorf("chaos: plan: want tasks ≥ 1, rate > 0, printers ≥ 1, kills ≥ 0 and a duration (have %+v)", o)
 	}
@@ -113,12 +127,17 @@ func newPlan(o planOptions) (*plan, error) {
 				t = nextBurst
 			}
 		}
-		p.Tasks = append(p.Tasks, task{
+		tk := task{
 			No:      fmt.Sprintf("CH%06d_v1", i),
 			At:      time.Duration(t * float64(time.Second)),
 			Cloud:   rng.IntN(2) == 1,
 			Printer: rng.IntN(o.Printers),
-		})
+		}
+		if len(o.RawPrinters) > 0 && rng.Float64() < rawShare {
+			tk.No, tk.Raw, tk.Cloud = fmt.Sprintf("R%06d", i), true, false
+			tk.Printer = o.RawPrinters[rng.IntN(len(o.RawPrinters))]
+		}
+		p.Tasks = append(p.Tasks, tk)
 	}
 	p.Length = p.Tasks[len(p.Tasks)-1].At
 	if p.Length > o.MaxLen {

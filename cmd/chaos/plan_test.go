@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -112,5 +113,39 @@ func TestPlanSqueezed(t *testing.T) {
 	}
 	if _, err := newPlan(planOptions{Seed: 1, Tasks: 0, Rate: 1, Printers: 1, MaxLen: time.Second}); err == nil {
 		t.Error("a plan of no tasks was drawn")
+	}
+}
+
+func TestPlanRaw(t *testing.T) {
+	o := planOptions{Seed: 7, Tasks: 4000, Rate: 50, Printers: 8, Kills: 3, MaxLen: time.Minute, RawPrinters: []int{0, 3, 5, 6}}
+	p, err := newPlan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, cloud, per := 0, 0, map[int]int{}
+	for i, tk := range p.Tasks {
+		if !tk.Raw {
+			if tk.Cloud {
+				cloud++
+			}
+			continue
+		}
+		raw++
+		per[tk.Printer]++
+		if tk.Cloud || tk.No != fmt.Sprintf("R%06d", i) {
+			t.Errorf("raw task %d: %+v", i, tk)
+		}
+	}
+	if raw < 850 || raw > 1150 {
+		t.Errorf("%d of 4000 tasks are raw jobs, want about a quarter", raw)
+	}
+	if cloud < 1300 || cloud > 1700 {
+		t.Errorf("%d of 4000 are cloud jobs, want about half of the rest", cloud)
+	}
+	if len(per) != 4 || per[1]+per[2]+per[4]+per[7] != 0 {
+		t.Errorf("raw jobs by printer %v, want the four raw printers only", per)
+	}
+	if _, err := newPlan(planOptions{Seed: 1, Tasks: 10, Rate: 1, Printers: 2, MaxLen: time.Minute, RawPrinters: []int{2}}); err == nil {
+		t.Error("a raw printer out of range was planned")
 	}
 }

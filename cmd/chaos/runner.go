@@ -30,8 +30,8 @@ type Options struct {
 	// Drain after it. Setting up (building the binary) comes before and
 	// is bounded on its own by setupLimit.
 	Duration time.Duration
-	// Tasks is how many tickets the run submits, half over the LAN API and
-	// half as cloud jobs.
+	// Tasks is how many tickets the run submits: a quarter as raw jobs to
+	// the raw ports, the rest half over the LAN API and half as cloud jobs.
 	Tasks int
 	// Rate is the arrival rate outside bursts, in tasks per second.
 	Rate float64
@@ -92,6 +92,10 @@ type runner struct {
 	agent    *agentProc
 	agentOut *os.File
 
+	rawAddrs map[int]string // printer → its raw port, fixed for the run
+	rawMu    sync.Mutex
+	raw      map[string]rawJob // tag → what its POS worker saw
+
 	mu         sync.Mutex
 	lanAnswer  map[string]int    // task_no → the HTTP status that answered it
 	unanswered map[string]int    // task_no → task index, to resubmit
@@ -136,6 +140,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		lanAnswer:  map[string]int{},
 		unanswered: map[string]int{},
 		queueErrs:  map[string]string{},
+		raw:        map[string]rawJob{},
 		client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 			MaxIdleConnsPerHost: lanWorkers + 16, IdleConnTimeout: 30 * time.Second,
 		}},
@@ -154,7 +159,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	began := time.Now()
 	ctx, cancel := context.WithDeadline(ctx, began.Add(o.Duration+o.Drain))
 	defer cancel()
-	p, err := newPlan(planOptions{Seed: o.Seed, Tasks: o.Tasks, Rate: o.Rate, Printers: numPrinters, Kills: o.Kills, MaxLen: o.Duration})
+	p, err := newPlan(planOptions{Seed: o.Seed, Tasks: o.Tasks, Rate: o.Rate, Printers: numPrinters, Kills: o.Kills, MaxLen: o.Duration, RawPrinters: rawPrinters})
 	if err != nil {
 		return nil, err
 	}
@@ -230,6 +235,9 @@ func (r *runner) setUp(ctx context.Context) error {
 	}
 	listen := ln.Addr().String()
 	ln.Close()
+	if r.rawAddrs, err = rawPorts(); err != nil {
+		return err
+	}
 	r.base = "http://" + listen
 	r.token = "chaos-" + randomToken()
 	var cfg strings.Builder
@@ -243,6 +251,9 @@ func (r *runner) setUp(ctx context.Context) error {
 		fmt.Fprintf(&cfg, "\n[[printers]]\nname = %q\nurl = \"tcp://%s\"\nprofile = %q\n", p.Name(), p.Addr(), profile)
 		if b, ok := backups[i]; ok {
 			fmt.Fprintf(&cfg, "backup = \"p%d\"\n", b)
+		}
+		if a, ok := r.rawAddrs[i]; ok {
+			fmt.Fprintf(&cfg, "raw_listen = %q\n", a)
 		}
 	}
 	r.cfgPath = filepath.Join(dir, "printgate.toml")
@@ -269,7 +280,7 @@ func (r *runner) setUp(ctx context.Context) error {
 	if err := r.cloud.WaitConnected(wctx, r.agentID, true); err != nil {
 		return fmt.Errorf("chaos: the agent did not connect to the cloud: %w", err)
 	}
-	r.logf("cast up: agent %s (pid %d) at %s, cloud at %s, %d printers (p0→p1 and p2→p3 fail over)", r.agentID, r.agent.pid(), r.base, r.cloudURL, numPrinters)
+	r.logf("cast up: agent %s (pid %d) at %s, cloud at %s, %d printers (p0→p1 and p2→p3 fail over), raw ports %v", r.agentID, r.agent.pid(), r.base, r.cloudURL, numPrinters, r.rawAddrs)
 	return nil
 }
 
@@ -346,11 +357,16 @@ func (r *runner) play(ctx context.Context) {
 	defer stop()
 	var wg sync.WaitGroup
 	lan := make(chan int, len(r.plan.Tasks))
+	raw := make(chan int, len(r.plan.Tasks))
 	run := func(f func()) {
 		wg.Add(1)
 		go func() { defer wg.Done(); f() }()
 	}
-	run(func() { r.dispatch(pctx, lan) })
+	run(func() { r.dispatch(pctx, lan, raw) })
+	for w := 0; w < rawWorkers; w++ {
+		rng := rand.New(rand.NewPCG(r.plan.Seed, uint64(1000+w)))
+		run(func() { r.rawWorker(pctx, raw, func() bool { return rng.Float64() < rawAbortShare }) })
+	}
 	for w := 0; w < lanWorkers; w++ {
 		run(func() {
 			for i := range lan {
@@ -389,12 +405,18 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 }
 
 // dispatch releases each task at its time: a cloud job is queued in the
-// cloud, a LAN task handed to the POS workers. It closes lan when done.
-func (r *runner) dispatch(ctx context.Context, lan chan<- int) {
+// cloud, a LAN task handed to the POS workers, a raw job to the raw POS
+// workers. It closes lan and raw when done.
+func (r *runner) dispatch(ctx context.Context, lan, raw chan<- int) {
 	defer close(lan)
+	defer close(raw)
 	for i, t := range r.plan.Tasks {
 		if !sleepUntil(ctx, r.start.Add(t.At)) {
 			return
+		}
+		if t.Raw {
+			raw <- i
+			continue
 		}
 		if !t.Cloud {
 			lan <- i
