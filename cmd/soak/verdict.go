@@ -107,8 +107,10 @@ func JudgeLevel(s Series, r LevelRule) Verdict {
 // SpoolRule judges the spool file against the agent's retention: the agent
 // prunes finished tasks older than Retention every PruneEvery (from its
 // start; agent/retention.go) and compacts after a large prune. So the file
-// grows with the tasks held until the first prune and must then stay under
-// what PruneEvery+Retention of tasks take.
+// grows with the tasks held until the first prune that finds tasks older
+// than Retention, and must then stay under what Retention+PruneEvery of
+// tasks take (bbolt reuses the freed pages; compaction may also shrink
+// the file, which the rule does not require).
 type SpoolRule struct {
 	Retention  time.Duration
 	PruneEvery time.Duration
@@ -120,11 +122,6 @@ type SpoolRule struct {
 	Step float64
 }
 
-// pruneDrop is how far the file must shrink between two samples to count as
-// the prune-and-compact (the compacted file keeps only Retention of tasks
-// out of PruneEvery of them).
-const pruneDrop = 0.2
-
 // JudgeSpool applies r to the spool size series, with accepted (tasks
 // accepted so far, sampled at the same times) to compare per-task cost when
 // the run is too short to see a prune.
@@ -134,13 +131,20 @@ func JudgeSpool(size, accepted Series, r SpoolRule) Verdict {
 		return Verdict{Name: size.Name, Pass: true, Detail: "not judged: fewer than 2 samples"}
 	}
 	end := size.T[n-1]
-	if end < r.PruneEvery.Seconds() {
-		// No prune can have run: the file grows with the tasks it holds.
-		// What can still be checked is that it grows no faster than
-		// linearly in them: bytes per accepted task at the end against at
-		// a quarter of the run. bbolt grows its file in steps of up to
-		// double its size, so the ratio of a linear growth lies between
-		// 0.5 and 2; a quadratic one's is about 4 (2 to 8).
+	// The first prune that can remove anything is the first tick at or
+	// after Retention: with a short retention the agent prunes every
+	// quarter of it, and the first ticks find nothing old enough.
+	first := r.PruneEvery
+	if r.Retention > first {
+		first = time.Duration(math.Ceil(r.Retention.Seconds()/r.PruneEvery.Seconds())) * r.PruneEvery
+	}
+	if end < first.Seconds() {
+		// No prune can have removed anything: the file grows with the
+		// tasks it holds. What can still be checked is that it grows no
+		// faster than linearly in them: bytes per accepted task at the end
+		// against at a quarter of the run. bbolt grows its file in steps of
+		// up to double its size, so the ratio of a linear growth lies
+		// between 0.5 and 2; a quadratic one's is about 4 (2 to 8).
 		ref := -1
 		for i := range size.T {
 			if size.T[i] >= end/4 && accepted.V[i] > 0 && !math.IsNaN(size.V[i]) {
@@ -154,46 +158,42 @@ func JudgeSpool(size, accepted Series, r SpoolRule) Verdict {
 		perRef := size.V[ref] / accepted.V[ref]
 		perEnd := size.V[n-1] / accepted.V[n-1]
 		pass := perEnd <= perRef*2
-		d := fmt.Sprintf("no prune within the run (the agent's first prune is %s after start, run %s): grows with the tasks held; file size per accepted task %.0f B at %s, %.0f B at the end (limit 2×, bbolt's file steps)",
-			r.PruneEvery, time.Duration(end*float64(time.Second)).Round(time.Second), perRef, time.Duration(size.T[ref]*float64(time.Second)).Round(time.Second), perEnd)
+		d := fmt.Sprintf("no prune within the run (the first that can remove a task is %s after start, run %s): grows with the tasks held; file size per accepted task %.0f B at %s, %.0f B at the end (limit 2×, bbolt's file steps)",
+			first, time.Duration(end*float64(time.Second)).Round(time.Second), perRef, time.Duration(size.T[ref]*float64(time.Second)).Round(time.Second), perEnd)
 		if !pass {
 			d = "GROWS FASTER THAN THE TASKS HELD — " + d
 		}
 		return Verdict{Name: size.Name, Judged: true, Pass: pass, Detail: d}
 	}
-	// Find the first prune: the first sample after PruneEvery that is
-	// pruneDrop below the peak so far.
-	peak, drop := 0.0, -1
+	// Bytes per task before the first prune (the file holds every task
+	// then), and the run's rate, give what Retention plus one prune
+	// interval of tasks take: the most the file should hold from then on.
+	ref := -1
 	for i := range size.T {
-		v := size.V[i]
-		if math.IsNaN(v) {
-			continue
+		if size.T[i] < first.Seconds() && accepted.V[i] > 0 && !math.IsNaN(size.V[i]) {
+			ref = i
 		}
-		if size.T[i] >= r.PruneEvery.Seconds() && peak > 0 && v < peak*(1-pruneDrop) {
-			drop = i
-			break
-		}
-		peak = math.Max(peak, v)
 	}
-	if drop < 0 {
-		return Verdict{Name: size.Name, Judged: true, Pass: false,
-			Detail: fmt.Sprintf("NO PRUNE SEEN — the run passed the agent's prune at %s but the file never shrank by %.0f%% from its peak %s", r.PruneEvery, pruneDrop*100, fmtVal(peak, size.Unit))}
+	if ref < 0 || accepted.V[n-1] <= 0 {
+		return Verdict{Name: size.Name, Pass: true, Detail: "not judged: no sample with tasks accepted before the first prune"}
 	}
-	ceiling := peak*(r.PruneEvery+r.Retention).Seconds()/r.PruneEvery.Seconds()*(1+r.Margin) + r.Step
-	worst := 0.0
-	for i := drop; i < n; i++ {
-		if !math.IsNaN(size.V[i]) {
-			worst = math.Max(worst, size.V[i])
+	perTask := size.V[ref] / accepted.V[ref]
+	rate := accepted.V[n-1] / end
+	ceiling := perTask*rate*(r.Retention+r.PruneEvery).Seconds()*(1+r.Margin) + r.Step
+	worst, at := 0.0, 0.0
+	for i := range size.T {
+		if size.T[i] >= first.Seconds() && !math.IsNaN(size.V[i]) && size.V[i] > worst {
+			worst, at = size.V[i], size.T[i]
 		}
 	}
 	pass := worst <= ceiling
-	d := fmt.Sprintf("pruned at %s (%s → %s); largest after: %s, ceiling %s (peak before × (prune interval + retention)/prune interval × %.2f + %s of bbolt file growth)",
-		time.Duration(size.T[drop]*float64(time.Second)).Round(time.Second), fmtVal(peak, size.Unit), fmtVal(size.V[drop], size.Unit),
-		fmtVal(worst, size.Unit), fmtVal(ceiling, size.Unit), 1+r.Margin, fmtVal(r.Step, size.Unit))
-	if !pass {
-		d = "KEEPS GROWING — " + d
-	} else {
+	d := fmt.Sprintf("largest from the first effective prune (%s) on: %s at %s, ceiling %s (%.0f B a task before it × %.1f tasks/s × (retention %s + prune interval %s) × %.2f + %s of bbolt file growth)",
+		first, fmtVal(worst, size.Unit), time.Duration(at*float64(time.Second)).Round(time.Second), fmtVal(ceiling, size.Unit),
+		perTask, rate, r.Retention, r.PruneEvery, 1+r.Margin, fmtVal(r.Step, size.Unit))
+	if pass {
 		d = "bounded by retention — " + d
+	} else {
+		d = "NOT BOUNDED BY RETENTION — " + d
 	}
 	return Verdict{Name: size.Name, Judged: true, Pass: pass, Detail: d}
 }

@@ -88,7 +88,7 @@ func TestJudgeSpool(t *testing.T) {
 	}
 	// Retention never prunes: the file keeps growing past the prune.
 	v = JudgeSpool(synth("spool", 121, 60, func(t float64) float64 { return perTask * rate * t }), accepted(121), rule)
-	if v.Pass || !strings.Contains(v.Detail, "NO PRUNE") {
+	if v.Pass || !strings.Contains(v.Detail, "NOT BOUNDED BY RETENTION") {
 		t.Errorf("never pruned: %+v", v)
 	}
 	// Pruned, but the file grows back past the ceiling (something else
@@ -107,6 +107,32 @@ func TestJudgeSpool(t *testing.T) {
 	v = JudgeSpool(synth("spool", 41, 60, func(t float64) float64 { return perTask * rate * t * t / 600 }), accepted(41), rule)
 	if v.Pass {
 		t.Errorf("short quadratic: %+v", v)
+	}
+
+	// A short retention: the agent prunes every quarter of it, and the
+	// first ticks find nothing old enough; from the first tick at or after
+	// Retention the file holds Retention plus up to one interval of tasks,
+	// without needing to shrink (bbolt reuses the freed pages).
+	quick := SpoolRule{Retention: 10 * time.Minute, PruneEvery: 150 * time.Second, Margin: 0.25}
+	steady := func(t float64) float64 {
+		held := t
+		if t >= 600 {
+			held = 600 + math.Mod(t, 150)
+		}
+		return perTask * rate * held
+	}
+	v = JudgeSpool(synth("spool", 61, 60, steady), accepted(61), quick)
+	if !v.Judged || !v.Pass || !strings.Contains(v.Detail, "first effective prune (10m0s)") {
+		t.Errorf("short retention, pruned: %+v", v)
+	}
+	v = JudgeSpool(synth("spool", 61, 60, func(t float64) float64 { return perTask * rate * t }), accepted(61), quick)
+	if v.Pass {
+		t.Errorf("short retention, never pruned: %+v", v)
+	}
+	// Shorter than the first effective prune: judged as growth only.
+	v = JudgeSpool(synth("spool", 9, 60, steady), accepted(9), quick)
+	if !v.Judged || !v.Pass || !strings.Contains(v.Detail, "no prune within the run") {
+		t.Errorf("short retention, short run: %+v", v)
 	}
 }
 
