@@ -93,7 +93,9 @@ listen = ` + tomlString(o.Listen) + `
 # profile is the model family: epson-80 (the default), epson-58,
 # xprinter-80, xprinter-58 or oneway-80. backup names the printer that takes
 # over when this one is down. ` + "`printgate printers --scan 192.168.1.0/24`" + ` lists
-# what this PC can see.
+# what this PC can see. raw_listen = ":9101" gives a printer a raw port: a
+# POS that prints straight to a printer's IP is pointed at this PC and that
+# port instead, and its tickets go through the spool.
 `)
 	if len(o.Printers) == 0 {
 		b.WriteString(`# No printer yet. Add one like this, then start the service

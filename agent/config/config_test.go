@@ -111,7 +111,7 @@ func TestLoadSampleConfig(t *testing.T) {
 				ProfileName: "epson-80", Profile: mustProfile(t, "epson-80", escpos.ProfileOverrides{}),
 				Backup: "bar", OnUnknown: "reprint-marked",
 				Timeout: 3 * time.Minute, FailoverAfter: 30 * time.Second, FailbackAfter: 2 * time.Minute, FailoverFailures: 2,
-				RawIdleGap: 2 * time.Second, RawDuplicateWindow: 10 * time.Second,
+				RawListen: "0.0.0.0:9101", RawIdleGap: 2 * time.Second, RawDuplicateWindow: 10 * time.Second,
 				JobTimeout: 45 * time.Second,
 				Line:       hdr[0],
 			},
