@@ -416,13 +416,9 @@ func previewHTML(t *spool.Task, p escpos.Profile) (template.HTML, error) {
 	if len(t.Payload) == 0 {
 		return template.HTML(`<p class="paper-missing">The ticket's content is no longer kept.</p>`), nil
 	}
-	stream := t.Payload
-	if opts.PossibleDuplicate || opts.Reprint || opts.FailoverFrom != "" {
-		banner, err := escpos.RenderBanner(p, opts)
-		if err != nil {
-			return "", fmt.Errorf("preview %s: %w", t.TaskNo, err)
-		}
-		stream = append(banner, t.Payload...)
+	stream, err := rawJob(t.Payload, p, opts)
+	if err != nil {
+		return "", fmt.Errorf("preview %s: %w", t.TaskNo, err)
 	}
 	caption := fmt.Sprintf(`<p class="paper-caption">raw ESC/POS payload, %d bytes</p>`, len(t.Payload))
 	return template.HTML(caption) + escpos.PreviewStreamHTML(stream, p.DecodeOptions()), nil

@@ -434,6 +434,17 @@ func TestPreview(t *testing.T) {
 	if strings.Contains(s, "<x>") {
 		t.Errorf("raw preview lets the payload through as HTML:\n%s", s)
 	}
+	// A raw job cut short previews as it prints: between INCOMPLETE JOB
+	// and the end line.
+	out, err = h.a.Preview(&spool.Task{TaskNo: "RAW_k_1", Printer: "k", Origin: spool.OriginRaw, Truncated: true, Payload: []byte("\x1b@HALF A TICK\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"INCOMPLETE JOB", "HALF A TICK", "END OF INCOMPLETE JOB", `class="cut"`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("truncated raw preview lacks %q:\n%s", want, out)
+		}
+	}
 	// A raw payload previews with its printer's ESC t numbering: ESC t 7
 	// 0x80 is the euro sign on an Xprinter, Ç (PC437) on an Epson.
 	euro := []byte("\x1c.\x1bt\x07\x803.80\n") // FS . leaves the Xprinter's Chinese mode

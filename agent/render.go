@@ -17,16 +17,23 @@ func render(t *spool.Task, l *lane) ([]byte, error) {
 		}
 		return escpos.Render(doc, l.pc.Profile, opts)
 	}
+	return rawJob(t.Payload, l.pc.Profile, opts)
+}
+
+// rawJob is a raw payload as the lane sends it to a printer of profile p:
+// the banners opts call for before it, and after an incomplete one the
+// line and cut that end it. The page's preview draws the same bytes.
+func rawJob(payload []byte, p escpos.Profile, opts escpos.RenderOptions) ([]byte, error) {
 	if !opts.PossibleDuplicate && !opts.Reprint && opts.FailoverFrom == "" && !opts.Incomplete {
-		return t.Payload, nil
+		return payload, nil
 	}
-	banner, err := escpos.RenderBanner(l.pc.Profile, opts)
+	banner, err := escpos.RenderBanner(p, opts)
 	if err != nil {
 		return nil, err
 	}
-	job := append(banner, t.Payload...)
+	job := append(banner, payload...)
 	if opts.Incomplete {
-		end, err := escpos.RenderIncompleteEnd(l.pc.Profile)
+		end, err := escpos.RenderIncompleteEnd(p)
 		if err != nil {
 			return nil, err
 		}
