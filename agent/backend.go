@@ -167,7 +167,9 @@ func (a *Agent) Printers() []localapi.PrinterInfo {
 	_, lanes := a.laneList()
 	out := make([]localapi.PrinterInfo, 0, len(lanes))
 	for _, l := range lanes {
-		out = append(out, l.info())
+		info := l.info()
+		info.RawPort, _, _ = a.rawPortStats(l.name)
+		out = append(out, info)
 	}
 	return out
 }

@@ -145,6 +145,11 @@ func TestRawOneShot(t *testing.T) {
 	if first == nil || first.Origin != spool.OriginRaw || first.Job == nil || first.Job.Origin != spool.OriginRaw || first.Job.Size != len(task.Payload) {
 		t.Errorf("the cloud's first event of %s: %+v", task.TaskNo, first)
 	}
+	for _, p := range h.a.Printers() { // GET /api/v1/printers
+		if p.Name == "kitchen" && p.RawPort != addr {
+			t.Errorf("API shows kitchen's raw port %q, want %s", p.RawPort, addr)
+		}
+	}
 	for _, d := range h.a.PrinterDetails() {
 		if d.Name == "kitchen" && (d.RawPort != addr || d.RawJobs != 1 || d.RawRefused != 0) {
 			t.Errorf("page shows kitchen's raw port %q with %d jobs, %d refused; want %s, 1, 0", d.RawPort, d.RawJobs, d.RawRefused, addr)

@@ -47,6 +47,9 @@ type PrinterInfo struct {
 	FailoverTo string `json:"failover_to"`
 	// Since is when the printer entered State.
 	Since time.Time `json:"since,omitzero"`
+	// RawPort is the address of the printer's raw port (raw_listen), where
+	// a POS prints as to a port-9100 printer; empty when it has none open.
+	RawPort string `json:"raw_port,omitempty"`
 }
 
 // Health is the agent's summary for GET /healthz.

@@ -76,11 +76,8 @@ type PrinterDetail struct {
 	// LastTask and LastAt are the last ticket this printer put on paper.
 	LastTask string
 	LastAt   time.Time
-	// RawPort is the address of the printer's raw port (raw_listen), where
-	// a POS prints as to a port-9100 printer; empty when it has none open.
-	// RawJobs and RawRefused count the jobs it took and refused since the
-	// port opened.
-	RawPort             string
+	// RawJobs and RawRefused count the jobs the printer's raw port
+	// (PrinterInfo.RawPort) took and refused since it opened.
 	RawJobs, RawRefused uint64
 }
 

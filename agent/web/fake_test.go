@@ -46,8 +46,8 @@ var _ Backend = (*fakeBackend)(nil)
 func newFake() *fakeBackend {
 	return &fakeBackend{
 		printers: []PrinterDetail{
-			{PrinterInfo: localapi.PrinterInfo{Name: "kitchen", URL: "tcp://192.0.2.10", State: "READY", Queue: 2}, Backup: "bar", Profile: "epson-80", Capabilities: []string{"80 mm, 48 columns", "cutter"}, Model: "TM-T20II", LastTask: "T-last", LastAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
-				RawPort: "0.0.0.0:9101", RawJobs: 7, RawRefused: 1},
+			{PrinterInfo: localapi.PrinterInfo{Name: "kitchen", URL: "tcp://192.0.2.10", State: "READY", Queue: 2, RawPort: "0.0.0.0:9101"}, Backup: "bar", Profile: "epson-80", Capabilities: []string{"80 mm, 48 columns", "cutter"}, Model: "TM-T20II", LastTask: "T-last", LastAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+				RawJobs: 7, RawRefused: 1},
 			{PrinterInfo: localapi.PrinterInfo{Name: "bar", URL: "tcp://192.0.2.11", State: "READY"}},
 		},
 		link:       LinkInfo{State: "online", Outbox: 3},

@@ -301,7 +301,11 @@ func writeStatus(w io.Writer, state string, h agentHealth) {
 		if !p.Since.IsZero() {
 			since = p.Since.Local().Format("2006-01-02 15:04:05")
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\n", p.Name, state, p.Queue, since, p.URL)
+		url := p.URL
+		if p.RawPort != "" {
+			url += "  (POS raw port " + p.RawPort + ")"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\n", p.Name, state, p.Queue, since, url)
 	}
 	tw.Flush()
 }

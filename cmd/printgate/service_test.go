@@ -42,7 +42,7 @@ func TestStatusScreen(t *testing.T) {
 	since := time.Date(2026, 3, 1, 12, 0, 0, 0, time.Local)
 	srv := fakeAgent(t, "tok", localapi.Health{Status: "ok", Link: "online", Outbox: 3, OutboxDropped: 1},
 		[]localapi.PrinterInfo{
-			{Name: "kitchen", URL: "tcp://10.0.0.5:9100", State: "OFFLINE", Queue: 4, FailoverTo: "bar", Since: since},
+			{Name: "kitchen", URL: "tcp://10.0.0.5:9100", State: "OFFLINE", Queue: 4, FailoverTo: "bar", Since: since, RawPort: "0.0.0.0:9101"},
 			{Name: "bar", URL: "serial:///dev/ttyUSB0", State: "READY", Queue: 0},
 		})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -59,7 +59,7 @@ func TestStatusScreen(t *testing.T) {
 		"agent     ok at " + srv.URL + "/\n",
 		"cloud     online\n",
 		"outbox    3 events waiting for the cloud, 1 dropped",
-		"kitchen  OFFLINE → bar  4      2026-03-01 12:00:00  tcp://10.0.0.5:9100",
+		"kitchen  OFFLINE → bar  4      2026-03-01 12:00:00  tcp://10.0.0.5:9100  (POS raw port 0.0.0.0:9101)",
 		"bar      READY          0      -                    serial:///dev/ttyUSB0",
 	} {
 		if !strings.Contains(out, want) {
