@@ -158,6 +158,15 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 		ConfigPath: cfg.Path,
 	})
 	defer page.Close()
+	// The raw ports, like the API, take work only once every lane holds
+	// its backlog, and open before the API answers: /healthz ok means they
+	// are open too. One that cannot open stops the start, as listen would.
+	if err := a.OpenRawPorts(); err != nil {
+		log.Error("printgate could not start: a raw port could not be opened", "err", err)
+		cancelRun()
+		<-runDone
+		return err
+	}
 	srv := localapi.NewServer(page, localapi.ServerTimeouts{}, log)
 	serveErr := make(chan error, 1)
 	mode := "off"
@@ -176,18 +185,6 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 		attrs = append(attrs, "tls_fingerprint", fingerprint)
 	}
 	log.Info("printgate listening", attrs...)
-	// The raw ports, like the API, take work only once every lane holds
-	// its backlog; one that cannot open stops the start as listen would.
-	if err := a.OpenRawPorts(); err != nil {
-		log.Error("printgate could not start: a raw port could not be opened", "err", err)
-		page.Close()
-		shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		srv.Shutdown(shutCtx)
-		cancel()
-		cancelRun()
-		<-runDone
-		return err
-	}
 	if tlsConf == nil && !loopbackOnly(ln.Addr()) {
 		log.Warn("the local API is open to the network without TLS: the token crosses the shop's Wi-Fi in clear; set tls = \"self-signed\" in the config", "addr", ln.Addr().String())
 	}
