@@ -291,3 +291,27 @@ func (d *Decoder) doubleByte(b []byte) int {
 	d.text(string(s))
 	return n
 }
+
+// jisChar reads one JIS X 0208 character of a Japanese printer in JIS mode
+// (FS C 0): two bytes 0x21..0x7E, which EUC-JP writes with the high bit set.
+// A byte outside that range prints as itself.
+func (d *Decoder) jisChar(b []byte) int {
+	if b[0] < 0x21 || b[0] > 0x7E {
+		d.text(string(rune(b[0])))
+		return 1
+	}
+	if len(b) < 2 {
+		return 0
+	}
+	if b[1] < 0x21 || b[1] > 0x7E {
+		d.text("\uFFFD")
+		return 1
+	}
+	s, err := japanese.EUCJP.NewDecoder().Bytes([]byte{b[0] | 0x80, b[1] | 0x80})
+	if err != nil || !utf8.Valid(s) || len(s) == 0 {
+		d.text("\uFFFD")
+		return 2
+	}
+	d.text(string(s))
+	return 2
+}

@@ -94,3 +94,29 @@ func TestDoubleByte(t *testing.T) {
 		t.Errorf("lone Big5 lead byte: incomplete %d", inc)
 	}
 }
+
+// TestJISMode ensures FS C selects a Japanese printer's Kanji code: with
+// FS C 0 (JIS) Kanji mode reads pairs of 7-bit bytes (日本 is 46 7C 4B 5C),
+// FS C 1 goes back to Shift JIS, and ESC @ forgets FS C. A GB18030
+// printer is not affected.
+func TestJISMode(t *testing.T) {
+	sjis := Options{DoubleByte: ShiftJIS}
+	cases := []struct {
+		o    Options
+		in   string
+		want string
+	}{
+		{sjis, "\x1c&\x1cC\x00\x46\x7c\x4b\x5c\n", "日本"},
+		{sjis, "\x1c&\x1cC0\x46\x7c\x4b\x5c\n", "日本"},
+		{sjis, "\x1c&\x1cC\x00\x1cC\x01\x93\xfa\x96\x7b\n", "日本"},
+		{sjis, "\x1c&\x1cC\x00\x1b@\x1c&\x46\x7c\n", "F|"}, // ESC @: Shift JIS again, 7-bit bytes are ASCII
+		{sjis, "\x1c&\x1cC\x00\x46\n", "\uFFFD"},           // half a character, then LF: a broken character
+		{Options{}, "\x1c&\x1cC\x00\x46\x7c\n", "F|"},      // GB18030: FS C means nothing
+	}
+	for _, c := range cases {
+		_, p, _ := DecodeWith([]byte(c.in), c.o)
+		if len(p.Lines) == 0 || p.Lines[0] != c.want {
+			t.Errorf("%q (%v): %q, want %q", c.in, c.o.DoubleByte, p.Lines, c.want)
+		}
+	}
+}

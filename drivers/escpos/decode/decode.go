@@ -178,13 +178,16 @@ type Query struct {
 type Decoder struct {
 	powerOnCJK bool
 	dbcs       DoubleByte
-	tables     CodeTables
-	cjk        bool
-	codePage   byte
-	style      Style
-	align      byte
-	lineAlign  byte
-	spans      []Span
+	// jis is FS C 0: a Japanese printer in Kanji mode reads JIS X 0208 as
+	// pairs of 7-bit bytes instead of Shift JIS.
+	jis       bool
+	tables    CodeTables
+	cjk       bool
+	codePage  byte
+	style     Style
+	align     byte
+	lineAlign byte
+	spans     []Span
 	// tail is the text of the last span, kept apart until the row is
 	// read: appending to it is amortised O(1), where appending to the
 	// span's string would copy the row so far for every character.
@@ -262,6 +265,7 @@ func (d *Decoder) init() {
 	d.spans, d.tail, d.lineLen, d.lineCols = nil, nil, 0, 0
 	d.graphic = nil // graphics stored in the print buffer are cleared too
 	d.cjk = d.powerOnCJK
+	d.jis = false
 	d.codePage = 0
 	d.style = Style{W: 1, H: 1}
 	d.align, d.lineAlign = 0, 0
@@ -430,6 +434,8 @@ func (d *Decoder) step(b []byte) int {
 		return 1
 	case c < 0x20 || c == 0x7F:
 		return 1 // CR, FF, CAN and other controls print nothing here
+	case c < 0x80 && d.cjk && d.jis && d.dbcs == ShiftJIS:
+		return d.jisChar(b)
 	case c < 0x80:
 		d.text(string(rune(c)))
 		return 1
@@ -674,7 +680,13 @@ func (d *Decoder) fs(b []byte) int {
 			i += 4 + le16(b[i], b[i+1])*le16(b[i+2], b[i+3])*8
 		}
 		return fixed(b, i)
-	case 'W', 'C':
+	case 'C': // Kanji character code system: 0/48 JIS, 1/49 and 2/50 Shift JIS
+		if len(b) < 3 {
+			return 0
+		}
+		d.jis = b[2] == 0 || b[2] == '0'
+		return 3
+	case 'W':
 		return fixed(b, 3)
 	}
 	return d.unknown(fixed(b, 3))
