@@ -129,7 +129,7 @@ func (c *conn) serve() {
 			resetClose(c.c)
 			return
 		}
-		c.c.Close() // an orderly close, after the last job was accepted
+		orderlyClose(c.c) // after the last job was accepted
 	}()
 	rbuf := make([]byte, readChunk)
 	c.lastRead = time.Now()

@@ -223,6 +223,12 @@ func (p *Port) admit(c net.Conn) {
 		reject(fmt.Sprintf("over %d connections on this port", p.o.MaxConns), nil)
 		return
 	}
+	// Abortive close by default: if the agent dies (SIGKILL, crash, power)
+	// the kernel then resets the connection instead of ending it in order,
+	// which a POS that has sent everything would take for "stored". Only
+	// the deliberate close after a job was accepted is orderly
+	// (orderlyClose).
+	setLinger(c, 0)
 	p.conns[c] = struct{}{}
 	p.wg.Add(1)
 	p.mu.Unlock()
@@ -243,8 +249,22 @@ func (p *Port) admit(c net.Conn) {
 // resetClose closes c so that the peer sees a reset (RST) rather than an
 // orderly end: a POS must not take a refused or cut-off job for printed.
 func resetClose(c net.Conn) {
-	if l, ok := c.(interface{ SetLinger(int) error }); ok {
-		_ = l.SetLinger(0)
-	}
+	setLinger(c, 0)
 	_ = c.Close()
+}
+
+// orderlyClose ends c in order (FIN): the one close a POS may take for
+// "the job is stored", made only after the Sink accepted it.
+func orderlyClose(c net.Conn) {
+	setLinger(c, -1)
+	_ = c.Close()
+}
+
+// setLinger sets SO_LINGER where the connection has it: 0 makes every close,
+// the kernel's at process exit included, a reset; -1 is the default
+// orderly close.
+func setLinger(c net.Conn, sec int) {
+	if l, ok := c.(interface{ SetLinger(int) error }); ok {
+		_ = l.SetLinger(sec)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strings"
@@ -661,6 +662,37 @@ func TestRecentJobsSeedDuplicates(t *testing.T) {
 	if len(jobs) != 2 || !jobs[0].Duplicate || jobs[1].Duplicate {
 		t.Fatalf("jobs %+v: want the resend marked duplicate and the old one not", jobs)
 	}
+}
+
+// If the agent dies after reading a whole job and before storing it, the
+// kernel closes its socket. That close must reach the POS as a reset, not
+// the orderly end that means "stored": a POS that has sent everything
+// cannot tell the two apart otherwise (the chaos run lost 2 acknowledged
+// jobs to a SIGKILL there). The kernel's close at exit is a plain close of
+// the descriptor, simulated here while Accept is held.
+func TestDeathBeforeStoreIsAReset(t *testing.T) {
+	s := newSink()
+	s.entered, s.release = make(chan struct{}), make(chan struct{})
+	p := startPort(t, s, Options{IdleGap: time.Minute, CutIdle: time.Minute})
+	c := dial(t, p)
+	write(t, c, ticket("READ, NOT STORED"))
+	c.CloseWrite()
+	select {
+	case <-s.entered:
+	case <-time.After(testWait):
+		t.Fatal("Accept not called")
+	}
+	p.mu.Lock()
+	for sc := range p.conns {
+		sc.Close() // what the kernel does to an exiting process's sockets
+	}
+	p.mu.Unlock()
+	_ = c.SetReadDeadline(time.Now().Add(testWait))
+	_, err := io.ReadAll(c)
+	if !isReset(err) {
+		t.Fatalf("the POS saw %v when the agent died before storing its job, want a reset", err)
+	}
+	close(s.release)
 }
 
 func TestOptionsRequireMaxJobBytes(t *testing.T) {
