@@ -76,19 +76,9 @@ func decodeCmd(ctx context.Context, env decodeEnv, args []string, stdout, stderr
 		fs.PrintDefaults()
 	}
 	// The file may come before or after the flags.
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
-			return 2
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+	pos, code, ok := parseInterspersed(fs, args)
+	if !ok {
+		return code
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })

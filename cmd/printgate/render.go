@@ -46,19 +46,9 @@ func renderCmd(env renderEnv, args []string, stdout, stderr io.Writer) int {
 	}
 	// Go's flag package stops at the first argument that is not a flag; allow
 	// the document name anywhere, as the usage line shows it first.
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
-			return 2
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+	pos, code, ok := parseInterspersed(fs, args)
+	if !ok {
+		return code
 	}
 	if len(pos) != 1 {
 		fmt.Fprintf(stderr, "printgate render: want exactly one document, got %d\n", len(pos))
@@ -130,4 +120,24 @@ func isTerminal(w io.Writer) bool {
 		return false
 	}
 	return true
+}
+
+// parseInterspersed parses fs over args allowing positional arguments
+// anywhere among the flags (Go's flag package stops at the first one), and
+// returns them in order. ok is false when the command should end with code:
+// 0 after -h, 2 after a usage error (already printed by fs).
+func parseInterspersed(fs *flag.FlagSet, args []string) (pos []string, code int, ok bool) {
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, 0, false
+			}
+			return nil, 2, false
+		}
+		if fs.NArg() == 0 {
+			return pos, 0, true
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
 }
