@@ -18,28 +18,22 @@ const CodeNoPayload = "no_payload"
 // /api/ route (whoever holds the token can submit tickets anyway), and
 // proxies and browsers are told not to keep it.
 func (s *server) payload(w http.ResponseWriter, r *http.Request) {
-	no, e := taskNoParam(r)
-	if e != nil {
-		s.fail(w, r, e)
-		return
-	}
-	t, err := s.b.Task(no)
-	if err != nil {
-		s.fail(w, r, fromBackend(err, no, ""))
+	t, ok := s.pathTask(w, r)
+	if !ok {
 		return
 	}
 	switch {
 	case t.Pruned:
-		s.fail(w, r, newError(http.StatusGone, CodePruned, "task %q finished longer ago than the retention window and its payload was deleted", no))
+		s.fail(w, r, newError(http.StatusGone, CodePruned, "task %q finished longer ago than the retention window and its payload was deleted", t.TaskNo))
 		return
 	case len(t.Payload) == 0:
-		s.fail(w, r, newError(http.StatusNotFound, CodeNoPayload, "task %q was submitted as a ticket document, not a raw payload; `printgate render` previews documents", no))
+		s.fail(w, r, newError(http.StatusNotFound, CodeNoPayload, "task %q was submitted as a ticket document, not a raw payload; `printgate render` previews documents", t.TaskNo))
 		return
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/octet-stream")
 	h.Set("Content-Length", strconv.Itoa(len(t.Payload)))
-	h.Set("Content-Disposition", `attachment; filename="`+no+`.bin"`)
+	h.Set("Content-Disposition", `attachment; filename="`+t.TaskNo+`.bin"`)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)

@@ -71,14 +71,8 @@ func taskNoParam(r *http.Request) (string, *apiError) {
 
 // get is GET /api/v1/tasks/{task_no}.
 func (s *server) get(w http.ResponseWriter, r *http.Request) {
-	no, e := taskNoParam(r)
-	if e != nil {
-		s.fail(w, r, e)
-		return
-	}
-	t, err := s.b.Task(no)
-	if err != nil {
-		s.fail(w, r, fromBackend(err, no, ""))
+	t, ok := s.pathTask(w, r)
+	if !ok {
 		return
 	}
 	writeJSON(w, http.StatusOK, viewOf(t))
@@ -215,4 +209,20 @@ func (s *server) stateMessage(no, what string) string {
 		return "task " + no + " is being sent to the printer right now and " + what
 	}
 	return "task " + no + " is " + string(t.State) + " and " + what
+}
+
+// pathTask is the task the request's {task_no} names, or false once it has
+// answered the error (bad task_no, unknown task, spool trouble).
+func (s *server) pathTask(w http.ResponseWriter, r *http.Request) (*spool.Task, bool) {
+	no, e := taskNoParam(r)
+	if e != nil {
+		s.fail(w, r, e)
+		return nil, false
+	}
+	t, err := s.b.Task(no)
+	if err != nil {
+		s.fail(w, r, fromBackend(err, no, ""))
+		return nil, false
+	}
+	return t, true
 }
