@@ -52,18 +52,29 @@ func (a *Agent) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bool
 		return t, true, nil
 	}
 	a.log.Info("task accepted", "task_no", t.TaskNo, "printer", t.Printer, "state", t.State, "origin", t.Origin, "seq", t.Seq, "size", t.Size)
+	// Asked before the post, not after: once posted, the lane may take the
+	// task and fail on it at once, and that task was accepted like any
+	// other a moment before the core stopped.
+	stopped := a.Failed()
 	a.setOwner(t.TaskNo, t.Printer)
 	l.post(msgTask{task: t})
 	// After the post: a deadline already due must reach the lane after the
 	// task does.
 	a.scheduleDeadline(t)
-	if a.Failed() != nil {
+	if testHookPosted != nil {
+		testHookPosted(a)
+	}
+	if stopped != nil {
 		// The core stopped while this task was being written: it is on
 		// disk and prints at the next start, but nobody prints it now.
 		return nil, false, fmt.Errorf("%w: its core stopped while task %s was being accepted; the task is spooled and prints after a restart", localapi.ErrUnavailable, t.TaskNo)
 	}
 	return t, false, nil
 }
+
+// testHookPosted, when set by a test, runs in Submit just after the task
+// is handed to its lane: it lets a test have the lane fail in that gap.
+var testHookPosted func(*Agent)
 
 // Task returns a task by task_no.
 func (a *Agent) Task(taskNo string) (*spool.Task, error) { return a.spool.Get(taskNo) }

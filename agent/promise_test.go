@@ -120,6 +120,51 @@ func (panicPrinter) Print(context.Context, []byte, uint64) (escpos.Confirmation,
 	panic("test: driver bug")
 }
 
+// TestSubmitAnsweredWhenLaneFailsAfterPost has the lane take a task and
+// fail on it before Submit returns: the task was accepted while the core
+// ran, so Submit answers it accepted; only a core stopped before the hand
+// over makes Submit answer unavailable.
+func TestSubmitAnsweredWhenLaneFailsAfterPost(t *testing.T) {
+	h := newHarness(t, []printerSpec{{name: "k", model: printertest.ModelEpson}}, "")
+	h.stop()
+	a, err := New(h.cfg, h.sp, Options{Clock: h.clock, Logger: testLogger(), StopGrace: time.Second,
+		OpenPrinter: func(pc *config.Printer) Printer { return panicPrinter{openDevice(pc, testSession, nil, nil)} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	<-a.started
+	testHookPosted = func(a *Agent) {
+		// The lane is another goroutine: poll it, bounded.
+		for deadline := time.Now().Add(waitLimit); a.Failed() == nil; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Error("the lane never failed on the posted task")
+				return
+			}
+		}
+	}
+	defer func() { testHookPosted = nil }()
+	if _, dup, err := a.Submit(context.Background(), spool.NewTask{TaskNo: "BOOM_v1", Printer: "k", Payload: []byte("x")}); err != nil || dup {
+		t.Fatalf("submit whose lane failed after the hand over: dup=%v err=%v, want accepted", dup, err)
+	}
+	testHookPosted = nil
+	if _, _, err := a.Submit(context.Background(), spool.NewTask{TaskNo: "AFTER_v1", Printer: "k", Payload: []byte("x")}); !errors.Is(err, localapi.ErrUnavailable) {
+		t.Errorf("submit after the core failed: %v, want ErrUnavailable", err)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "panicked") {
+			t.Errorf("Run returned %v, want the core failure", err)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("agent did not stop")
+	}
+}
+
 // TestCoreFailureStopsIntake runs the service path (config, spool,
 // listener) with a printer driver that panics: the core stops, intake
 // answers 503 unavailable while the process lingers, /healthz answers 503
