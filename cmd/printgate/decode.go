@@ -48,7 +48,8 @@ nothing on an Epson). --dbcs is the encoding of the printer's Kanji mode
 (FS &): GB18030 (mainland Chinese firmware, the default), Big5
 (traditional Chinese) or Shift_JIS (Japanese). --task fetches the payload a
 POS sent for that task from the running agent's local API (listen, tls and
-api_token of the config).`
+api_token of the config); --cjk, --dbcs and --tables then default to that
+printer's profile.`
 
 // decodeEnv is what decodeCmd reads from; tests replace it.
 type decodeEnv struct {
@@ -113,6 +114,9 @@ func decodeCmd(ctx context.Context, env decodeEnv, args []string, stdout, stderr
 		stream, printer, err = fetchPayload(ctx, *configPath, *taskNo)
 		if !set["cjk"] {
 			*cjk = printer.PowerOnCJK
+		}
+		if !set["dbcs"] {
+			*dbcs = printer.DoubleByte.String()
 		}
 		if !set["tables"] && printer.CodeTables != "" {
 			*tables = string(printer.CodeTables)

@@ -219,9 +219,6 @@ func (b *payloadBackend) Cancel(context.Context, string) (*spool.Task, error) {
 func (b *payloadBackend) Printers() []localapi.PrinterInfo { return nil }
 func (b *payloadBackend) Health() localapi.Health          { return localapi.Health{Status: "ok"} }
 
-// TestDecodeTask ensures --task fetches a raw task's payload through the
-// API with the config's token and decodes it; a document task points to
-// render, an unknown task and a wrong token are runtime errors.
 // TestDecodeTables reads one stream with each maker's ESC t numbering:
 // ESC t 7 is Windows-1253 on an Xprinter (0x80 the euro sign) and
 // undefined on an Epson (PC437, 0x80 Ç); a numbering nobody has is refused.
@@ -250,6 +247,11 @@ func TestDecodeTables(t *testing.T) {
 	}
 }
 
+// TestDecodeTask ensures --task fetches a raw task's payload through the
+// API with the config's token and decodes it; a document task points to
+// render, an unknown task and a wrong token are runtime errors.
+// The task's printer profile gives the power-on mode, the double-byte set
+// and the ESC t numbering.
 func TestDecodeTask(t *testing.T) {
 	stream := renderedTicket(t)
 	gb, err := simplifiedchinese.GB18030.NewEncoder().String("桌 12 堂食")
@@ -265,13 +267,15 @@ func TestDecodeTask(t *testing.T) {
 		"RAW_v1": {TaskNo: "RAW_v1", Printer: "k", State: spool.StatePrinted, Payload: stream},
 		"DOC_v1": {TaskNo: "DOC_v1", Printer: "k", State: spool.StatePrinted, Document: []byte(`{"lines":[{"text":"hi"}]}`)},
 		"CJK_v1": {TaskNo: "CJK_v1", Printer: "c", State: spool.StatePrinted, Payload: cjk},
+		// 桌 in Big5, sent with no FS & to a printer that powers on in it.
+		"BIG5_v1": {TaskNo: "BIG5_v1", Printer: "tw", State: spool.StatePrinted, Payload: []byte("\x1b@\xae\xe0 12\n\x1dV\x00")},
 	}}
 	const token = "decode-test-token-0123456789abcdef"
 	start := func(serverToken string) string {
 		srv := httptest.NewServer(localapi.New(b, localapi.Options{Token: serverToken}))
 		t.Cleanup(srv.Close)
 		config := filepath.Join(t.TempDir(), "printgate.toml")
-		body := fmt.Sprintf("data_dir = %q\nlisten = %q\napi_token = %q\n[[printers]]\nname = \"k\"\nurl = \"tcp://127.0.0.1:9\"\n[[printers]]\nname = \"c\"\nurl = \"tcp://127.0.0.1:10\"\nprofile = \"xprinter-80\"\n",
+		body := fmt.Sprintf("data_dir = %q\nlisten = %q\napi_token = %q\n[[printers]]\nname = \"k\"\nurl = \"tcp://127.0.0.1:9\"\n[[printers]]\nname = \"c\"\nurl = \"tcp://127.0.0.1:10\"\nprofile = \"xprinter-80\"\n[[printers]]\nname = \"tw\"\nurl = \"tcp://127.0.0.1:11\"\nprofile = \"xprinter-80\"\nencoding = \"Big5\"\n",
 			t.TempDir(), srv.Listener.Addr().String(), token)
 		if err := os.WriteFile(config, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
@@ -296,6 +300,15 @@ func TestDecodeTask(t *testing.T) {
 	code, out, _ = runDecodeCmd(nil, "--config", config, "--cjk=false", "--task", "CJK_v1")
 	if code != 0 || strings.Contains(out, "桌") {
 		t.Errorf("--cjk=false still decodes GB18030:\n%s", out)
+	}
+	// A Big5 printer's, as Big5.
+	code, out, errs = runDecodeCmd(nil, "--config", config, "--task", "BIG5_v1")
+	if code != 0 || !strings.Contains(out, "桌 12") {
+		t.Errorf("task of a Big5 printer: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = runDecodeCmd(nil, "--config", config, "--dbcs", "GB18030", "--task", "BIG5_v1")
+	if code != 0 || strings.Contains(out, "桌") {
+		t.Errorf("--dbcs GB18030 still decodes Big5:\n%s", out)
 	}
 	// ... and reads ESC t with its maker's numbering.
 	code, out, errs = runDecodeCmd(nil, "--config", config, "--task", "EUR_v1")

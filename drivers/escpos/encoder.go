@@ -67,6 +67,10 @@ func (e *Encoder) Init() *Encoder { return e.put(cESC, '@') }
 // characters.
 func (e *Encoder) CJKOn() *Encoder { return e.put(cFS, '&') }
 
+// KanjiShiftJIS appends FS C 1: a Japanese printer then reads Kanji mode
+// text as Shift JIS rather than JIS (FS C 0).
+func (e *Encoder) KanjiShiftJIS() *Encoder { return e.put(cFS, 'C', 1) }
+
 // CJKOff appends FS .: Chinese clones then read text as single bytes of the
 // selected code page. Clones power on in CJK mode, so send it before any
 // single-byte text.

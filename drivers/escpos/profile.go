@@ -25,9 +25,11 @@ type Profile struct {
 	Columns int
 	// ColumnsB is the same for font B; informational, the renderer uses font A.
 	ColumnsB int
-	// Encoding is how text bytes are produced: "GB18030" (Chinese printers,
-	// double-byte mode FS &), or a single-byte code page sent after FS .:
-	// "PC437", "PC850", "PC858", "PC866" or "WPC1252".
+	// Encoding is how text bytes are produced: a double-byte set sent in
+	// Kanji mode (FS &), "GB18030" (Chinese printers), "Big5" (Taiwanese
+	// and Hong Kong firmware) or "Shift_JIS" (Japanese firmware), or a
+	// single-byte code page sent after FS .: "PC437", "PC850", "PC858",
+	// "PC866" or "WPC1252".
 	Encoding string
 	// CodePage is the ESC t number of Encoding on this printer, or -1 to send
 	// no ESC t (GB18030 profiles, which need none). Numbering differs between
@@ -151,8 +153,22 @@ func (a *AckMode) UnmarshalText(t []byte) error {
 	return err
 }
 
-// EncodingGB18030 is the Encoding of Chinese printers.
-const EncodingGB18030 = "GB18030"
+// The double-byte Encodings, one per printer firmware's Kanji mode set.
+const (
+	// EncodingGB18030 is the Encoding of mainland Chinese printers.
+	EncodingGB18030 = "GB18030"
+	// EncodingBig5 is the Encoding of traditional Chinese firmware.
+	EncodingBig5 = "Big5"
+	// EncodingShiftJIS is the Encoding of Japanese firmware.
+	EncodingShiftJIS = "Shift_JIS"
+)
+
+// doubleByte maps the double-byte Encoding names to the decoder's sets.
+var doubleByte = map[string]decode.DoubleByte{
+	EncodingGB18030:  decode.GB18030,
+	EncodingBig5:     decode.Big5,
+	EncodingShiftJIS: decode.ShiftJIS,
+}
 
 // singleByte maps the supported single-byte Encoding names to their tables.
 var singleByte = map[string]*charmap.Charmap{
@@ -163,14 +179,18 @@ var singleByte = map[string]*charmap.Charmap{
 	"WPC1252": charmap.Windows1252,
 }
 
-// CJK reports whether the profile prints GB18030 text in Chinese mode.
-func (p Profile) CJK() bool { return p.Encoding == EncodingGB18030 }
+// CJK reports whether the profile prints text in Kanji mode (FS &), in one
+// of the double-byte Encodings.
+func (p Profile) CJK() bool {
+	_, ok := doubleByte[p.Encoding]
+	return ok
+}
 
 // DecodeOptions describes the printer to the stream decoder: its power-on
-// double-byte mode and its ESC t numbering, so a raw payload previews as
-// this printer prints it.
+// double-byte mode, the set that mode reads and its ESC t numbering, so a
+// raw payload previews as this printer prints it.
 func (p Profile) DecodeOptions() decode.Options {
-	return decode.Options{PowerOnCJK: p.CJK(), CodeTables: p.CodeTables}
+	return decode.Options{PowerOnCJK: p.CJK(), DoubleByte: doubleByte[p.Encoding], CodeTables: p.CodeTables}
 }
 
 var builtinProfiles = map[string]Profile{
@@ -280,7 +300,10 @@ func (p Profile) Validate() error {
 		errs = append(errs, fmt.Errorf("columns_b %d out of range 0..255", p.ColumnsB))
 	}
 	if _, ok := singleByte[p.Encoding]; !ok && !p.CJK() {
-		names := []string{EncodingGB18030}
+		var names []string
+		for n := range doubleByte {
+			names = append(names, n)
+		}
 		for n := range singleByte {
 			names = append(names, n)
 		}

@@ -46,6 +46,18 @@ func CompareProfiles(primary, backup Profile) []string {
 	return out
 }
 
+// cjkSamples are, per double-byte Encoding, its language and a few common
+// characters of it: the plain ideograph, the forms only one script uses
+// (simplified 这们说过, traditional 這們說過) and Japanese kana.
+var cjkSamples = map[string]struct {
+	language string
+	chars    string
+}{
+	EncodingGB18030:  {"Chinese", "中这们说过"},
+	EncodingBig5:     {"traditional Chinese", "中這們說過"},
+	EncodingShiftJIS: {"Japanese", "中説あア"},
+}
+
 // compareEncodings says which characters primary's encoding prints that
 // backup's cannot (not even as a look-alike), or "" when there are none.
 func compareEncodings(primary, backup Profile) string {
@@ -53,13 +65,20 @@ func compareEncodings(primary, backup Profile) string {
 		return ""
 	}
 	bc := newCodec(backup)
-	if primary.CJK() {
-		// GB18030's repertoire is too large to list; its point is Chinese.
-		if _, ok := bc.substitute('中'); !ok && bc.encodeRune('中') == nil {
-			return fmt.Sprintf("encoding: the backup prints %s, which lacks the Chinese characters of the primary's %s: they would print as \"?\"",
-				backup.Encoding, primary.Encoding)
+	if s, ok := cjkSamples[primary.Encoding]; ok {
+		// A double-byte repertoire is too large to list: try the common
+		// characters its language needs and the others' sets may lack.
+		var missing []string
+		for _, r := range s.chars {
+			if _, ok := bc.substitute(r); !ok && bc.encodeRune(r) == nil {
+				missing = append(missing, string(r))
+			}
 		}
-		return ""
+		if len(missing) == 0 {
+			return ""
+		}
+		return fmt.Sprintf("encoding: the backup prints %s, which lacks %s characters of the primary's %s (%s): they would print as \"?\"",
+			backup.Encoding, s.language, primary.Encoding, strings.Join(missing, " "))
 	}
 	cm := singleByte[primary.Encoding]
 	if cm == nil {

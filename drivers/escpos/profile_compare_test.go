@@ -73,3 +73,34 @@ func TestCompareProfilesOverrides(t *testing.T) {
 		t.Errorf("encoding sentence %q does not name PC858 and a missing character", got[0])
 	}
 }
+
+// TestCompareProfilesDoubleByte ensures a backup with another double-byte
+// set is told apart by the characters it lacks: simplified forms on a Big5
+// backup, traditional ones on a Japanese one, kana on a Latin one; and a
+// set that holds all of them (GB18030 has the traditional forms) is fine.
+func TestCompareProfilesDoubleByte(t *testing.T) {
+	with := func(name, enc string) escpos.Profile {
+		p, err := profile(t, name).With(escpos.ProfileOverrides{Encoding: &enc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	big5, sjis := with("xprinter-80", escpos.EncodingBig5), with("xprinter-80", escpos.EncodingShiftJIS)
+	cases := []struct {
+		primary, backup escpos.Profile
+		says            string // "" for no sentence
+	}{
+		{profile(t, "xprinter-80"), big5, "Big5, which lacks Chinese characters of the primary's GB18030 (这 们 说 过)"},
+		{big5, profile(t, "xprinter-80"), ""},
+		{big5, sjis, "Shift_JIS, which lacks traditional Chinese characters of the primary's Big5 (說)"},
+		{sjis, profile(t, "epson-80"), "WPC1252, which lacks Japanese characters of the primary's Shift_JIS (中 説 あ ア)"},
+		{sjis, profile(t, "xprinter-80"), ""},
+	}
+	for _, tc := range cases {
+		got := strings.Join(escpos.CompareProfiles(tc.primary, tc.backup), "\n")
+		if tc.says == "" && got != "" || !strings.Contains(got, tc.says) {
+			t.Errorf("%s -> %s: %q, want %q", tc.primary.Encoding, tc.backup.Encoding, got, tc.says)
+		}
+	}
+}

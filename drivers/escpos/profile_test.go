@@ -69,8 +69,20 @@ func TestProfileWith(t *testing.T) {
 	if p, err := base.With(ProfileOverrides{Encoding: &gb}); err != nil || !p.CJK() || p.CodePage != -1 {
 		t.Errorf("switch to GB18030: %+v, %v", p, err)
 	}
+	// Big5 and Shift_JIS are double-byte too: Kanji mode, no ESC t, and
+	// raw payloads decode with the same set.
+	for enc, set := range map[string]decode.DoubleByte{EncodingBig5: decode.Big5, EncodingShiftJIS: decode.ShiftJIS} {
+		p, err := base.With(ProfileOverrides{Encoding: &enc})
+		if err != nil || !p.CJK() || p.CodePage != -1 {
+			t.Errorf("switch to %s: %+v, %v", enc, p, err)
+			continue
+		}
+		if o := p.DecodeOptions(); o != (decode.Options{PowerOnCJK: true, DoubleByte: set, CodeTables: decode.TablesEpson}) {
+			t.Errorf("%s decodes with %+v", enc, o)
+		}
+	}
 	bad := "KOI8"
-	if _, err := base.With(ProfileOverrides{Encoding: &bad}); err == nil || !strings.Contains(err.Error(), `unknown encoding "KOI8"`) {
+	if _, err := base.With(ProfileOverrides{Encoding: &bad}); err == nil || !strings.Contains(err.Error(), `unknown encoding "KOI8" (want Big5, GB18030, PC437`) || !strings.Contains(err.Error(), "Shift_JIS") {
 		t.Errorf("bad encoding: %v", err)
 	}
 	// The ESC t numbering follows the maker, and may be overridden.

@@ -157,31 +157,34 @@ func isCut(l Line) bool {
 	return ok
 }
 
+// bannerWords are the banners' second lines in each double-byte
+// Encoding's language: possible duplicate, reprint, incomplete job.
+var bannerWords = map[string][3]string{
+	EncodingGB18030:  {"可能重复", "补打", "接收不完整"},
+	EncodingBig5:     {"可能重複", "補印", "接收不完整"},
+	EncodingShiftJIS: {"重複の可能性", "再印刷", "受信不完全"},
+}
+
 func bannerTexts(p Profile, o RenderOptions) []string {
 	var out []string
-	if o.PossibleDuplicate {
-		if p.CJK() {
-			out = append(out, "POSSIBLE DUPLICATE\n可能重复")
-		} else {
-			out = append(out, "POSSIBLE DUPLICATE")
+	words, local := bannerWords[p.Encoding]
+	add := func(en string, i int) {
+		if local {
+			en += "\n" + words[i]
 		}
+		out = append(out, en)
+	}
+	if o.PossibleDuplicate {
+		add("POSSIBLE DUPLICATE", 0)
 	}
 	if o.Reprint {
-		if p.CJK() {
-			out = append(out, "REPRINT\n补打")
-		} else {
-			out = append(out, "REPRINT")
-		}
+		add("REPRINT", 1)
 	}
 	if o.FailoverFrom != "" && o.FailoverTo != "" {
 		out = append(out, "FAILOVER "+o.FailoverFrom+" → "+o.FailoverTo)
 	}
 	if o.Incomplete {
-		if p.CJK() {
-			out = append(out, "INCOMPLETE JOB\n接收不完整")
-		} else {
-			out = append(out, "INCOMPLETE JOB")
-		}
+		add("INCOMPLETE JOB", 2)
 	}
 	return out
 }
@@ -367,6 +370,11 @@ func (lay *layout) encode() ([]byte, error) {
 	e.Init()
 	if p.CJK() {
 		e.CJKOn()
+		if p.Encoding == EncodingShiftJIS {
+			// Japanese firmware reads Kanji as JIS or Shift JIS by a
+			// memory switch; say which.
+			e.KanjiShiftJIS()
+		}
 	} else {
 		e.CJKOff()
 		if p.CodePage >= 0 {

@@ -63,13 +63,23 @@ func FuzzRender(f *testing.F) {
 	for i, s := range fuzzSeeds(f) {
 		f.Add(s, uint8(i), uint8(i))
 	}
-	names := ProfileNames()
+	var profiles []Profile
+	for _, n := range ProfileNames() {
+		profiles = append(profiles, mustProfile(f, n))
+	}
+	for _, enc := range []string{EncodingBig5, EncodingShiftJIS} {
+		p, err := mustProfile(f, "xprinter-80").With(ProfileOverrides{Encoding: &enc})
+		if err != nil {
+			f.Fatal(err)
+		}
+		profiles = append(profiles, p)
+	}
 	f.Fuzz(func(t *testing.T, data []byte, profile, flags uint8) {
 		d, err := ParseDocument(data)
 		if err != nil {
 			return
 		}
-		p := mustProfile(t, names[int(profile)%len(names)])
+		p := profiles[int(profile)%len(profiles)]
 		opts := RenderOptions{PossibleDuplicate: flags&1 != 0, Reprint: flags&2 != 0}
 		if flags&4 != 0 {
 			opts.FailoverFrom, opts.FailoverTo = "kitchen\x1bp\x00", "bar"

@@ -1,6 +1,7 @@
 package escpos_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"printgate/drivers/escpos"
+	"printgate/drivers/escpos/decode"
 	"printgate/drivers/printertest"
 )
 
@@ -75,6 +77,72 @@ func TestRoundTripGB18030(t *testing.T) {
 		if strings.HasPrefix(row, "单号") && !tk.Contains(row) {
 			t.Errorf("preview row %q not on paper:\n%s", row, tk.Text())
 		}
+	}
+}
+
+// TestRoundTripDoubleByte ensures a printer profile overridden to Big5 or
+// Shift_JIS sends its text in that set: an emulated printer whose Kanji
+// font is that set prints the document's text, the banners in its
+// language, half-width katakana widened, and rows as the preview lays them
+// out.
+func TestRoundTripDoubleByte(t *testing.T) {
+	cases := []struct {
+		enc  string
+		set  decode.DoubleByte
+		doc  string
+		want []string
+	}{
+		{escpos.EncodingBig5, decode.Big5,
+			`{"lines":[{"text":"廚房單 KITCHEN"},{"text":"牛肉麵","right":"x2"},{"text":"備註: 不要香菜"},{"cut":"partial"}]}`,
+			[]string{"可能重複", "補印", "廚房單 KITCHEN", "牛肉麵", "備註: 不要香菜"}},
+		{escpos.EncodingShiftJIS, decode.ShiftJIS,
+			`{"lines":[{"text":"厨房 KITCHEN"},{"text":"ラーメン","right":"x2"},{"text":"ｺｰﾋｰ 熱い"},{"cut":"partial"}]}`,
+			[]string{"重複の可能性", "再印刷", "厨房 KITCHEN", "ラーメン", "コーヒー 熱い"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.enc, func(t *testing.T) {
+			enc := tc.enc
+			p, err := profile(t, "xprinter-80").With(escpos.ProfileOverrides{Encoding: &enc})
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc, err := escpos.ParseDocument([]byte(tc.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := escpos.CheckDocument(doc, p); err != nil {
+				t.Fatalf("%s cannot print the document: %v", tc.enc, err)
+			}
+			opts := escpos.RenderOptions{PossibleDuplicate: true, Reprint: true}
+			out, err := escpos.Render(doc, p, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A Japanese printer may be set to read JIS: the stream says
+			// Shift JIS (FS C 1); no other set has FS C.
+			if sel := bytes.Contains(out, []byte{0x1c, 'C', 1}); sel != (tc.set == decode.ShiftJIS) {
+				t.Errorf("FS C 1 in the stream: %v", sel)
+			}
+			// Neither printer needs a power-on mode: the stream says FS &.
+			tk, _ := printertest.ParseWith(out, decode.Options{DoubleByte: tc.set})
+			if len(tk) != 1 {
+				t.Fatalf("%d tickets, want 1", len(tk))
+			}
+			for _, w := range tc.want {
+				if !tk[0].Contains(w) {
+					t.Errorf("printed ticket lacks %q:\n%s", w, tk[0].Text())
+				}
+			}
+			prev, err := escpos.Preview(doc, p, escpos.RenderOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, row := range strings.Split(prev, "\n") {
+				if row = strings.TrimRight(row, " "); strings.Contains(row, "x2") && !tk[0].Contains(row) {
+					t.Errorf("preview row %q not on paper:\n%s", row, tk[0].Text())
+				}
+			}
+		})
 	}
 }
 

@@ -45,7 +45,7 @@ func scanStream(b []byte) (*scanned, error) {
 		switch key {
 		case "1B 40", "1C 26", "1C 2E":
 			n = 2
-		case "1B 74", "1B 21", "1D 21", "1B 45", "1B 2D", "1C 2D", "1D 42", "1B 61", "1B 64", "1D 68", "1D 77", "1D 48":
+		case "1B 74", "1B 21", "1D 21", "1B 45", "1B 2D", "1C 2D", "1C 43", "1D 42", "1B 61", "1B 64", "1D 68", "1D 77", "1D 48":
 			n = 3
 		case "1D 56":
 			if err := need(i, 3); err != nil {

@@ -7,7 +7,9 @@ import (
 
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/encoding/japanese"
 	"golang.org/x/text/encoding/simplifiedchinese"
+	"golang.org/x/text/encoding/traditionalchinese"
 	"golang.org/x/text/unicode/norm"
 	"golang.org/x/text/width"
 )
@@ -74,23 +76,32 @@ var fallbacks = map[rune]string{
 // survive, how many columns each takes and the bytes that print it.
 type codec struct {
 	cm *charmap.Charmap  // single-byte profiles
-	gb *encoding.Encoder // GB18030 profiles
-	// gbCache remembers GB18030 results (nil: unprintable); a ticket uses
-	// few distinct characters and the encoder allocates on every call.
-	gbCache map[rune][]byte
+	db *encoding.Encoder // double-byte profiles (GB18030, Big5, Shift_JIS)
+	// dbCache remembers double-byte results (nil: unprintable); a ticket
+	// uses few distinct characters and the encoder allocates on every call.
+	dbCache map[rune][]byte
 }
 
 func newCodec(p Profile) *codec {
-	if p.CJK() {
-		return &codec{gb: simplifiedchinese.GB18030.NewEncoder(), gbCache: map[rune][]byte{}}
+	var enc encoding.Encoding
+	switch p.Encoding {
+	case EncodingGB18030:
+		enc = simplifiedchinese.GB18030
+	case EncodingBig5:
+		enc = traditionalchinese.Big5
+	case EncodingShiftJIS:
+		enc = japanese.ShiftJIS
+	default:
+		return &codec{cm: singleByte[p.Encoding]}
 	}
-	return &codec{cm: singleByte[p.Encoding]}
+	return &codec{db: enc.NewEncoder(), dbCache: map[rune][]byte{}}
 }
 
 // encodeRune returns the bytes that print r, or nil if the printer cannot
-// print it. GB18030 four-byte sequences (emoji, rare ideographs) count as
-// unprintable: Chinese printers' fonts cover the two-byte range only and
-// print the rest as garbage.
+// print it. Only two-byte characters print in Kanji mode: GB18030's
+// four-byte sequences (emoji, rare ideographs) are outside the printers'
+// fonts, and Shift_JIS's one-byte half-width katakana come from the
+// single-byte table, not the Kanji font (substitute widens them instead).
 func (c *codec) encodeRune(r rune) []byte {
 	if r < 0x80 {
 		if r < 0x20 || r == 0x7F {
@@ -98,16 +109,16 @@ func (c *codec) encodeRune(r rune) []byte {
 		}
 		return []byte{byte(r)}
 	}
-	if c.gb != nil {
-		if b, ok := c.gbCache[r]; ok {
+	if c.db != nil {
+		if b, ok := c.dbCache[r]; ok {
 			return b
 		}
-		c.gb.Reset()
-		b, err := c.gb.Bytes([]byte(string(r)))
+		c.db.Reset()
+		b, err := c.db.Bytes([]byte(string(r)))
 		if err != nil || len(b) != 2 || r == utf8.RuneError {
 			b = nil
 		}
-		c.gbCache[r] = b
+		c.dbCache[r] = b
 		return b
 	}
 	if c.cm == nil {
@@ -150,6 +161,9 @@ func (c *codec) substitute(r rune) (string, bool) {
 	if hw, ok := halfwidth(r); ok && c.encodeRune(hw) != nil {
 		return string(hw), true
 	}
+	if fw, ok := fullwidth(r); ok && c.encodeRune(fw) != nil {
+		return string(fw), true
+	}
 	return "", false
 }
 
@@ -173,6 +187,17 @@ func halfwidth(r rune) (rune, bool) {
 	return n, n != 0 && n < 0x80
 }
 
+// fullwidth widens half-width katakana and Hangul (ｱｲｳ) for double-byte
+// sets whose Kanji font has only the full-width forms.
+func fullwidth(r rune) (rune, bool) {
+	k := width.LookupRune(r)
+	if k.Kind() != width.EastAsianHalfwidth {
+		return 0, false
+	}
+	w := k.Wide()
+	return w, w != 0
+}
+
 // runeWidth is the number of font A columns r takes on paper. A Chinese
 // printer draws every double-byte GB18030 character from its 24-dot CJK font,
 // two columns wide; that covers the East Asian Wide and Fullwidth characters
@@ -180,7 +205,7 @@ func halfwidth(r rune) (rune, bool) {
 // a Latin terminal would draw narrow. Single-byte code pages are one column.
 // r must have come through printable.
 func (c *codec) runeWidth(r rune) int {
-	if c.gb != nil && r >= 0x80 {
+	if c.db != nil && r >= 0x80 {
 		return 2
 	}
 	return 1

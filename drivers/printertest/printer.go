@@ -47,9 +47,12 @@ type Options struct {
 	Name string
 	// Model chooses what the printer answers; default ModelEpson.
 	Model Model
-	// PowerOnCJK starts in GB18030 double-byte mode after power-on and ESC @,
-	// as Chinese clones do (FS . leaves it, FS & enters it).
+	// PowerOnCJK starts in double-byte (Kanji) mode after power-on and
+	// ESC @, as Chinese clones do (FS . leaves it, FS & enters it).
 	PowerOnCJK bool
+	// DoubleByte is the set Kanji mode reads, the firmware's font:
+	// GB18030 (the default), Big5 or Shift JIS.
+	DoubleByte decode.DoubleByte
 	// CodeTables is the maker's ESC t numbering the printer reads text
 	// with; default Epson's.
 	CodeTables decode.CodeTables
@@ -164,7 +167,7 @@ func New(opts Options) *Printer {
 	}
 	p := &Printer{
 		opts:     opts,
-		ps:       newParser(decode.Options{PowerOnCJK: opts.PowerOnCJK, CodeTables: opts.CodeTables}),
+		ps:       newParser(decode.Options{PowerOnCJK: opts.PowerOnCJK, DoubleByte: opts.DoubleByte, CodeTables: opts.CodeTables}),
 		ticketCh: make(chan struct{}),
 		conns:    map[*pconn]struct{}{},
 		done:     make(chan struct{}),
