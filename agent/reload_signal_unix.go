@@ -9,13 +9,22 @@ import (
 	"syscall"
 )
 
-// watchReload reloads the config on each SIGHUP until ctx ends, the way
-// daemons are told to re-read their config. Windows has no SIGHUP: there
-// `printgate reload` and the page do it.
-func watchReload(ctx context.Context, a *Agent) {
+// catchReload starts catching SIGHUP, the way daemons are told to re-read
+// their config, and returns the channel watchReload reads and a func that
+// stops the catching. It is called first thing at start: SIGHUP's default
+// action ends the process, so one sent while the spool is still being
+// restored (systemctl reload right after start) must be held, not fatal.
+func catchReload() (<-chan os.Signal, func()) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
+	return hup, func() { signal.Stop(hup) }
+}
+
+// watchReload reloads the config on each SIGHUP caught by catchReload
+// until ctx ends. It runs only once the agent serves: a reload needs a
+// restored agent, and a SIGHUP from before then is waiting in hup.
+// Windows has no SIGHUP: there `printgate reload` and the page do it.
+func watchReload(ctx context.Context, a *Agent, hup <-chan os.Signal) {
 	for {
 		select {
 		case <-hup:

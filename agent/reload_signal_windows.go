@@ -1,7 +1,13 @@
 package agent
 
-import "context"
+import (
+	"context"
+	"os"
+)
 
-// watchReload does nothing on Windows, which has no SIGHUP: `printgate
+// catchReload catches nothing on Windows, which has no SIGHUP: `printgate
 // reload` and the manager page reload the config there.
-func watchReload(ctx context.Context, a *Agent) {}
+func catchReload() (<-chan os.Signal, func()) { return nil, func() {} }
+
+// watchReload does nothing on Windows (see catchReload).
+func watchReload(ctx context.Context, a *Agent, hup <-chan os.Signal) {}

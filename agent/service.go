@@ -47,6 +47,8 @@ var CoreFailLinger = 3 * time.Second
 // runService is RunService with a hook that adjusts the agent's options, for
 // tests that inject failures into the real service path.
 func runService(ctx context.Context, configPath string, console io.Writer, tweak func(*Options)) error {
+	hup, stopHup := catchReload()
+	defer stopHup()
 	cfg, err := config.Load(configPath)
 	if err != nil {
 		return err
@@ -205,9 +207,9 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 	maintDone := make(chan struct{})
 	go func() { defer close(maintDone); a.maintain(runCtx, sp) }()
 	// SIGHUP reloads the config (unix), only once serving: a reload needs a
-	// restored agent.
+	// restored agent. One sent earlier was caught and waits in hup.
 	hupDone := make(chan struct{})
-	go func() { defer close(hupDone); watchReload(runCtx, a) }()
+	go func() { defer close(hupDone); watchReload(runCtx, a, hup) }()
 
 	var failure error
 	select {
