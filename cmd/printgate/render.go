@@ -40,8 +40,9 @@ func renderCmd(env renderEnv, args []string, stdout, stderr io.Writer) int {
 	reprint := fs.Bool("reprint", false, "add the REPRINT banner")
 	dup := fs.Bool("possible-duplicate", false, "add the POSSIBLE DUPLICATE banner")
 	failover := fs.String("failover", "", "add the failover banner, `FROM:TO` (e.g. kitchen:bar)")
+	encoding := fs.String("encoding", "", "print text in this `encoding` instead of the profile's, as a printer's encoding override does: GB18030, Big5, Shift_JIS, PC437, PC850, PC858, PC866 or WPC1252")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: printgate render DOC.json --profile NAME [--preview] [-o FILE]")
+		fmt.Fprintln(stderr, "usage: printgate render DOC.json --profile NAME [--encoding NAME] [--preview] [-o FILE]")
 		fs.PrintDefaults()
 	}
 	// Go's flag package stops at the first argument that is not a flag; allow
@@ -61,6 +62,9 @@ func renderCmd(env renderEnv, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	p, err := escpos.LookupProfile(*profile)
+	if err == nil && *encoding != "" {
+		p, err = p.With(escpos.ProfileOverrides{Encoding: encoding})
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "printgate render: %v\n", err)
 		return 2

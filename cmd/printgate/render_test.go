@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"printgate/drivers/escpos/decode"
 	"printgate/drivers/printertest"
 )
 
@@ -57,6 +58,21 @@ func TestRenderCommandPreviewAndFile(t *testing.T) {
 	}
 }
 
+// TestRenderCommandEncoding ensures --encoding renders for a printer whose
+// encoding is overridden: Big5 text in Kanji mode, which an emulated Big5
+// printer prints, with the banner in traditional Chinese.
+func TestRenderCommandEncoding(t *testing.T) {
+	doc := `{"lines":[{"text":"牛肉麵 x2"}]}`
+	code, out, errs := runRenderCmd(doc, "-", "--profile", "xprinter-80", "--encoding", "Big5", "--reprint")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	tk, _ := printertest.ParseWith([]byte(out), decode.Options{DoubleByte: decode.Big5})
+	if len(tk) != 1 || !tk[0].Contains("牛肉麵 x2") || !tk[0].Contains("補印") {
+		t.Errorf("a Big5 printer printed %d tickets:\n%v", len(tk), tk)
+	}
+}
+
 // TestRenderCommandErrors ensures usage mistakes exit 2 and documents that
 // cannot render exit 1 with the line named.
 func TestRenderCommandErrors(t *testing.T) {
@@ -72,6 +88,7 @@ func TestRenderCommandErrors(t *testing.T) {
 		{"", []string{kitchenDoc, "--profile", "nope"}, 2, "known: epson-58, epson-80"},
 		{"", []string{kitchenDoc, "--profile", "epson-80", "--failover", "kitchen"}, 2, "want FROM:TO"},
 		{"", []string{kitchenDoc, "--bogus"}, 2, "flag provided but not defined"},
+		{"", []string{kitchenDoc, "--profile", "xprinter-80", "--encoding", "EUC-KR"}, 2, `unknown encoding "EUC-KR"`},
 		{"", []string{"/does/not/exist.json", "--profile", "epson-80"}, 1, "no such file"},
 		{`{"lines":[{"qr":"x","size":20}]}`, []string{"-", "--profile", "epson-80"}, 1, "-: line 1: qr size 20 out of range 1..16"},
 		{`{"lines":[{"barcode":"ABCDEFGHIJKLMNOPQRSTUV","type":"CODE39"}]}`, []string{"-", "--profile", "epson-58"}, 1, "line 1: CODE39 barcode"},
