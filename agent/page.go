@@ -186,6 +186,16 @@ func (a *Agent) TestPrint(ctx context.Context, printer string) (*spool.Task, err
 	return t, nil
 }
 
+// scriptCheck is, per double-byte encoding, a line of the printer's own
+// script for its test ticket ("test: printing works"): a printer whose
+// font is another set prints it as garbage, which shows the encoding is
+// wrong before a real order does.
+var scriptCheck = map[string]string{
+	escpos.EncodingGB18030:  "中文测试：打印正常",
+	escpos.EncodingBig5:     "中文測試：列印正常",
+	escpos.EncodingShiftJIS: "日本語テスト：印刷正常",
+}
+
 // testTicket is the test print's document for printer with profile p.
 func testTicket(printer string, p escpos.Profile, now time.Time) (json.RawMessage, error) {
 	doc := &escpos.Document{Lines: []escpos.Line{
@@ -199,10 +209,12 @@ func testTicket(printer string, p escpos.Profile, now time.Time) (json.RawMessag
 		escpos.RuleLine{Char: "-"},
 		escpos.QRLine{Data: fmt.Sprintf("printgate test %s %s", printer, now.Format(time.RFC3339))},
 	}}
-	chinese := escpos.TextLine{Text: "中文测试：打印正常", Align: escpos.AlignCenter}
-	withChinese := &escpos.Document{Lines: append(append([]escpos.Line(nil), doc.Lines...), chinese)}
-	if escpos.CheckDocument(withChinese, p) == nil {
-		doc = withChinese
+	if text, ok := scriptCheck[p.Encoding]; ok {
+		line := escpos.TextLine{Text: text, Align: escpos.AlignCenter}
+		withScript := &escpos.Document{Lines: append(append([]escpos.Line(nil), doc.Lines...), line)}
+		if escpos.CheckDocument(withScript, p) == nil {
+			doc = withScript
+		}
 	}
 	doc.Lines = append(doc.Lines, escpos.TextLine{Text: "If you can read this, the printer works.", Align: escpos.AlignCenter},
 		escpos.CutLine{Kind: escpos.CutPartial})
