@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"printgate/drivers/escpos/decode"
 	"printgate/drivers/printertest"
 )
 
@@ -40,7 +41,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	models := fs.String("model", "epson,clone,oneway", "comma-separated models: epson, clone, status-only, oneway")
 	basePort := fs.Int("base-port", 9100, "TCP port of the first printer on 127.0.0.1 (0: any free ports)")
 	control := fs.String("control", "127.0.0.1:9180", "loopback address of the control API (empty: none)")
-	cjk := fs.Bool("cjk-clones", true, "clone printers power on in GB18030 mode, like real ones")
+	cjk := fs.Bool("cjk-clones", true, "clone printers power on in Kanji (double-byte) mode, like real ones")
+	dbcs := fs.String("dbcs", "GB18030", "the double-byte `set` of every printer's Kanji mode: GB18030, Big5 or Shift_JIS")
 	quiet := fs.Bool("quiet", false, "do not draw tickets")
 	chaosSeed := fs.Uint64("chaos-seed", 0, "run a random fault schedule with this seed (0: off)")
 	chaosEvery := fs.Duration("chaos-every", 3*time.Second, "time between chaos schedule steps")
@@ -49,6 +51,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "printersim: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	set, err := decode.ParseDoubleByte(*dbcs)
+	if err != nil {
+		fmt.Fprintln(stderr, "printersim: -dbcs:", err)
 		return 2
 	}
 	var list []printertest.Model
@@ -71,7 +78,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 		}
 		list = cycled
 	}
-	opts := printertest.FleetOptions{Models: list, BasePort: *basePort, CJKClones: *cjk}
+	opts := printertest.FleetOptions{Models: list, BasePort: *basePort, CJKClones: *cjk, DoubleByte: set}
 	if !*quiet {
 		opts.Out = stdout
 	}

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+
+	"printgate/drivers/escpos/decode"
 )
 
 // FleetOptions describe a set of emulated printers on 127.0.0.1 (what
@@ -21,8 +23,12 @@ type FleetOptions struct {
 	BasePort int
 	// Out, if set, receives every ticket drawn as it looks on paper.
 	Out io.Writer
-	// CJKClones starts clone printers in GB18030 mode, as real ones do.
+	// CJKClones starts clone printers in Kanji (double-byte) mode, as
+	// real ones do.
 	CJKClones bool
+	// DoubleByte is the set every printer's Kanji mode reads: GB18030
+	// (the default), Big5 or Shift JIS.
+	DoubleByte decode.DoubleByte
 }
 
 // Fleet is a running set of emulated printers.
@@ -38,7 +44,7 @@ func StartFleet(o FleetOptions) (*Fleet, error) {
 	}
 	f := &Fleet{}
 	for i, m := range o.Models {
-		opts := Options{Name: fmt.Sprintf("printer%d", i), Model: m, PowerOnCJK: o.CJKClones && m == ModelClone}
+		opts := Options{Name: fmt.Sprintf("printer%d", i), Model: m, PowerOnCJK: o.CJKClones && m == ModelClone, DoubleByte: o.DoubleByte}
 		if o.BasePort > 0 {
 			opts.Addr = fmt.Sprintf("127.0.0.1:%d", o.BasePort+i)
 		}
