@@ -15,6 +15,7 @@ import (
 	"printgate/agent/config"
 	"printgate/agent/wheel"
 	"printgate/drivers/escpos"
+	"printgate/drivers/escpos/decode"
 	"printgate/drivers/printertest"
 	"printgate/spool"
 )
@@ -38,6 +39,8 @@ type printerSpec struct {
 	model  printertest.Model
 	extra  string                  // more TOML keys for its [[printers]] table
 	faults []printertest.FaultKind // switched on before the agent starts
+	// dbcs is the set of the printer's Kanji font (GB18030 by default).
+	dbcs decode.DoubleByte
 	// onTicket is called as each ticket is cut.
 	onTicket func(printertest.Ticket)
 }
@@ -87,7 +90,7 @@ func buildHarnessAt(t testing.TB, spoolDir string, so spool.Options, clock *whee
 	var b strings.Builder
 	fmt.Fprintf(&b, "data_dir = %q\nlisten = \"127.0.0.1:8631\"\napi_token = \"test-token-0123456789abcdef\"\n[defaults]\n%s\n", dir, defaults)
 	for _, s := range specs {
-		p := printertest.New(printertest.Options{Name: s.name, Model: s.model, OnTicket: s.onTicket})
+		p := printertest.New(printertest.Options{Name: s.name, Model: s.model, OnTicket: s.onTicket, DoubleByte: s.dbcs})
 		if err := p.ListenTCP(); err != nil {
 			t.Fatal(err)
 		}
