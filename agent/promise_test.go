@@ -137,7 +137,10 @@ func TestSubmitAnsweredWhenLaneFailsAfterPost(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
 	<-a.started
-	testHookPosted = func(a *Agent) {
+	testHookPosted = func(got *Agent) {
+		if got != a {
+			return // not this test's agent
+		}
 		// The lane is another goroutine: poll it, bounded.
 		for deadline := time.Now().Add(waitLimit); a.Failed() == nil; time.Sleep(5 * time.Millisecond) {
 			if time.Now().After(deadline) {
