@@ -1,5 +1,7 @@
 package rawport
 
+import "printgate/drivers/escpos/decode"
+
 // The answers of a healthy printer: online, cover shut, no error, paper
 // present, drawer closed. The bytes are those of the emulator
 // (drivers/printertest) with no fault set; escpos.DecodeStatus reads them
@@ -29,8 +31,8 @@ func transmitStatus(n byte) (byte, bool) {
 // n = 1..3 (or 49..51) is one byte: model ID, type ID (bit 1: autocutter
 // fitted) and ROM version; 65..69 is text framed as 5F … 00, as an Epson
 // TM answers (the emulator's Epson model), so POS software that looks for
-// a TM finds one.
-func printerID(n byte) []byte {
+// a TM finds one; 69 names font, the lane's Kanji font.
+func printerID(n byte, font decode.DoubleByte) []byte {
 	switch n {
 	case 1, 49:
 		return []byte{0x20} // TM-T88 class
@@ -44,7 +46,7 @@ func printerID(n byte) []byte {
 		66: "EPSON",
 		67: "TM-T88VI",
 		68: "PRINTGATE",
-		69: "CHINESE GB18030",
+		69: font.FontName(), // the lane's Kanji font, for POS drivers that choose their encoding by it
 	}[n]
 	if s == "" {
 		return nil

@@ -280,7 +280,7 @@ func (c *conn) command(cmd []byte, cut bool) *[4]byte {
 			}
 			return nil
 		case 'I':
-			if a := printerID(q.N); a != nil {
+			if a := printerID(q.N, c.p.o.Decode.DoubleByte); a != nil {
 				c.answer(a)
 			}
 			return nil

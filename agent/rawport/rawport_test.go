@@ -260,32 +260,38 @@ func TestASBStripped(t *testing.T) {
 }
 
 // The answers are those of the emulator's healthy Epson, byte for byte
-// (GS I 68, the serial number, is the port's own).
+// (GS I 68, the serial number, is the port's own), and GS I 69 names the
+// lane's Kanji font as Epson spells it, for each font.
 func TestAnswersMatchEmulator(t *testing.T) {
 	queries := cat(escInit, dleEOT(1), dleEOT(2), dleEOT(3), dleEOT(4),
 		[]byte{0x1D, 'r', 1, 0x1D, 'r', 2, 0x1D, 'r', 49, 0x1D, 'I', 65, 0x1D, 'I', 66, 0x1D, 'I', 67, 0x1D, 'I', 69, 0x1D, 'a', 0x0F})
-	ask := func(addr string) []byte {
-		c, err := net.DialTimeout("tcp", addr, testWait)
-		if err != nil {
+	for set, font := range map[decode.DoubleByte]string{decode.GB18030: "CHINA GB18030", decode.Big5: "TAIWAN BIG-5", decode.ShiftJIS: "KANJI JAPANESE"} {
+		ask := func(addr string) []byte {
+			c, err := net.DialTimeout("tcp", addr, testWait)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			_ = c.SetDeadline(time.Now().Add(testWait))
+			write(t, c, queries)
+			// 4 status + 3 GS r + 4 GS I texts + 4 ASB
+			n := 4 + 3 + len("_1.01 ESC/POS\x00_EPSON\x00_TM-T88VI\x00_"+font+"\x00") + 4
+			return readN(t, c, n)
+		}
+		em := printertest.New(printertest.Options{DoubleByte: set})
+		defer em.Close()
+		if err := em.ListenTCP(); err != nil {
 			t.Fatal(err)
 		}
-		defer c.Close()
-		_ = c.SetDeadline(time.Now().Add(testWait))
-		write(t, c, queries)
-		// 4 status + 3 GS r + 4 GS I texts + 4 ASB
-		n := 4 + 3 + len("_1.01 ESC/POS\x00_EPSON\x00_TM-T88VI\x00_CHINESE GB18030\x00") + 4
-		return readN(t, c, n)
-	}
-	em := printertest.New(printertest.Options{})
-	defer em.Close()
-	if err := em.ListenTCP(); err != nil {
-		t.Fatal(err)
-	}
-	s := newSink()
-	p := startPort(t, s, Options{})
-	want, got := ask(em.Addr()), ask(p.Addr().String())
-	if !bytes.Equal(got, want) {
-		t.Fatalf("port answers % x\nemulator     % x", got, want)
+		s := newSink()
+		p := startPort(t, s, Options{Decode: decode.Options{DoubleByte: set}})
+		want, got := ask(em.Addr()), ask(p.Addr().String())
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: port answers % x\nemulator     % x", set, got, want)
+		}
+		if !bytes.Contains(got, []byte("_"+font+"\x00")) {
+			t.Errorf("%s: GS I 69 is not %q: % x", set, font, got)
+		}
 	}
 }
 

@@ -333,7 +333,7 @@ func (p *Printer) inOrderLocked(q inOrderQuery) {
 		var s string
 		switch {
 		case m == ModelEpson:
-			s = map[byte]string{65: "1.01 ESC/POS", 66: "EPSON", 67: "TM-T88VI", 68: "X5SD000123", 69: "CHINESE GB18030"}[q.n]
+			s = map[byte]string{65: "1.01 ESC/POS", 66: "EPSON", 67: "TM-T88VI", 68: "X5SD000123", 69: p.opts.DoubleByte.FontName()}[q.n]
 		case m == ModelClone && q.n == 67:
 			s = "POS-80C"
 		}

@@ -232,6 +232,19 @@ func (e DoubleByte) String() string {
 	return "GB18030"
 }
 
+// FontName is how an Epson printer with this Kanji font names it in its
+// answer to GS I 69: "CHINA GB18030", "TAIWAN BIG-5" or "KANJI JAPANESE".
+// POS drivers read it to choose the encoding of their text.
+func (e DoubleByte) FontName() string {
+	switch e {
+	case Big5:
+		return "TAIWAN BIG-5"
+	case ShiftJIS:
+		return "KANJI JAPANESE"
+	}
+	return "CHINA GB18030"
+}
+
 func (e DoubleByte) encoding() encoding.Encoding {
 	switch e {
 	case Big5:
