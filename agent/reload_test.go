@@ -137,6 +137,15 @@ func TestReloadChangesPrinterURL(t *testing.T) {
 		tasks = append(tasks, no)
 	}
 	h.waitTask("K0_v1", spool.StateSending)
+	// SENDING is recorded before the bytes go out: wait until the printer
+	// holds the job's proof, so the job is in flight when the reload comes.
+	// The emulator is another goroutine with no event to wait on: poll it,
+	// bounded.
+	for deadline := time.Now().Add(waitLimit); old.HeldProcessIDs() != 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first job's proof never reached the printer")
+		}
+	}
 	h.writeConfig("", printerBlock("kitchen", moved, ""))
 	resc := make(chan localapi.ReloadResult, 1)
 	go func() {

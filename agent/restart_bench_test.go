@@ -632,11 +632,13 @@ func emulatorBaseline(tb testing.TB, printers, total int) time.Duration {
 // 20,000 tasks spooled for one printer, the first ticket is cut while the
 // agent is still restoring (before Ready), not after the whole backlog has
 // been read. Restore hands a lane its backlog 512 tasks at a time and the
-// lane starts printing after the first page; reading the other 39 pages
-// takes far longer than one job on loopback. Under -race, building the
-// spool alone takes 15–20 s on the project machine, so the backlog is 5,000
-// tasks (10 pages) there, which still takes the race-slowed restore about a
-// second against about 0.1 s to the first ticket. Skipped with -short.
+// lane starts printing after the first page. The test holds the restore
+// after the first page until a ticket is cut (bounded by waitLimit), so
+// the order does not depend on how fast the machine reads the other pages:
+// a lane that waited for its whole backlog cuts nothing in that time.
+// Under -race, building the spool alone takes 15–20 s on the project
+// machine, so the backlog is 5,000 tasks (10 pages) there. Skipped with
+// -short.
 func TestRestartFirstTicketBeforeBacklogLoads(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a spool of 20,000 tasks")
@@ -666,6 +668,17 @@ func TestRestartFirstTicketBeforeBacklogLoads(t *testing.T) {
 		default:
 		}
 	}
+	var pages atomic.Int32
+	testHookRestoredPage = func(string, int) {
+		if pages.Add(1) != 1 {
+			return
+		}
+		select {
+		case <-f.firstCh:
+		case <-time.After(waitLimit):
+		}
+	}
+	defer func() { testHookRestoredPage = nil }()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	start := time.Now()
@@ -697,5 +710,8 @@ func TestRestartFirstTicketBeforeBacklogLoads(t *testing.T) {
 	t.Logf("first ticket %s after start, ready after %s, %d tickets printed by then", first.Round(time.Millisecond), ready.Round(time.Millisecond), f.printed())
 	if readyAtFirst.Load() {
 		t.Errorf("the first ticket was cut only after the whole backlog of %d tasks was restored: restore does not stream", total)
+	}
+	if n := pages.Load(); n < 2 {
+		t.Errorf("the backlog of %d tasks reached the lane in %d page(s): restore does not stream", total, n)
 	}
 }

@@ -16,6 +16,11 @@ import (
 // stays bounded whatever the backlog.
 const restorePage = 512
 
+// testHookRestoredPage, when set by a test, runs in restore each time a
+// lane has taken a page, with the tasks restored so far: it lets a test
+// hold the restore between pages.
+var testHookRestoredPage func(lane string, restored int)
+
 // restore rebuilds lanes and timers from the spool (DESIGN.md "Restart").
 // Each lane's backlog streams to it in queue order, one page at a time, from
 // one goroutine per lane; a lane takes a page before the next is read, so
@@ -80,6 +85,9 @@ func (a *Agent) restoreLane(ctx context.Context, name string, l *lane) error {
 				a.scheduleDeadline(t)
 			}
 			total += len(tasks)
+			if testHookRestoredPage != nil {
+				testHookRestoredPage(name, total)
+			}
 		}
 		if next == nil {
 			break

@@ -105,6 +105,14 @@ func (p *Printer) HoldProcessID(n int) {
 	p.holdPID = max(0, n)
 }
 
+// HeldProcessIDs reports how many GS ( H answers are being held: a test
+// waits on it to know the job whose proof it holds has reached the printer.
+func (p *Printer) HeldProcessIDs() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.heldPID)
+}
+
 // ReleaseProcessID stops holding GS ( H answers and sends the held ones,
 // late and in order, to the connections they were owed to if still open.
 // It returns how many it had held.
