@@ -31,7 +31,8 @@ func transmitStatus(n byte) (byte, bool) {
 // n = 1..3 (or 49..51) is one byte: model ID, type ID (bit 1: autocutter
 // fitted) and ROM version; 65..69 is text framed as 5F … 00, as an Epson
 // TM answers (the emulator's Epson model), so POS software that looks for
-// a TM finds one; 69 names font, the lane's Kanji font.
+// a TM finds one. For 69 it names font, the Kanji font of the lane's
+// printer.
 func printerID(n byte, font decode.DoubleByte) []byte {
 	switch n {
 	case 1, 49:
