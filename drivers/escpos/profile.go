@@ -163,11 +163,23 @@ const (
 	EncodingShiftJIS = "Shift_JIS"
 )
 
-// doubleByte maps the double-byte Encoding names to the decoder's sets.
-var doubleByte = map[string]decode.DoubleByte{
-	EncodingGB18030:  decode.GB18030,
-	EncodingBig5:     decode.Big5,
-	EncodingShiftJIS: decode.ShiftJIS,
+// doubleByteSet is what the agent knows of one double-byte Encoding.
+type doubleByteSet struct {
+	set decode.DoubleByte // the decoder's set, whose codec the renderer uses too
+	// banners are the banners' second lines in the set's language:
+	// possible duplicate, reprint, incomplete job.
+	banners [3]string
+	// language and samples name the set's language and a few common
+	// characters of it (the plain ideograph, the forms only one script
+	// uses, kana), which a backup printer of another set may lack.
+	language, samples string
+}
+
+// doubleByte describes the double-byte Encodings by name.
+var doubleByte = map[string]doubleByteSet{
+	EncodingGB18030:  {decode.GB18030, [3]string{"可能重复", "补打", "接收不完整"}, "Chinese", "中这们说过"},
+	EncodingBig5:     {decode.Big5, [3]string{"可能重複", "補印", "接收不完整"}, "traditional Chinese", "中這們說過"},
+	EncodingShiftJIS: {decode.ShiftJIS, [3]string{"重複の可能性", "再印刷", "受信不完全"}, "Japanese", "中説あア"},
 }
 
 // singleByte maps the supported single-byte Encoding names to their tables.
@@ -190,7 +202,7 @@ func (p Profile) CJK() bool {
 // double-byte mode, the set that mode reads and its ESC t numbering, so a
 // raw payload previews as this printer prints it.
 func (p Profile) DecodeOptions() decode.Options {
-	return decode.Options{PowerOnCJK: p.CJK(), DoubleByte: doubleByte[p.Encoding], CodeTables: p.CodeTables}
+	return decode.Options{PowerOnCJK: p.CJK(), DoubleByte: doubleByte[p.Encoding].set, CodeTables: p.CodeTables}
 }
 
 var builtinProfiles = map[string]Profile{

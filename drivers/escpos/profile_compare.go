@@ -46,18 +46,6 @@ func CompareProfiles(primary, backup Profile) []string {
 	return out
 }
 
-// cjkSamples are, per double-byte Encoding, its language and a few common
-// characters of it: the plain ideograph, the forms only one script uses
-// (simplified 这们说过, traditional 這們說過) and Japanese kana.
-var cjkSamples = map[string]struct {
-	language string
-	chars    string
-}{
-	EncodingGB18030:  {"Chinese", "中这们说过"},
-	EncodingBig5:     {"traditional Chinese", "中這們說過"},
-	EncodingShiftJIS: {"Japanese", "中説あア"},
-}
-
 // compareEncodings says which characters primary's encoding prints that
 // backup's cannot (not even as a look-alike), or "" when there are none.
 func compareEncodings(primary, backup Profile) string {
@@ -65,11 +53,11 @@ func compareEncodings(primary, backup Profile) string {
 		return ""
 	}
 	bc := newCodec(backup)
-	if s, ok := cjkSamples[primary.Encoding]; ok {
+	if s, ok := doubleByte[primary.Encoding]; ok {
 		// A double-byte repertoire is too large to list: try the common
 		// characters its language needs and the others' sets may lack.
 		var missing []string
-		for _, r := range s.chars {
+		for _, r := range s.samples {
 			if _, ok := bc.substitute(r); !ok && bc.encodeRune(r) == nil {
 				missing = append(missing, string(r))
 			}

@@ -157,20 +157,12 @@ func isCut(l Line) bool {
 	return ok
 }
 
-// bannerWords are the banners' second lines in each double-byte
-// Encoding's language: possible duplicate, reprint, incomplete job.
-var bannerWords = map[string][3]string{
-	EncodingGB18030:  {"可能重复", "补打", "接收不完整"},
-	EncodingBig5:     {"可能重複", "補印", "接收不完整"},
-	EncodingShiftJIS: {"重複の可能性", "再印刷", "受信不完全"},
-}
-
 func bannerTexts(p Profile, o RenderOptions) []string {
 	var out []string
-	words, local := bannerWords[p.Encoding]
+	db, local := doubleByte[p.Encoding]
 	add := func(en string, i int) {
 		if local {
-			en += "\n" + words[i]
+			en += "\n" + db.banners[i]
 		}
 		out = append(out, en)
 	}

@@ -7,9 +7,6 @@ import (
 
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/charmap"
-	"golang.org/x/text/encoding/japanese"
-	"golang.org/x/text/encoding/simplifiedchinese"
-	"golang.org/x/text/encoding/traditionalchinese"
 	"golang.org/x/text/unicode/norm"
 	"golang.org/x/text/width"
 )
@@ -83,18 +80,10 @@ type codec struct {
 }
 
 func newCodec(p Profile) *codec {
-	var enc encoding.Encoding
-	switch p.Encoding {
-	case EncodingGB18030:
-		enc = simplifiedchinese.GB18030
-	case EncodingBig5:
-		enc = traditionalchinese.Big5
-	case EncodingShiftJIS:
-		enc = japanese.ShiftJIS
-	default:
-		return &codec{cm: singleByte[p.Encoding]}
+	if db, ok := doubleByte[p.Encoding]; ok {
+		return &codec{db: db.set.Encoding().NewEncoder(), dbCache: map[rune][]byte{}}
 	}
-	return &codec{db: enc.NewEncoder(), dbCache: map[rune][]byte{}}
+	return &codec{cm: singleByte[p.Encoding]}
 }
 
 // encodeRune returns the bytes that print r, or nil if the printer cannot

@@ -245,7 +245,9 @@ func (e DoubleByte) FontName() string {
 	return "CHINA GB18030"
 }
 
-func (e DoubleByte) encoding() encoding.Encoding {
+// Encoding is the set's golang.org/x/text codec, which both the decoder
+// and the renderer use.
+func (e DoubleByte) Encoding() encoding.Encoding {
 	switch e {
 	case Big5:
 		return traditionalchinese.Big5
@@ -296,7 +298,7 @@ func (d *Decoder) doubleByte(b []byte) int {
 	if len(b) < n {
 		return 0
 	}
-	s, err := d.dbcs.encoding().NewDecoder().Bytes(b[:n])
+	s, err := d.dbcs.Encoding().NewDecoder().Bytes(b[:n])
 	if err != nil || !utf8.Valid(s) || len(s) == 0 {
 		d.text("\uFFFD")
 		return n
