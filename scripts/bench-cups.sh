@@ -43,6 +43,15 @@ fi
 # 2. cupsd: a container has no systemd, so start it directly (it forks into
 #    the background) and wait until the scheduler answers.
 if ! lpstat -r 2>/dev/null | grep -q 'is running'; then
+	# cupsd -t first: a CUPS update that refuses a line of the machine's
+	# config (cups 2.4.2-3+deb12u10 refuses a valueless Printcap) then says
+	# which directive, instead of "cupsd did not start".
+	if ! check=$(as_root cupsd -t 2>&1); then
+		echo "bench-cups: cupsd refuses its config:" >&2
+		echo "$check" | grep -E 'on line [0-9]+ of' >&2 || echo "$check" >&2
+		echo "fix: correct the named directive in /etc/cups (cupsd -t checks it), then run make bench-cups again" >&2
+		exit 1
+	fi
 	echo "bench-cups: starting cupsd"
 	as_root cupsd
 	for _ in $(seq 50); do

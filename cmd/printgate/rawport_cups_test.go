@@ -134,7 +134,7 @@ TempDir %[3]s/spool/temp
 AccessLog %[3]s/log/access_log
 ErrorLog %[3]s/log/error_log
 PageLog %[3]s/log/page_log
-Printcap
+Printcap %[3]s/state/printcap
 ServerBin /usr/lib/cups
 DataDir /usr/share/cups
 `, runUser, runGroup, dir)
@@ -143,6 +143,17 @@ DataDir /usr/share/cups
 	}
 	if err := os.WriteFile(filepath.Join(dir, "cups-files.conf"), []byte(filesConf), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	// cupsd -t checks both files before the scheduler starts, so a
+	// directive a new CUPS package refuses (cups 2.4.2-3+deb12u10 refused
+	// the valueless Printcap line this file once wrote) fails here with
+	// the directive named rather than as an exit at start.
+	checkCtx, cancelCheck := context.WithTimeout(context.Background(), 30*time.Second)
+	out, err := exec.CommandContext(checkCtx, tools["cupsd"], "-t", "-c", filepath.Join(dir, "cupsd.conf"), "-s", filepath.Join(dir, "cups-files.conf")).CombinedOutput()
+	cancelCheck()
+	if err != nil {
+		os.RemoveAll(dir)
+		t.Fatalf("cupsd -t refused the private CUPS config (%v): %s\ncupsd said:\n%s", err, cupsRefusals(string(out), cupsdConf, filesConf), out)
 	}
 	c.cmd = exec.Command(tools["cupsd"], "-f", "-c", filepath.Join(dir, "cupsd.conf"), "-s", filepath.Join(dir, "cups-files.conf"))
 	c.cmd.Stdout, c.cmd.Stderr = c.logs, c.logs
@@ -173,13 +184,44 @@ DataDir /usr/share/cups
 		}
 		select {
 		case <-c.exited:
-			t.Fatalf("private cupsd exited at start: %v\n%s\n%s", c.cmd.ProcessState, c.logs.String(), c.errorLog(40))
+			t.Fatalf("private cupsd exited at start: %v: %s\n%s\n%s", c.cmd.ProcessState, cupsRefusals(c.logs.String()+"\n"+c.errorLog(40), cupsdConf, filesConf), c.logs.String(), c.errorLog(40))
 		case <-time.After(50 * time.Millisecond): // another process: only its socket tells
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("private cupsd did not answer in 20s (lpstat -r: %q)\n%s", out, c.errorLog(40))
 		}
 	}
+}
+
+// cupsConfigError matches the lines cupsd writes for a config line it
+// refuses, in cupsd -t's output and in its error_log alike.
+var cupsConfigError = regexp.MustCompile(`(Missing value for|Unknown directive|Bad|Unknown) ([A-Za-z][A-Za-z0-9]*)[^\n]*? on line (\d+) of ([^\s]+?)\.?(\s|$)`)
+
+// cupsRefusals names each directive cupsd refused in out, with its line
+// number and the line's text from whichever of the written files (cupsd.conf
+// or cups-files.conf) it came from, so a failure says what to change rather
+// than leaving the reader to dig through the error_log.
+func cupsRefusals(out, cupsdConf, filesConf string) string {
+	var named []string
+	for _, m := range cupsConfigError.FindAllStringSubmatch(out, -1) {
+		what, directive, lineNo, file := m[1], m[2], m[3], m[4]
+		text := filesConf
+		if strings.HasSuffix(file, "cupsd.conf") {
+			text = cupsdConf
+		}
+		var n int
+		fmt.Sscan(lineNo, &n)
+		lines := strings.Split(text, "\n")
+		line := "?"
+		if n >= 1 && n <= len(lines) {
+			line = strings.TrimSpace(lines[n-1])
+		}
+		named = append(named, fmt.Sprintf("directive %s refused (%s) on line %s of %s: %q", directive, strings.ToLower(what), lineNo, filepath.Base(file), line))
+	}
+	if len(named) == 0 {
+		return "cupsd named no directive; see its output"
+	}
+	return strings.Join(named, "; ")
 }
 
 // tool runs a CUPS client tool against the private cupsd, bounded, and
@@ -554,5 +596,29 @@ func TestRawPortKilledMidJob(t *testing.T) {
 	}
 	if n := paperWithTag(p, "AFTERKILL"); n != 1 || len(p.Tickets()) != 1 {
 		t.Errorf("want one ticket, the job sent after the restart; paper: %+v", p.Tickets())
+	}
+}
+
+// TestCUPSRefusalsNamesDirective holds the failure message of a refused
+// private CUPS config to naming the directive, its line and the line's
+// text, from the words cups 2.4.2-3+deb12u10 wrote for the valueless
+// Printcap line (issue 20) and for an unknown directive.
+func TestCUPSRefusalsNamesDirective(t *testing.T) {
+	files := "User lp\nGroup lp\nPrintcap\nServerBin /usr/lib/cups\n"
+	cupsd := "Listen /tmp/x.sock\nFooBar 1\n"
+	out := "\"/tmp/pgcups-1/cups-files.conf\" contains errors.\n" +
+		"E [01/Dec/2026:20:26:20 +0000] Missing value for Printcap on line 3 of /tmp/pgcups-1/cups-files.conf.\n" +
+		"Unknown directive FooBar on line 2 of /tmp/pgcups-1/cupsd.conf.\n"
+	got := cupsRefusals(out, cupsd, files)
+	for _, want := range []string{
+		`directive Printcap refused (missing value for) on line 3 of cups-files.conf: "Printcap"`,
+		`directive FooBar refused (unknown directive) on line 2 of cupsd.conf: "FooBar 1"`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("cupsRefusals = %q; want it to contain %q", got, want)
+		}
+	}
+	if got := cupsRefusals("cupsd: something else went wrong\n", cupsd, files); !strings.Contains(got, "named no directive") {
+		t.Errorf("cupsRefusals of an unrelated error = %q; want it to say no directive was named", got)
 	}
 }
