@@ -9,6 +9,7 @@ import (
 
 	"printgate/drivers/printertest"
 	"printgate/spool"
+	"printgate/sync/wire"
 )
 
 // apiTask is a task as GET /api/v1/tasks shows it.
@@ -60,7 +61,7 @@ type observed struct {
 	// API is every task the agent's API lists.
 	API map[string]apiTask
 	// Events is the cloud's deduplicated event log, in arrival order.
-	Events []spool.Event
+	Events []wire.Event
 	// OrderWarnings counts event batches the cloud saw out of task_no order.
 	OrderWarnings int
 	// Tickets is everything on paper, uncut text included; PaperOf is the
@@ -179,7 +180,7 @@ func check(o observed) *Result {
 	}
 
 	// The cloud's log, by task: the events in arrival order.
-	byTask := map[string][]spool.Event{}
+	byTask := map[string][]wire.Event{}
 	for _, e := range o.Events {
 		byTask[e.TaskNo] = append(byTask[e.TaskNo], e)
 	}
@@ -485,7 +486,7 @@ func rawCopies(tickets []printertest.Ticket, paperOf []int) map[string][]rawCopy
 // copy of any tag, nothing printed that no POS sent, and the API listing
 // every raw job as a task of origin raw. A tag never acknowledged may be
 // absent or printed once; it is counted, not failed.
-func checkRaw(o observed, byTask map[string][]spool.Event, res *Result, v *violations) {
+func checkRaw(o observed, byTask map[string][]wire.Event, res *Result, v *violations) {
 	byTag := map[string][]apiTask{}
 	for _, no := range sortedKeys(o.API) {
 		t := o.API[no]

@@ -7,6 +7,7 @@ import (
 
 	"printgate/drivers/printertest"
 	"printgate/spool"
+	"printgate/sync/wire"
 )
 
 var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -41,8 +42,8 @@ func mkTask(no string, st spool.State, from, to time.Time) apiTask {
 	return t
 }
 
-func ev(no string, n int, st spool.State) spool.Event {
-	return spool.Event{TaskNo: no, N: n, State: st}
+func ev(no string, n int, st spool.State) wire.Event {
+	return wire.Event{TaskNo: no, N: n, State: st}
 }
 
 // wantViolation checks that res has a violation starting with kind, and

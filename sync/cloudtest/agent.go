@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"slices"
 
-	"printgate/spool"
 	"printgate/sync/wire"
 )
 
@@ -16,7 +15,7 @@ import (
 type agent struct {
 	id       string
 	jobs     []*queuedJob // not yet acknowledged, in queue order
-	events   []spool.Event
+	events   []wire.Event
 	seen     map[eventKey]struct{}
 	dropped  int // events forgotten to stay under MaxEvents
 	dupes    int // events received again and not recorded
@@ -163,8 +162,8 @@ func (c *Cloud) Acks(agentID string) []wire.JobAck {
 
 // Events returns agentID's events in arrival order, each (task_no, n)
 // once.
-func (c *Cloud) Events(agentID string) []spool.Event {
-	return read(c, agentID, func(a *agent) []spool.Event { return slices.Clone(a.events) })
+func (c *Cloud) Events(agentID string) []wire.Event {
+	return read(c, agentID, func(a *agent) []wire.Event { return slices.Clone(a.events) })
 }
 
 // Results returns agentID's command_result frames in arrival order.
@@ -239,8 +238,8 @@ func (c *Cloud) ConnectCount(agentID string) int {
 
 // WaitEvents waits until agentID has at least n recorded events and
 // returns them all.
-func (c *Cloud) WaitEvents(ctx context.Context, agentID string, n int) ([]spool.Event, error) {
-	var out []spool.Event
+func (c *Cloud) WaitEvents(ctx context.Context, agentID string, n int) ([]wire.Event, error) {
+	var out []wire.Event
 	err := c.Wait(ctx, func() bool { out = c.Events(agentID); return len(out) >= n })
 	if err != nil {
 		return out, fmt.Errorf("cloudtest: agent %s: %d of %d events: %w", agentID, len(out), n, err)

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"printgate/spool"
 	"printgate/sync/wire"
 )
 
@@ -34,7 +33,7 @@ func (c *Cloud) routeAPI(mux *http.ServeMux) {
 		id := r.PathValue("agent_id")
 		evs := c.Events(id)
 		if evs == nil {
-			evs = []spool.Event{}
+			evs = []wire.Event{}
 		}
 		dropped := read(c, id, func(a *agent) int { return a.dropped })
 		writeJSON(w, http.StatusOK, map[string]any{"events": evs, "dropped": dropped})

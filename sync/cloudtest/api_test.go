@@ -63,11 +63,11 @@ func TestAPIJobsEventsAgents(t *testing.T) {
 		t.Fatalf("job %+v", j)
 	}
 	nextOf[*wire.Job](cl)
-	cl.send(&wire.Events{Batch: "b1", Events: []spool.Event{event("T1", 1, spool.StateAccepted), event("T1", 1, spool.StateAccepted)}})
+	cl.send(&wire.Events{Batch: "b1", Events: []wire.Event{event("T1", 1, spool.StateAccepted), event("T1", 1, spool.StateAccepted)}})
 	nextOf[*wire.EventsAck](cl)
 	var evs struct {
-		Events  []spool.Event `json:"events"`
-		Dropped int           `json:"dropped"`
+		Events  []wire.Event `json:"events"`
+		Dropped int          `json:"dropped"`
 	}
 	tc.httpDo(t, "GET", "/api/agents/a1/events", nil, "", &evs)
 	if len(evs.Events) != 1 || evs.Events[0].TaskNo != "T1" || evs.Events[0].N != 1 {

@@ -218,8 +218,8 @@ func job(taskNo string) wire.Job {
 	return wire.Job{TaskNo: taskNo, Printer: "kitchen", Payload: []byte("ORDER\n")}
 }
 
-func event(taskNo string, n int, state spool.State) spool.Event {
-	return spool.Event{TaskNo: taskNo, N: n, State: state, Printer: "kitchen", Origin: spool.OriginCloud,
+func event(taskNo string, n int, state spool.State) wire.Event {
+	return wire.Event{TaskNo: taskNo, N: n, State: state, Printer: "kitchen", Origin: spool.OriginCloud,
 		At: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
 }
 

@@ -189,15 +189,15 @@ func TestEventsDedupe(t *testing.T) {
 	tc := newCloud(t, Options{})
 	cl := tc.connect(t, tc.IssueToken("a1"), "a1")
 	cl.handshake("a1")
-	cl.send(&wire.Events{Batch: "b1", Events: []spool.Event{event("A", 1, spool.StateAccepted), event("A", 2, spool.StateQueued)}})
+	cl.send(&wire.Events{Batch: "b1", Events: []wire.Event{event("A", 1, spool.StateAccepted), event("A", 2, spool.StateQueued)}})
 	if a := nextOf[*wire.EventsAck](cl); a.Batch != "b1" {
 		t.Fatalf("ack %+v", a)
 	}
-	cl.send(&wire.Events{Batch: "b2", Events: []spool.Event{event("A", 2, spool.StateQueued), event("B", 1, spool.StateAccepted)}})
+	cl.send(&wire.Events{Batch: "b2", Events: []wire.Event{event("A", 2, spool.StateQueued), event("B", 1, spool.StateAccepted)}})
 	if a := nextOf[*wire.EventsAck](cl); a.Batch != "b2" {
 		t.Fatalf("ack %+v", a)
 	}
-	cl.send(&wire.Events{Batch: "b1", Events: []spool.Event{event("A", 1, spool.StateAccepted), event("A", 2, spool.StateQueued)}})
+	cl.send(&wire.Events{Batch: "b1", Events: []wire.Event{event("A", 1, spool.StateAccepted), event("A", 2, spool.StateQueued)}})
 	if a := nextOf[*wire.EventsAck](cl); a.Batch != "b1" {
 		t.Fatalf("ack of the resent batch %+v", a)
 	}
@@ -244,7 +244,7 @@ func TestMalformedFrames(t *testing.T) {
 			t.Errorf("%s: error %+v, want code %s frame_type %q", tt.name, e, tt.code, tt.typ)
 		}
 	}
-	cl.send(&wire.Events{Batch: "after", Events: []spool.Event{event("A", 1, spool.StateAccepted)}})
+	cl.send(&wire.Events{Batch: "after", Events: []wire.Event{event("A", 1, spool.StateAccepted)}})
 	if a := nextOf[*wire.EventsAck](cl); a.Batch != "after" {
 		t.Fatalf("ack %+v", a)
 	}
@@ -426,7 +426,7 @@ func TestBounded(t *testing.T) {
 	cl.handshake("a1")
 	nextOf[*wire.Job](cl)
 	nextOf[*wire.Job](cl)
-	var evs []spool.Event
+	var evs []wire.Event
 	for i := 1; i <= 5; i++ {
 		evs = append(evs, event("E", i, spool.StateQueued))
 	}

@@ -243,7 +243,7 @@ func TestMalformedFrames(t *testing.T) {
 	}
 }
 
-func keysOf(evs []spool.Event) []string {
+func keysOf(evs []wire.Event) []string {
 	out := make([]string, len(evs))
 	for i, e := range evs {
 		out[i] = fmt.Sprintf("%s/%d", e.TaskNo, e.N)

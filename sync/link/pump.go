@@ -61,9 +61,9 @@ func (s *session) sendBatch(evs []spool.OutboxEvent) error {
 	evs = ordered(evs, l)
 	id := "b" + strconv.FormatUint(l.batches.Add(1), 10)
 	for n := len(evs); ; {
-		b := &wire.Events{Batch: id, Events: make([]spool.Event, n)}
+		b := &wire.Events{Batch: id, Events: make([]wire.Event, n)}
 		for i := range n {
-			b.Events[i] = evs[i].Event
+			b.Events[i] = wireEvent(evs[i].Event)
 		}
 		frame, err := wire.Encode(b)
 		var fe *wire.FrameError
@@ -97,9 +97,9 @@ func (s *session) sendBatch(evs []spool.OutboxEvent) error {
 // for a later batch, so the cloud still gets a well-formed one.
 func ordered(evs []spool.OutboxEvent, l *Link) []spool.OutboxEvent {
 	check := func() error {
-		b := wire.Events{Events: make([]spool.Event, len(evs))}
+		b := wire.Events{Events: make([]wire.Event, len(evs))}
 		for i := range evs {
-			b.Events[i] = evs[i].Event
+			b.Events[i] = wireEvent(evs[i].Event)
 		}
 		return b.Ordered()
 	}
@@ -123,7 +123,7 @@ func ordered(evs []spool.OutboxEvent, l *Link) []spool.OutboxEvent {
 func (s *session) dropInvalid(evs []spool.OutboxEvent) error {
 	var bad [][]byte
 	for _, ev := range evs {
-		_, err := wire.Encode(&wire.Events{Batch: "check", Events: []spool.Event{ev.Event}})
+		_, err := wire.Encode(&wire.Events{Batch: "check", Events: []wire.Event{wireEvent(ev.Event)}})
 		if err != nil {
 			s.l.log.Error("cloud link: outbox event cannot be sent and is dropped", "task_no", ev.TaskNo, "n", ev.N, "err", err)
 			bad = append(bad, ev.Key)

@@ -91,9 +91,9 @@ func TestOrderedSortsABadBatch(t *testing.T) {
 		outboxEvent("A", 2, spool.StateQueued),
 	}
 	got := ordered(evs, l)
-	var es []spool.Event
+	var es []wire.Event
 	for _, e := range got {
-		es = append(es, e.Event)
+		es = append(es, wireEvent(e.Event))
 	}
 	if s := fmt.Sprint(keysOf(es)); s != "[A/1 A/2 B/1]" {
 		t.Fatalf("ordered %v", s)

@@ -33,7 +33,7 @@ func TestEncodeRefusesInvalid(t *testing.T) {
 		{&wire.JobAck{TaskNo: "A", Result: wire.ResultAccepted}, "state"},
 		{&wire.JobAck{TaskNo: "A", Result: wire.ResultRejected, Error: &wire.Problem{}}, "error.code"},
 		{&wire.Events{Batch: "b"}, "events"},
-		{&wire.Events{Batch: "b", Events: []spool.Event{{TaskNo: "A", N: 1, State: spool.StateQueued}, {TaskNo: "A", State: spool.StateSending}}}, "events[1].n"},
+		{&wire.Events{Batch: "b", Events: []wire.Event{{TaskNo: "A", N: 1, State: spool.StateQueued}, {TaskNo: "A", State: spool.StateSending}}}, "events[1].n"},
 		{&wire.EventsAck{}, "batch"},
 		{&wire.Reprint{ID: "c"}, "task_no"},
 		{&wire.Cancel{TaskNo: "A"}, "id"},
@@ -109,12 +109,12 @@ func TestLargestJobFits(t *testing.T) {
 func TestBatchFits(t *testing.T) {
 	e := &wire.Events{Batch: strings.Repeat("b", 64)}
 	for i := range 1000 {
-		e.Events = append(e.Events, spool.Event{
+		e.Events = append(e.Events, wire.Event{
 			TaskNo: fmt.Sprintf("%s%04d", strings.Repeat("T", 124), i), N: 1 << 21,
 			State: spool.StateRetryWait, Reason: strings.Repeat("R", 128), Printer: strings.Repeat("p", 64),
 			Target: strings.Repeat("q", 64), Confirmation: spool.ConfirmDelivered, Attempts: 1 << 30,
 			PossibleDuplicate: true, Origin: spool.OriginManager, At: time.Date(2026, 11, 30, 23, 59, 59, 999999999, time.FixedZone("", -9*3600-30*60)),
-			Job: &spool.JobInfo{Printer: strings.Repeat("p", 64), Priority: spool.PriorityUrgent, Origin: spool.OriginManager, Size: 1 << 20, SHA256: strings.Repeat("f", 64)},
+			Job: &wire.JobInfo{Printer: strings.Repeat("p", 64), Priority: spool.PriorityUrgent, Origin: spool.OriginManager, Size: 1 << 20, SHA256: strings.Repeat("f", 64)},
 		})
 	}
 	if err := e.Ordered(); err != nil {
@@ -158,11 +158,11 @@ func TestEncodeErrorWraps(t *testing.T) {
 // dropped every event of them as invalid (found by the chaos run).
 func TestEveryOriginTravels(t *testing.T) {
 	for _, o := range spool.Origins() {
-		ev := spool.Event{TaskNo: "T-" + string(o), N: 1, State: spool.StateAccepted, Printer: "kitchen", Origin: o,
+		ev := wire.Event{TaskNo: "T-" + string(o), N: 1, State: spool.StateAccepted, Printer: "kitchen", Origin: o,
 			At: time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC),
-			Job: &spool.JobInfo{Printer: "kitchen", Priority: spool.PriorityNormal, Origin: o, Size: 3,
+			Job: &wire.JobInfo{Printer: "kitchen", Priority: spool.PriorityNormal, Origin: o, Size: 3,
 				SHA256: strings.Repeat("ab", 32)}}
-		b, err := wire.Encode(&wire.Events{Batch: "b1", Events: []spool.Event{ev}})
+		b, err := wire.Encode(&wire.Events{Batch: "b1", Events: []wire.Event{ev}})
 		if err != nil {
 			t.Fatalf("origin %s: %v", o, err)
 		}

@@ -2,12 +2,12 @@ package wire
 
 import (
 	"fmt"
+	"time"
 
 	"printgate/spool"
 )
 
-// Events is a batch of outbox events (spool.Event, whose JSON is the wire
-// form of §5). Requires batch, the id the cloud echoes in events_ack, and
+// Events is a batch of outbox events in the wire form of §5. Requires batch, the id the cloud echoes in events_ack, and
 // at least one event. Each event requires task_no, n of 1 or more and a
 // known state; attempts is 0 or more; confirmation and origin, when set,
 // are known values; a job summary requires printer, a size of 0 or more
@@ -17,8 +17,37 @@ import (
 // the order (see Ordered): the cloud dedupes by (task_no, n), so a batch
 // out of order is still safe to store.
 type Events struct {
-	Batch  string        `json:"batch"`
-	Events []spool.Event `json:"events"`
+	Batch  string  `json:"batch"`
+	Events []Event `json:"events"`
+}
+
+// Event is one state change of a task as §5 sends it to the cloud. It is
+// the wire's own type, not the spool's record, so that a field added to
+// the spool's outbox event reaches the cloud only when §5 and this type
+// say so; the link converts each outbox event into one of these.
+type Event struct {
+	TaskNo            string             `json:"task_no"`
+	N                 int                `json:"n"`
+	State             spool.State        `json:"state"`
+	Reason            string             `json:"reason,omitempty"`
+	Printer           string             `json:"printer"`
+	Target            string             `json:"target,omitempty"`
+	Confirmation      spool.Confirmation `json:"confirmation,omitempty"`
+	Attempts          int                `json:"attempts"`
+	PossibleDuplicate bool               `json:"possible_duplicate,omitempty"`
+	Origin            spool.Origin       `json:"origin"`
+	At                time.Time          `json:"at"`
+	Job               *JobInfo           `json:"job,omitempty"`
+}
+
+// JobInfo is an event's summary of a locally submitted task, without its
+// body: what the cloud needs to know about a job it did not send.
+type JobInfo struct {
+	Printer  string         `json:"printer"`
+	Priority spool.Priority `json:"priority"`
+	Origin   spool.Origin   `json:"origin"`
+	Size     int            `json:"size"`
+	SHA256   string         `json:"sha256"`
 }
 
 // EventsAck tells the agent a batch is stored and may leave the outbox.
@@ -84,7 +113,7 @@ func (m *Events) check() *FrameError {
 	return nil
 }
 
-func checkEvent(at string, ev *spool.Event) *FrameError {
+func checkEvent(at string, ev *Event) *FrameError {
 	if e := required(at+"task_no", ev.TaskNo); e != nil {
 		return e
 	}

@@ -12,7 +12,7 @@ import (
 func batch(keys ...any) wire.Events {
 	e := wire.Events{Batch: "b-1"}
 	for i := 0; i < len(keys); i += 2 {
-		e.Events = append(e.Events, spool.Event{TaskNo: keys[i].(string), N: keys[i+1].(int), State: spool.StateQueued})
+		e.Events = append(e.Events, wire.Event{TaskNo: keys[i].(string), N: keys[i+1].(int), State: spool.StateQueued})
 	}
 	return e
 }

@@ -14,7 +14,7 @@ var at = time.Date(2026, 11, 30, 12, 0, 5, 250_000_000, time.UTC)
 
 // golden is one valid frame of every message type, byte for byte as
 // Encode writes it, with the message it decodes to. It pins the wire form
-// of PROTOCOL.md §5, spool.Event's JSON included.
+// of PROTOCOL.md §5, wire.Event's JSON included.
 var golden = []struct {
 	frame string
 	msg   wire.Message
@@ -36,9 +36,9 @@ var golden = []struct {
 		`{"task_no":"A-1","n":2,"state":"QUEUED","printer":"kitchen","target":"bar","attempts":0,"origin":"local","at":"2026-11-30T12:00:05.25Z"},` +
 		`{"task_no":"B-7","n":4,"state":"PRINTED","printer":"bar","confirmation":"printed","attempts":2,"possible_duplicate":true,"origin":"cloud","at":"2026-11-30T12:00:05.25Z"}` +
 		`]}`,
-		&wire.Events{Batch: "b-19", Events: []spool.Event{
+		&wire.Events{Batch: "b-19", Events: []wire.Event{
 			{TaskNo: "A-1", N: 1, State: spool.StateAccepted, Printer: "kitchen", Origin: spool.OriginLocal, At: at,
-				Job: &spool.JobInfo{Printer: "kitchen", Priority: spool.PriorityNormal, Origin: spool.OriginLocal, Size: 5, SHA256: "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"}},
+				Job: &wire.JobInfo{Printer: "kitchen", Priority: spool.PriorityNormal, Origin: spool.OriginLocal, Size: 5, SHA256: "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"}},
 			{TaskNo: "A-1", N: 2, State: spool.StateQueued, Printer: "kitchen", Target: "bar", Origin: spool.OriginLocal, At: at},
 			{TaskNo: "B-7", N: 4, State: spool.StatePrinted, Printer: "bar", Confirmation: spool.ConfirmPrinted, Attempts: 2, PossibleDuplicate: true, Origin: spool.OriginCloud, At: at},
 		}}},
