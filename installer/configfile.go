@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"printgate/agent/config"
+	"printgate/internal/tomlq"
 
 	"github.com/BurntSushi/toml"
 )
@@ -139,7 +139,7 @@ func tomlString(s string) string {
 	if !strings.ContainsAny(s, "'\n\r") && !hasControl(s) {
 		return "'" + s + "'"
 	}
-	return config.Quote(s)
+	return tomlq.Quote(s)
 }
 
 func hasControl(s string) bool {

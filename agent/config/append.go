@@ -7,7 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
+
+	"printgate/internal/tomlq"
 )
 
 // ErrFileChanged is returned by AppendPrinter when the config file changed
@@ -89,25 +90,5 @@ func AppendPrinter(path, name, url string, want []byte) (*Config, error) {
 // (and a blank line), so the page can show a manager exactly what the
 // file will gain.
 func PrinterBlock(name, url string) string {
-	return fmt.Sprintf("# added from the manager page\n[[printers]]\nname = %s\nurl = %s\n", Quote(name), Quote(url))
-}
-
-// Quote writes s as a TOML basic string, escaping quotes, backslashes and
-// control characters, for the config lines printgate writes or shows.
-func Quote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, "\\u%04X", r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
+	return fmt.Sprintf("# added from the manager page\n[[printers]]\nname = %s\nurl = %s\n", tomlq.Quote(name), tomlq.Quote(url))
 }

@@ -10,8 +10,8 @@ import (
 	"slices"
 	"sync"
 
-	"printgate/agent/config"
 	"printgate/drivers"
+	"printgate/internal/tomlq"
 )
 
 // foundView is a discovered printer with the config lines that add it.
@@ -32,7 +32,7 @@ func configBlock(name string, f drivers.Found) string {
 
 // tomlString quotes s as a TOML basic string, as the config package
 // writes it.
-func tomlString(s string) string { return config.Quote(s) }
+func tomlString(s string) string { return tomlq.Quote(s) }
 
 // foundViews names discovered printers printer-1, printer-2... after the
 // names already configured, so every block can be pasted as it is.
