@@ -19,7 +19,6 @@ import (
 	"printgate/agent/localapi"
 	"printgate/drivers/escpos"
 	"printgate/drivers/escpos/decode"
-	"printgate/drivers/printertest"
 )
 
 func init() {
@@ -238,12 +237,12 @@ func writeDecodeText(w *strings.Builder, stream []byte, o decode.Options) {
 	tickets, pending, incomplete := decode.DecodeWith(stream, o)
 	fmt.Fprintf(w, "%d bytes, %d ticket(s) cut\n", len(stream), len(tickets))
 	for i, t := range tickets {
-		printertest.Render(w, "ticket", emulatorTicket(t, i+1))
+		sheet(t, i+1).Draw(w, "ticket")
 	}
 	hasPending := len(pending.Items) > 0
 	if hasPending {
 		var b strings.Builder
-		printertest.Render(&b, "not cut", emulatorTicket(pending, len(tickets)+1))
+		sheet(pending, len(tickets)+1).Draw(&b, "not cut")
 		// The emulator's box ends in its cut; this paper was not cut.
 		s := b.String()
 		if i := strings.LastIndex(s, "────[CUT]┘"); i >= 0 {
@@ -307,12 +306,12 @@ func hexBytes(b []byte) string {
 	return sb.String()
 }
 
-// emulatorTicket is t as the emulator's Ticket, so that decode draws
-// exactly what the emulated printers draw.
-func emulatorTicket(t decode.Ticket, seq int) printertest.Ticket {
-	et := printertest.FromDecoded(t)
-	et.Seq = seq
-	return et
+// sheet is t as the emulator records it, numbered seq, so that decode
+// draws exactly what the emulated printers draw.
+func sheet(t decode.Ticket, seq int) decode.Sheet {
+	s := t.Sheet()
+	s.Seq = seq
+	return s
 }
 
 // writeDecodeHTML writes a standalone page: the manager page's paper

@@ -85,7 +85,7 @@ func (p *parser) feed(b []byte) {
 
 func (p *parser) finishTicket(dt decode.Ticket) {
 	p.seq++
-	t := FromDecoded(dt)
+	t := dt.Sheet()
 	t.Seq = p.seq
 	if p.now != nil {
 		t.At = p.now()
@@ -93,32 +93,6 @@ func (p *parser) finishTicket(dt decode.Ticket) {
 	if p.onTicket != nil {
 		p.onTicket(t)
 	}
-}
-
-// FromDecoded is the emulator's record of a ticket the stream decoder
-// read: what `printgate decode` draws, so the emulator and the command
-// cannot draw one stream two ways.
-func FromDecoded(d decode.Ticket) Ticket {
-	t := Ticket{
-		Lines:    d.Lines,
-		QR:       d.QR,
-		Barcodes: d.Barcodes,
-		Beeps:    d.Beeps,
-		Cut:      d.Cut,
-		Raw:      d.Raw,
-	}
-	for _, im := range d.Images {
-		t.Images = append(t.Images, Image{Width: im.Width, Height: im.Height})
-	}
-	for _, k := range d.Drawer {
-		t.Drawer = append(t.Drawer, DrawerKick{Pin: k.Pin, OnMS: k.OnMS, OffMS: k.OffMS})
-	}
-	for _, it := range d.Items {
-		if it.Kind == decode.KindSymbol {
-			t.Symbols = append(t.Symbols, it.Symbol.Type+" "+it.Symbol.Data)
-		}
-	}
-	return t
 }
 
 // Parse decodes a complete ESC/POS stream the way the emulator would print
@@ -141,7 +115,7 @@ func ParseWith(stream []byte, o decode.Options) (tickets []Ticket, pending Ticke
 
 // pendingTicket is the unfinished ticket as it would look if cut now.
 func (p *parser) pendingTicket() Ticket {
-	t := FromDecoded(p.d.Pending())
+	t := p.d.Pending().Sheet()
 	t.Raw = append(t.Raw, p.buf...)
 	return t
 }

@@ -6,7 +6,9 @@
 //
 // It is the decoder of the test emulator (drivers/printertest), moved here
 // so that production code can use it too: the manager page previews tasks
-// whose payload is raw ESC/POS (escpos.PreviewStreamHTML).
+// whose payload is raw ESC/POS (escpos.PreviewStreamHTML), and `printgate
+// decode` draws a stream's tickets as text the way the emulator records
+// them (Sheet), without linking the emulator into the release binary.
 package decode
 
 import (

@@ -1,0 +1,144 @@
+package decode
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/text/width"
+)
+
+// Sheet is a ticket reduced to what a person reads off the paper: its text
+// lines and the contents of its symbols, images, drawer kicks and beeps.
+// It is what the test printer (drivers/printertest) records of each ticket
+// and what it and `printgate decode` draw in a terminal (Draw), so the two
+// cannot draw one stream two ways.
+type Sheet struct {
+	// Seq numbers a printer's tickets from 1; Ticket.Sheet leaves it 0
+	// for whoever counts the tickets to set.
+	Seq int
+	// Lines holds the text lines as printed, decoded from the code page or
+	// from GB18030 in CJK mode. Feeds give empty lines.
+	Lines []string
+	// QR and Barcodes hold the contents of each printed symbol, in order.
+	QR       []string
+	Barcodes []string
+	// Symbols holds the other 2D symbols (PDF417, DataMatrix, Aztec,
+	// MaxiCode) as "TYPE data", in order.
+	Symbols []string
+	// Images holds the size of each printed raster or bit image.
+	Images []ImageSize
+	// Drawer holds each cash drawer kick; Beeps counts buzzer sounds.
+	Drawer []DrawerKick
+	Beeps  int
+	// Cut is "full" or "partial"; empty for a ticket still being printed.
+	Cut string
+	// Raw holds the bytes processed for this ticket, cut included.
+	Raw []byte
+	// At is when the cut happened, set by a recorder with a clock (the
+	// emulator); Ticket.Sheet leaves it zero.
+	At time.Time
+}
+
+// ImageSize is the size of a printed image in dots.
+type ImageSize struct {
+	Width, Height int
+}
+
+// Sheet returns what a person reads off t (Seq and At left zero).
+func (t Ticket) Sheet() Sheet {
+	s := Sheet{
+		Lines:    t.Lines,
+		QR:       t.QR,
+		Barcodes: t.Barcodes,
+		Beeps:    t.Beeps,
+		Cut:      t.Cut,
+		Raw:      t.Raw,
+	}
+	for _, im := range t.Images {
+		s.Images = append(s.Images, ImageSize{Width: im.Width, Height: im.Height})
+	}
+	s.Drawer = append(s.Drawer, t.Drawer...)
+	for _, it := range t.Items {
+		if it.Kind == KindSymbol {
+			s.Symbols = append(s.Symbols, it.Symbol.Type+" "+it.Symbol.Data)
+		}
+	}
+	return s
+}
+
+// Text returns the lines joined by newlines.
+func (s Sheet) Text() string { return strings.Join(s.Lines, "\n") }
+
+// Contains reports whether any line contains sub.
+func (s Sheet) Contains(sub string) bool {
+	for _, l := range s.Lines {
+		if strings.Contains(l, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// columns is the display width of s in a terminal: East Asian wide and
+// full-width characters take two columns, as they do on paper.
+func columns(s string) int {
+	n := 0
+	for _, r := range s {
+		switch width.LookupRune(r).Kind() {
+		case width.EastAsianWide, width.EastAsianFullwidth:
+			n += 2
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+// Draw draws the sheet as it looks on paper: a box with the text lines,
+// then one line per QR code, barcode, other 2D symbol, image, drawer kick and beep, and the
+// cut. name labels the box (the printer's name).
+func (s Sheet) Draw(w io.Writer, name string) error {
+	var body []string
+	body = append(body, s.Lines...)
+	for _, q := range s.QR {
+		body = append(body, "[QR "+q+"]")
+	}
+	for _, b := range s.Barcodes {
+		body = append(body, "[BARCODE "+b+"]")
+	}
+	for _, sy := range s.Symbols {
+		body = append(body, "["+sy+"]")
+	}
+	for _, im := range s.Images {
+		body = append(body, fmt.Sprintf("[IMAGE %dx%d]", im.Width, im.Height))
+	}
+	for _, d := range s.Drawer {
+		body = append(body, fmt.Sprintf("[DRAWER pin %d]", d.Pin))
+	}
+	if s.Beeps > 0 {
+		body = append(body, fmt.Sprintf("[BEEP x%d]", s.Beeps))
+	}
+	wide := columns(name) + 12
+	for _, l := range body {
+		wide = max(wide, columns(l))
+	}
+	var b strings.Builder
+	title := fmt.Sprintf(" %s #%d ", name, s.Seq)
+	fmt.Fprintf(&b, "┌%s%s┐\n", title, strings.Repeat("─", max(0, wide+2-columns(title))))
+	for _, l := range body {
+		if !utf8.ValidString(l) {
+			l = strings.ToValidUTF8(l, "\uFFFD")
+		}
+		fmt.Fprintf(&b, "│ %s%s │\n", l, strings.Repeat(" ", wide-columns(l)))
+	}
+	cut := "[CUT]"
+	if s.Cut == "partial" {
+		cut = "[PARTIAL CUT]"
+	}
+	fmt.Fprintf(&b, "└%s%s┘\n", strings.Repeat("─", max(0, wide+2-len(cut))), cut)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
