@@ -8,15 +8,16 @@
 // hard rule: an entry never fires before its deadline, and fires at most one
 // tick after it when the wheel is advanced on every tick it asks for.
 //
-// Time is injected through [Clock]: [RealClock] in production, [FakeClock] in
-// tests, so no test sleeps to wait for a timer. Deadlines are compared on the
-// monotonic clock, so a wall-clock jump (NTP step, a cashier changing the
-// till's date) neither fires entries early nor strands them.
+// Time is injected through [clock.Clock] (printgate/internal/clock): the
+// real clock in production, a fake one in tests, so no test sleeps to wait
+// for a timer. Deadlines are compared on the monotonic clock, so a
+// wall-clock jump (NTP step, a cashier changing the till's date) neither
+// fires entries early nor strands them.
 //
 // [Wheel] is for one goroutine; [Scheduler] wraps it with a mutex and a driver
 // loop for the common case of Add and Cancel arriving from many goroutines.
-// [Backoff] computes retry delays to feed into either.
 //
-// The package imports nothing from the rest of printgate so it can be reused
-// and tested on its own.
+// The package imports nothing from the rest of printgate but its clock, so
+// it can be reused and tested on its own. Retry delays to feed into either
+// come from printgate/internal/backoff.
 package wheel

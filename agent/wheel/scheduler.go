@@ -4,14 +4,16 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"printgate/internal/clock"
 )
 
 // Scheduler is a [Wheel] made safe for concurrent use, with a driver loop:
 // Add and Cancel may come from any goroutine while one goroutine runs Run,
-// which sleeps on the [Clock] until the next tick with work and delivers due
+// which sleeps on the [clock.Clock] until the next tick with work and delivers due
 // entries outside the lock, so a callback may call back into the Scheduler.
 type Scheduler[K comparable, V any] struct {
-	clock Clock
+	clock clock.Clock
 	kick  chan struct{} // wakes Run when an Add moves the next wake earlier
 
 	mu     sync.Mutex
@@ -22,7 +24,7 @@ type Scheduler[K comparable, V any] struct {
 
 // NewScheduler returns an empty scheduler driven by clock with the given tick
 // (DefaultTick if tick <= 0).
-func NewScheduler[K comparable, V any](clock Clock, tick time.Duration) *Scheduler[K, V] {
+func NewScheduler[K comparable, V any](clock clock.Clock, tick time.Duration) *Scheduler[K, V] {
 	return &Scheduler[K, V]{
 		clock: clock,
 		kick:  make(chan struct{}, 1),

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"printgate/internal/clock"
 )
 
 type delivery struct {
@@ -15,7 +17,7 @@ type delivery struct {
 
 // startScheduler runs s.Run on its own goroutine, reporting deliveries on the
 // returned channel, and stops it when the test ends.
-func startScheduler(t *testing.T, s *Scheduler[int, time.Time], clk *FakeClock, fn func(int)) <-chan delivery {
+func startScheduler(t *testing.T, s *Scheduler[int, time.Time], clk *clock.FakeClock, fn func(int)) <-chan delivery {
 	t.Helper()
 	out := make(chan delivery, 1024)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -60,7 +62,7 @@ var never = epoch.Add(100 * 365 * 24 * time.Hour)
 // a coarse slot) until Run asks to wake at or after target, checking that
 // nothing is delivered on the way. It returns that wake time and how many
 // wakes came before it.
-func sleepUntil(t *testing.T, clk *FakeClock, target time.Time, out <-chan delivery) (time.Time, int) {
+func sleepUntil(t *testing.T, clk *clock.FakeClock, target time.Time, out <-chan delivery) (time.Time, int) {
 	t.Helper()
 	for n := 0; ; n++ {
 		wake := clk.WaitTimer(never)
@@ -81,7 +83,7 @@ func sleepUntil(t *testing.T, clk *FakeClock, target time.Time, out <-chan deliv
 // TestSchedulerSleepsUntilDue ensures Run sleeps on the clock until the tick
 // of the earliest deadline and delivers then, not before.
 func TestSchedulerSleepsUntilDue(t *testing.T) {
-	clk := NewFakeClock(epoch)
+	clk := clock.NewFakeClock(epoch)
 	s := NewScheduler[int, time.Time](clk, 10*time.Millisecond)
 	deadline := clk.Now().Add(1234567 * time.Microsecond)
 	s.Add(1, deadline, deadline)
@@ -113,7 +115,7 @@ func TestSchedulerSleepsUntilDue(t *testing.T) {
 // TestSchedulerEarlierAddWakesRun ensures an Add with a deadline earlier than
 // the one Run sleeps for wakes it, so the new entry is not held back.
 func TestSchedulerEarlierAddWakesRun(t *testing.T) {
-	clk := NewFakeClock(epoch)
+	clk := clock.NewFakeClock(epoch)
 	s := NewScheduler[int, time.Time](clk, 0)
 	s.After(1, time.Hour, time.Time{})
 	out := startScheduler(t, s, clk, nil)
@@ -141,7 +143,7 @@ func TestSchedulerEarlierAddWakesRun(t *testing.T) {
 // Run delivers lose nothing: every entry not cancelled is delivered exactly
 // once, and callbacks may call back into the scheduler.
 func TestSchedulerConcurrentUse(t *testing.T) {
-	clk := NewFakeClock(epoch)
+	clk := clock.NewFakeClock(epoch)
 	s := NewScheduler[int, time.Time](clk, 0)
 	const writers, perWriter = 4, 500
 	out := startScheduler(t, s, clk, func(k int) {

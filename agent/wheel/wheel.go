@@ -83,7 +83,7 @@ type node[K comparable, V any] struct {
 }
 
 // New returns an empty wheel whose tick 0 is origin, with the given tick
-// (DefaultTick if tick <= 0). Pass a time from the same [Clock] that will
+// (DefaultTick if tick <= 0). Pass a time from the same [clock.Clock] that will
 // drive Advance, such as clock.Now(), so that differences use its monotonic
 // reading.
 func New[K comparable, V any](origin time.Time, tick time.Duration) *Wheel[K, V] {

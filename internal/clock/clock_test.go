@@ -1,10 +1,12 @@
-package wheel
+package clock
 
 import (
 	"strings"
 	"testing"
 	"time"
 )
+
+var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // TestRealClockIsMonotonic ensures the real clock's times carry a monotonic
 // reading, which is what makes the wheel ignore wall-clock jumps.

@@ -1,4 +1,10 @@
-package wheel
+// Package backoff computes the delay before a retry: the lanes' retries,
+// requeues and failback checks, and the cloud link's reconnects (full
+// jitter, so a thousand stores coming back at once do not stampede).
+//
+// It is a leaf: it imports nothing of printgate, so any layer may use it
+// without importing the agent.
+package backoff
 
 import (
 	"errors"
@@ -9,7 +15,7 @@ import (
 )
 
 // Backoff computes the delay before a retry, for the push wheel's retries,
-// requeues and failback checks. Either it grows exponentially from Base by
+// requeues and failback checks and the link's reconnects. Either it grows exponentially from Base by
 // Factor up to Cap, or, when Schedule is set, it follows that list and then
 // repeats its last step. Jitter then spreads the delay so that a store's
 // printers, all failing at the same moment, do not retry in lockstep.

@@ -1,10 +1,17 @@
-package wheel
+// Package clock is the injected source of time of everything in printgate
+// that waits: the timing wheels, the lanes, the cloud link, pairing and the
+// log tail. Production code uses [RealClock]; tests use [FakeClock] and move
+// time by hand, so no test sleeps to wait for a timer.
+//
+// It is a leaf: it imports nothing of printgate, so any layer may take a
+// Clock without importing the agent.
+package clock
 
 import "time"
 
-// Clock is the wheel's only source of time. Production code uses [RealClock];
-// tests use [FakeClock] and move time by hand, so nothing in this package
-// sleeps on real time except the real clock.
+// Clock is a component's only source of time. Production code uses
+// [RealClock]; tests use [FakeClock] and move time by hand, so nothing that
+// takes a Clock sleeps on real time except the real clock.
 type Clock interface {
 	// Now returns the current time. Times from the real clock carry a
 	// monotonic reading, which is what makes the wheel immune to wall-clock
