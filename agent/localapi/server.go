@@ -16,6 +16,7 @@ import (
 
 	"printgate/agent/lockout"
 	"printgate/agent/logring"
+	"printgate/spool"
 )
 
 // Options configure the API. Only Token is required for the /api/ routes to
@@ -31,7 +32,7 @@ type Options struct {
 	// MaxBodyBytes caps a request body; larger bodies are refused with 413
 	// before they are read. Default BodyLimit(1 MiB), which fits a 1 MiB
 	// ticket as base64 inside JSON. Keep it in step with the spool's
-	// MaxTaskBytes through BodyLimit.
+	// MaxTaskBytes through BodyLimit (spool.DefaultMaxTaskBytes by default).
 	MaxBodyBytes int64
 	// Metrics is served at /metrics (to the token or to loopback clients).
 	// Nil answers /metrics with 404.
@@ -83,7 +84,7 @@ type server struct {
 // /metrics next to the manager page).
 func New(b Backend, opts Options) http.Handler {
 	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = BodyLimit(1 << 20)
+		opts.MaxBodyBytes = BodyLimit(spool.DefaultMaxTaskBytes)
 	}
 	opts.Token = normalizeToken(opts.Token)
 	if opts.Now == nil {
