@@ -67,6 +67,9 @@ func (f *fakeBackend) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task
 	if t, ok := f.tasks[nt.TaskNo]; ok {
 		return clone(t), true, nil
 	}
+	if nt.Invalid != nil {
+		return nil, false, fmt.Errorf("submit %s: %w", nt.TaskNo, nt.Invalid)
+	}
 	return f.accept(nt)
 }
 

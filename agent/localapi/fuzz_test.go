@@ -34,6 +34,11 @@ type intakeBackend struct {
 }
 
 func (b *intakeBackend) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bool, error) {
+	if nt.Invalid != nil {
+		// Handed on only so a known task_no is answered duplicate first;
+		// this dry-run spool knows none, so it is the door's refusal.
+		return nil, false, nt.Invalid
+	}
 	b.got = &nt
 	_, _, err := b.s.Accept(nt)
 	b.verdict = err
