@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -109,13 +108,8 @@ func (s *server) newTask(req *submitRequest) (spool.NewTask, *apiError) {
 		}
 		nt.Payload = b
 	default:
-		check := s.opts.CheckDocument
-		if check == nil {
-			check = checkDocumentOutline
-		}
-		if err := check(req.Document); err != nil {
-			return nt, newError(http.StatusBadRequest, CodeBadDocument, "%s", err)
-		}
+		// The backend parses the document, once, for the printer's
+		// profile: a document it refuses is ErrBadDocument.
 		nt.Document = req.Document
 	}
 
@@ -125,30 +119,6 @@ func (s *server) newTask(req *submitRequest) (spool.NewTask, *apiError) {
 	}
 	nt.Timeout = d
 	return nt, nil
-}
-
-// checkDocumentOutline is the document check used when Options names none:
-// a JSON object whose "lines" is a non-empty array of objects. The renderer
-// judges the lines themselves.
-func checkDocumentOutline(doc json.RawMessage) error {
-	if t := bytes.TrimLeft(doc, " \t\r\n"); len(t) == 0 || t[0] != '{' {
-		return errors.New(`document must be a JSON object like {"lines": [{"text": "..."}]}`)
-	}
-	var d struct {
-		Lines []json.RawMessage `json:"lines"`
-	}
-	if err := json.Unmarshal(doc, &d); err != nil {
-		return errors.New(`document "lines" must be an array of line objects`)
-	}
-	if len(d.Lines) == 0 {
-		return errors.New(`document has no "lines"; it needs at least one line`)
-	}
-	for i, l := range d.Lines {
-		if t := bytes.TrimLeft(l, " \t\r\n"); len(t) == 0 || t[0] != '{' {
-			return fmt.Errorf("document line %d is not an object like {\"text\": \"...\"}", i+1)
-		}
-	}
-	return nil
 }
 
 // readJSON decodes exactly one JSON object from r's body into v, refusing

@@ -3,7 +3,6 @@ package localapi
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -37,12 +36,6 @@ type Options struct {
 	// Metrics is served at /metrics (to the token or to loopback clients).
 	// Nil answers /metrics with 404.
 	Metrics prometheus.Gatherer
-	// CheckDocument validates a submitted ticket document (PROTOCOL.md §4)
-	// so that a bad one is refused at intake with 400 bad_document instead
-	// of failing later with RENDER. Its error message is shown to the
-	// submitter, so it should name the line and the problem. Nil checks
-	// only the outline: an object with a "lines" array of objects.
-	CheckDocument func(doc json.RawMessage) error
 	// Logger receives one debug record per request, the causes of 5xx
 	// answers and one warning per lockout of a client that sent too many
 	// wrong tokens. Nil discards. Tokens are never logged.
