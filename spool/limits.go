@@ -2,6 +2,7 @@ package spool
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -70,10 +71,16 @@ func keyChar(c byte, colon bool) bool {
 	return false
 }
 
-// ValidPriority reports whether p is a priority a task may carry: urgent,
-// normal, or empty for normal.
+// Priorities lists the priorities a task may carry, for validation here
+// and in the cloud protocol (sync/wire), as Origins does for origins.
+func Priorities() []Priority {
+	return []Priority{PriorityNormal, PriorityUrgent}
+}
+
+// ValidPriority reports whether p is a priority a task may carry: one of
+// Priorities, or empty for normal.
 func ValidPriority(p Priority) bool {
-	return p == "" || p == PriorityNormal || p == PriorityUrgent
+	return p == "" || slices.Contains(Priorities(), p)
 }
 
 // ParseTimeout reads a submitter's timeout, a Go duration such as "90s",
