@@ -332,8 +332,10 @@ func (s *session) revoked(m *wire.Revoke) outcome {
 }
 
 // read reads frames until the connection fails. Jobs and commands go to
-// the worker in order; everything else to run. A frame that does not
-// decode is answered here and the connection stays up.
+// the worker in order, and so does a job frame that does not decode but
+// whose task_no could be read (the agent may know it); everything else
+// goes to run. Any other frame that does not decode is answered here, and
+// the connection stays up.
 func (s *session) read() {
 	defer s.wg.Done()
 	for {
