@@ -11,11 +11,37 @@ import (
 	"printgate/spool"
 )
 
-// Submit accepts a task into the spool and hands it to its printer's lane.
-// It returns once the task is fsync'd; printing happens afterwards.
+// Submit is the one intake path: the LAN API, the cloud link, the raw
+// ports, reprint and retry all hand their tasks to it, each answering in
+// its own terms. Its order is the promise of DESIGN.md invariant 7:
+//
+//  1. a task_no already known is answered as the duplicate it is, with its
+//     current state and lane, whatever else is wrong with the request now
+//     (its printer removed by a reload, a document its printer's profile no
+//     longer prints, a door's own refusal in nt.Invalid);
+//  2. then the task is judged once: the door's refusal, the printer, the
+//     document against that printer's profile;
+//  3. then it is accepted (spool fsync) and handed to its lane.
+//
+// It returns once the task is fsync'd; printing happens afterwards. Only an
+// agent that cannot take work now (restoring, core stopped) answers before
+// the dedupe: that is no refusal of the task, and the resend is answered.
 func (a *Agent) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bool, error) {
 	if err := a.available(); err != nil {
+		if nt.Invalid != nil {
+			if _, ok := a.known(nt); !ok {
+				// Unfit whenever it is resent: say so now, as the door would.
+				return nil, false, fmt.Errorf("task %s: %w", nt.TaskNo, nt.Invalid)
+			}
+		}
 		return nil, false, err
+	}
+	if t, ok := a.known(nt); ok {
+		a.m.IncAccepted(string(t.Origin), true)
+		return t, true, nil
+	}
+	if nt.Invalid != nil {
+		return a.refuseTask(nt, fmt.Errorf("task %s: %w", nt.TaskNo, nt.Invalid))
 	}
 	// The lane stays the printer's from the lookup to the post: a reload
 	// that removes or replaces it waits, then finds the task in the spool.
@@ -23,21 +49,16 @@ func (a *Agent) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bool
 	defer a.lanesMu.RUnlock()
 	l, ok := a.lanes[nt.Printer]
 	if !ok {
-		return nil, false, fmt.Errorf("%w: %q (configured: %v)", localapi.ErrUnknownPrinter, nt.Printer, a.order)
+		return a.refuseTask(nt, fmt.Errorf("%w: %q (configured: %v)", localapi.ErrUnknownPrinter, nt.Printer, a.order))
 	}
 	pc := l.pc
 	if len(nt.Document) > 0 {
 		doc, err := escpos.ParseDocument(nt.Document)
-		if err != nil {
-			return nil, false, fmt.Errorf("%w: %v", localapi.ErrBadDocument, err)
+		if err == nil {
+			err = escpos.CheckDocument(doc, pc.Profile)
 		}
-		if err := escpos.CheckDocument(doc, pc.Profile); err != nil {
-			// A resend of a task accepted before the printer's profile
-			// changed is still answered as the duplicate it is.
-			if t, gerr := a.spool.Get(nt.TaskNo); gerr == nil {
-				return t, true, nil
-			}
-			return nil, false, fmt.Errorf("%w: %v", localapi.ErrBadDocument, err)
+		if err != nil {
+			return a.refuseTask(nt, fmt.Errorf("%w: %v", localapi.ErrBadDocument, err))
 		}
 	}
 	if nt.Timeout == 0 {
@@ -45,7 +66,7 @@ func (a *Agent) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bool
 	}
 	t, dup, err := a.spool.Accept(nt)
 	if err != nil {
-		return nil, false, err
+		return a.refuseTask(nt, err)
 	}
 	a.m.IncAccepted(string(t.Origin), dup)
 	if dup {
@@ -70,6 +91,31 @@ func (a *Agent) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bool
 		return nil, false, fmt.Errorf("%w: its core stopped while task %s was being accepted; the task is spooled and prints after a restart", localapi.ErrUnavailable, t.TaskNo)
 	}
 	return t, false, nil
+}
+
+// known returns the stored task when nt's task_no is already known: the
+// dedupe that comes before every other check.
+func (a *Agent) known(nt spool.NewTask) (*spool.Task, bool) {
+	if nt.TaskNo == "" {
+		return nil, false
+	}
+	t, err := a.spool.Get(nt.TaskNo)
+	if err != nil {
+		// Not found, or unreadable: the checks and Accept decide.
+		return nil, false
+	}
+	return t, true
+}
+
+// refuseTask answers a task intake judged unfit with err, unless a submit of
+// the same task_no racing this one was accepted meanwhile: that one is the
+// duplicate this is.
+func (a *Agent) refuseTask(nt spool.NewTask, err error) (*spool.Task, bool, error) {
+	if t, ok := a.known(nt); ok {
+		a.m.IncAccepted(string(t.Origin), true)
+		return t, true, nil
+	}
+	return nil, false, err
 }
 
 // testHookPosted, when set by a test, runs in Submit just after the task

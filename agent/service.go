@@ -144,7 +144,7 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 
 	api := localapi.New(a, localapi.Options{
 		Token:        cfg.APIToken.Reveal(),
-		MaxBodyBytes: localapi.BodyLimit(1 << 20),
+		MaxBodyBytes: localapi.BodyLimit(sp.MaxTaskBytes()),
 		Metrics:      m.Registry(),
 		Logger:       log,
 		Tail:         a.Tail,

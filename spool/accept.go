@@ -90,8 +90,13 @@ func (s *Spool) acceptOp(rec *Task) (*op, func() (*Task, bool)) {
 }
 
 // newRecord validates t and builds the stored record, minus what the
-// transaction assigns (seq, timeline).
+// transaction assigns (seq, timeline). The agent's intake has judged t
+// already; this check stays because it guards what goes on disk for every
+// caller, and it reads the same limits (limits.go).
 func (s *Spool) newRecord(t NewTask) (*Task, error) {
+	if t.Invalid != nil {
+		return nil, fmt.Errorf("%w: task %s: %w", ErrInvalid, t.TaskNo, t.Invalid)
+	}
 	if err := ValidTaskNo(t.TaskNo); err != nil {
 		return nil, err
 	}
@@ -111,12 +116,11 @@ func (s *Spool) newRecord(t NewTask) (*Task, error) {
 	if len(body) > s.opts.MaxTaskBytes {
 		return nil, fmt.Errorf("task %s is %d bytes, over the %d byte limit: %w", t.TaskNo, len(body), s.opts.MaxTaskBytes, ErrTooLarge)
 	}
-	switch t.Priority {
-	case "":
-		t.Priority = PriorityNormal
-	case PriorityUrgent, PriorityNormal:
-	default:
+	if !ValidPriority(t.Priority) {
 		return nil, fmt.Errorf("%w: task %s: priority %q is neither urgent nor normal", ErrInvalid, t.TaskNo, t.Priority)
+	}
+	if t.Priority == "" {
+		t.Priority = PriorityNormal
 	}
 	if t.Origin == "" {
 		t.Origin = OriginLocal

@@ -385,7 +385,7 @@ func (w *walker) record(k, v []byte, live bool) {
 
 // taskNoShaped is ValidTaskNo without building an error for every key.
 func taskNoShaped(k []byte) bool {
-	if len(k) == 0 || len(k) > maxTaskNoLen {
+	if len(k) == 0 || len(k) > MaxTaskNoLen {
 		return false
 	}
 	for _, c := range k {

@@ -87,7 +87,7 @@ func (o Options) withDefaults() Options {
 		o.Reserve = 4 << 20
 	}
 	if o.MaxTaskBytes <= 0 {
-		o.MaxTaskBytes = 1 << 20
+		o.MaxTaskBytes = DefaultMaxTaskBytes
 	}
 	if o.DefaultTimeout <= 0 {
 		o.DefaultTimeout = 90 * time.Second

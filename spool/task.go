@@ -2,7 +2,6 @@ package spool
 
 import (
 	"encoding/json"
-	"fmt"
 	"time"
 )
 
@@ -126,6 +125,13 @@ type NewTask struct {
 	// arrived prints, marked INCOMPLETE, and the first timeline entry says
 	// TRUNCATED.
 	Truncated bool
+	// Invalid, when set, is why the door that decoded this task cannot
+	// take it: bad base64, a timeout out of range, a cloud frame that
+	// breaks the protocol. The agent's intake still answers a task_no
+	// already known as the duplicate it is (DESIGN.md invariant 7) and
+	// refuses anything else with an error wrapping Invalid, so the door
+	// answers in its own terms. Accept refuses such a task.
+	Invalid error
 }
 
 // Task is a task as stored, with everything the agent and the page need.
@@ -217,49 +223,4 @@ type Change struct {
 	Target            *string
 	Confirmation      Confirmation
 	PossibleDuplicate *bool
-}
-
-const (
-	maxTaskNoLen  = 128
-	maxPrinterLen = 64
-)
-
-// ValidTaskNo reports whether s is a well-formed task_no: 1–128 characters
-// of [A-Za-z0-9._:-].
-func ValidTaskNo(s string) error {
-	if len(s) == 0 || len(s) > maxTaskNoLen {
-		return fmt.Errorf("%w: task_no must be 1-%d characters, got %d", ErrInvalid, maxTaskNoLen, len(s))
-	}
-	for i := 0; i < len(s); i++ {
-		if !keyChar(s[i], true) {
-			return fmt.Errorf("%w: task_no %q has character %q at position %d; allowed are A-Z a-z 0-9 . _ : -", ErrInvalid, s, s[i], i+1)
-		}
-	}
-	return nil
-}
-
-// ValidPrinterName reports whether s can name a printer: 1–64 characters of
-// [A-Za-z0-9._-]. The config uses the same rule.
-func ValidPrinterName(s string) error {
-	if len(s) == 0 || len(s) > maxPrinterLen {
-		return fmt.Errorf("%w: printer name must be 1-%d characters, got %d", ErrInvalid, maxPrinterLen, len(s))
-	}
-	for i := 0; i < len(s); i++ {
-		if !keyChar(s[i], false) {
-			return fmt.Errorf("%w: printer name %q has character %q; allowed are A-Z a-z 0-9 . _ -", ErrInvalid, s, s[i])
-		}
-	}
-	return nil
-}
-
-func keyChar(c byte, colon bool) bool {
-	switch {
-	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		return true
-	case c == '.' || c == '_' || c == '-':
-		return true
-	case c == ':':
-		return colon
-	}
-	return false
 }

@@ -120,6 +120,51 @@ func TestSubmitAnswers(t *testing.T) {
 	})
 }
 
+// TestKnownTaskIsDuplicateFirst ensures a resend of a task_no the backend
+// knows is answered 200 duplicate with the stored state whatever this door
+// would refuse in it (DESIGN.md invariant 7), while the same request with a
+// new task_no is refused as before, and a body whose task_no cannot be read
+// is refused outright.
+func TestKnownTaskIsDuplicateFirst(t *testing.T) {
+	f := newFake()
+	f.maxTaskBytes = 4096
+	c := newAPI(t, f, localapi.Options{MaxBodyBytes: localapi.BodyLimit(4096)})
+	wantStatus(t, c.do("POST", "/api/v1/tasks", payloadTask("K_v1", "kitchen", []byte("x"))), http.StatusAccepted, "")
+	f.move("K_v1", spool.StateQueued)
+	b64 := base64.StdEncoding.EncodeToString([]byte("x"))
+	for _, tc := range []struct {
+		name, rest string
+		status     int // what a new task_no gets
+		code       string
+	}{
+		{"unknown printer", `"printer":"patio","payload":"` + b64 + `"`, 404, "unknown_printer"},
+		{"bad base64", `"printer":"kitchen","payload":"not base64!!"`, 400, "bad_payload"},
+		{"bad timeout", `"printer":"kitchen","payload":"` + b64 + `","timeout":"48h"`, 400, "bad_timeout"},
+		{"bad priority", `"printer":"kitchen","priority":"high","payload":"` + b64 + `"`, 400, "invalid_task"},
+		{"both", `"printer":"kitchen","payload":"` + b64 + `","document":{"lines":[{"text":"x"}]}`, 400, "invalid_task"},
+		{"bad document", `"printer":"kitchen","document":{"lines":[]}`, 400, "bad_document"},
+		{"unknown field", `"printer":"kitchen","payload":"` + b64 + `","copies":2`, 400, "unknown_field"},
+		{"over the task limit", `"printer":"kitchen","payload":"` + base64.StdEncoding.EncodeToString(make([]byte, 4097)) + `"`, 413, "payload_too_large"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := c.do("POST", "/api/v1/tasks", `{"task_no":"K_v1",`+tc.rest+`}`)
+			wantStatus(t, a, http.StatusOK, "")
+			var got struct {
+				State     string `json:"state"`
+				Duplicate bool   `json:"duplicate"`
+			}
+			if a.decode(t, &got); got.State != "QUEUED" || !got.Duplicate {
+				t.Errorf("resend answer %s, want the stored task (QUEUED) with duplicate true", a.body)
+			}
+			wantStatus(t, c.do("POST", "/api/v1/tasks", `{"task_no":"N_v1",`+tc.rest+`}`), tc.status, tc.code)
+		})
+	}
+	if _, ok := f.tasks["N_v1"]; ok {
+		t.Fatal("a refused task was stored")
+	}
+	wantStatus(t, c.do("POST", "/api/v1/tasks", `{"task_no":"K_v1",`), http.StatusBadRequest, "bad_json")
+}
+
 // TestDefaultBodyLimit ensures the default request limit lets a 1 MiB
 // ticket through as base64 (the spool's default task limit decides), and
 // refuses a larger body with 413 even when it is sent without a length.

@@ -15,8 +15,9 @@ import (
 type Backend interface {
 	// Submit accepts t (already decoded and checked for shape) and returns
 	// only once it is durable. A task_no already known returns the stored
-	// task with duplicate=true. A printer not in the config is
-	// ErrUnknownPrinter.
+	// task with duplicate=true, before any other check. Otherwise a t with
+	// Invalid set (this door's refusal) is refused with an error wrapping
+	// Invalid, and a printer not in the config is ErrUnknownPrinter.
 	Submit(ctx context.Context, t spool.NewTask) (task *spool.Task, duplicate bool, err error)
 	// Task returns one task, or an error wrapping spool.ErrNotFound.
 	Task(taskNo string) (*spool.Task, error)

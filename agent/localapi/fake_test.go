@@ -9,13 +9,16 @@ import (
 	"time"
 
 	"printgate/agent/localapi"
+	"printgate/drivers/escpos"
 	"printgate/spool"
 )
 
 // fakeBackend is an in-memory agent: it keeps tasks in a map and enforces
-// what the real one does (configured printers, dedupe by task_no, size
-// limit, a full spool, which states may be canceled, reprint versions), so
-// the handlers are tested against behaviour, not against canned answers.
+// what the real one does (dedupe by task_no first, then the door's
+// refusal, configured printers, documents the renderer's parser takes,
+// size limit, a full spool, which states may be canceled, reprint
+// versions), so the handlers are tested against behaviour, not against
+// canned answers.
 type fakeBackend struct {
 	mu           sync.Mutex
 	printers     []localapi.PrinterInfo
@@ -67,12 +70,21 @@ func (f *fakeBackend) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task
 	if t, ok := f.tasks[nt.TaskNo]; ok {
 		return clone(t), true, nil
 	}
+	if nt.Invalid != nil {
+		return nil, false, fmt.Errorf("submit %s: %w", nt.TaskNo, nt.Invalid)
+	}
 	return f.accept(nt)
 }
 
 func (f *fakeBackend) accept(nt spool.NewTask) (*spool.Task, bool, error) {
 	if !f.configured(nt.Printer) {
 		return nil, false, fmt.Errorf("submit %s: printer %q: %w", nt.TaskNo, nt.Printer, localapi.ErrUnknownPrinter)
+	}
+	if len(nt.Document) > 0 {
+		// As the agent: the renderer's parser judges the document.
+		if _, err := escpos.ParseDocument(nt.Document); err != nil {
+			return nil, false, fmt.Errorf("%w: %v", localapi.ErrBadDocument, err)
+		}
 	}
 	if err := spool.ValidTaskNo(nt.TaskNo); err != nil {
 		return nil, false, err

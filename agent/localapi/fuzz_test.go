@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"printgate/agent/localapi"
+	"printgate/drivers/escpos"
 	"printgate/spool"
 )
 
@@ -34,6 +36,17 @@ type intakeBackend struct {
 }
 
 func (b *intakeBackend) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bool, error) {
+	if nt.Invalid != nil {
+		// Handed on only so a known task_no is answered duplicate first;
+		// this dry-run spool knows none, so it is the door's refusal.
+		return nil, false, nt.Invalid
+	}
+	if len(nt.Document) > 0 {
+		// The agent parses the document before it accepts the task.
+		if _, err := escpos.ParseDocument(nt.Document); err != nil {
+			return nil, false, fmt.Errorf("%w: %v", localapi.ErrBadDocument, err)
+		}
+	}
 	b.got = &nt
 	_, _, err := b.s.Accept(nt)
 	b.verdict = err

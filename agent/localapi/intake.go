@@ -5,24 +5,20 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
-	"time"
 
 	"printgate/spool"
 )
 
-// Bounds of a task's "timeout" at intake (PROTOCOL.md §3). Below a second
-// a ticket times out before any printer could take it; beyond a day it would
-// print long after anyone wanted it, so either is a mistake in the
-// submitter's units, refused with 400 bad_timeout.
+// Bounds of a task's "timeout" at intake (PROTOCOL.md §3), refused with
+// 400 bad_timeout outside them; the spool holds the one definition.
 const (
 	// MinTaskTimeout is the shortest timeout a submitter may ask for.
-	MinTaskTimeout = time.Second
+	MinTaskTimeout = spool.MinTimeout
 	// MaxTaskTimeout is the longest timeout a submitter may ask for.
-	MaxTaskTimeout = 24 * time.Hour
+	MaxTaskTimeout = spool.MaxTimeout
 )
 
 // submitRequest is the body of POST /api/v1/tasks (PROTOCOL.md §3).
@@ -44,20 +40,31 @@ type submitAnswer struct {
 }
 
 // submit is POST /api/v1/tasks: 202 for a new task once it is durable, 200
-// with duplicate=true for a task_no already known.
+// with duplicate=true for a task_no already known. A request this door
+// refuses still goes to the backend when its task_no could be read, with
+// the refusal in Invalid: a task_no already known is answered as the
+// duplicate it is, whatever else is wrong with the request (DESIGN.md
+// invariant 7).
 func (s *server) submit(w http.ResponseWriter, r *http.Request) {
 	var req submitRequest
-	if e := s.readJSON(w, r, &req); e != nil {
-		s.fail(w, r, e)
-		return
+	e := s.readJSON(w, r, &req)
+	nt := spool.NewTask{TaskNo: req.TaskNo, Printer: req.Printer, Origin: spool.OriginLocal}
+	if e == nil {
+		nt, e = s.newTask(&req)
 	}
-	nt, e := s.newTask(&req)
 	if e != nil {
-		s.fail(w, r, e)
-		return
+		if req.TaskNo == "" {
+			s.fail(w, r, e)
+			return
+		}
+		nt.Invalid = e
 	}
 	task, dup, err := s.b.Submit(r.Context(), nt)
 	if err != nil {
+		if errors.As(err, &e) {
+			s.fail(w, r, e)
+			return
+		}
 		s.fail(w, r, fromBackend(err, nt.TaskNo, nt.Printer))
 		return
 	}
@@ -68,8 +75,9 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, submitAnswer{TaskNo: task.TaskNo, State: task.State, Seq: task.Seq, Duplicate: dup})
 }
 
-// newTask checks req's shape and turns it into a spool.NewTask. The spool
-// checks again; checking here gives the submitter a specific code.
+// newTask checks req's shape against the spool's rules and turns it into a
+// spool.NewTask; a refusal here gives the submitter a specific code, once
+// the backend has had its chance to answer duplicate (see submit).
 func (s *server) newTask(req *submitRequest) (spool.NewTask, *apiError) {
 	nt := spool.NewTask{TaskNo: req.TaskNo, Printer: req.Printer, Origin: spool.OriginLocal}
 	if err := spool.ValidTaskNo(req.TaskNo); err != nil {
@@ -78,10 +86,8 @@ func (s *server) newTask(req *submitRequest) (spool.NewTask, *apiError) {
 	if err := spool.ValidPrinterName(req.Printer); err != nil {
 		return nt, newError(http.StatusBadRequest, CodeInvalidTask, "%s", err)
 	}
-	switch p := spool.Priority(req.Priority); p {
-	case "", spool.PriorityNormal, spool.PriorityUrgent:
-		nt.Priority = p
-	default:
+	nt.Priority = spool.Priority(req.Priority)
+	if !spool.ValidPriority(nt.Priority) {
 		return nt, newError(http.StatusBadRequest, CodeInvalidTask, "priority %q is neither \"urgent\" nor \"normal\" (leave it out for normal)", req.Priority)
 	}
 
@@ -102,63 +108,17 @@ func (s *server) newTask(req *submitRequest) (spool.NewTask, *apiError) {
 		}
 		nt.Payload = b
 	default:
-		check := s.opts.CheckDocument
-		if check == nil {
-			check = checkDocumentOutline
-		}
-		if err := check(req.Document); err != nil {
-			return nt, newError(http.StatusBadRequest, CodeBadDocument, "%s", err)
-		}
+		// The backend parses the document, once, for the printer's
+		// profile: a document it refuses is ErrBadDocument.
 		nt.Document = req.Document
 	}
 
-	if req.Timeout != "" {
-		d, err := time.ParseDuration(req.Timeout)
-		if err != nil || d <= 0 {
-			return nt, newError(http.StatusBadRequest, CodeBadTimeout, "timeout %q is not a positive duration like \"90s\" or \"2m\" (leave it out for the agent's default)", req.Timeout)
-		}
-		if d < MinTaskTimeout || d > MaxTaskTimeout {
-			return nt, newError(http.StatusBadRequest, CodeBadTimeout, "timeout %q is out of range: it must be from %s to %s (leave it out for the agent's default)", req.Timeout, shortDuration(MinTaskTimeout), shortDuration(MaxTaskTimeout))
-		}
-		nt.Timeout = d
+	d, err := spool.ParseTimeout(req.Timeout)
+	if err != nil {
+		return nt, newError(http.StatusBadRequest, CodeBadTimeout, "%s (leave it out for the agent's default)", err)
 	}
+	nt.Timeout = d
 	return nt, nil
-}
-
-// shortDuration writes d as a person would type it: "24h", not "24h0m0s".
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
-
-// checkDocumentOutline is the document check used when Options names none:
-// a JSON object whose "lines" is a non-empty array of objects. The renderer
-// judges the lines themselves.
-func checkDocumentOutline(doc json.RawMessage) error {
-	if t := bytes.TrimLeft(doc, " \t\r\n"); len(t) == 0 || t[0] != '{' {
-		return errors.New(`document must be a JSON object like {"lines": [{"text": "..."}]}`)
-	}
-	var d struct {
-		Lines []json.RawMessage `json:"lines"`
-	}
-	if err := json.Unmarshal(doc, &d); err != nil {
-		return errors.New(`document "lines" must be an array of line objects`)
-	}
-	if len(d.Lines) == 0 {
-		return errors.New(`document has no "lines"; it needs at least one line`)
-	}
-	for i, l := range d.Lines {
-		if t := bytes.TrimLeft(l, " \t\r\n"); len(t) == 0 || t[0] != '{' {
-			return fmt.Errorf("document line %d is not an object like {\"text\": \"...\"}", i+1)
-		}
-	}
-	return nil
 }
 
 // readJSON decodes exactly one JSON object from r's body into v, refusing

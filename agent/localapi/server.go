@@ -3,7 +3,6 @@ package localapi
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 
 	"printgate/agent/lockout"
 	"printgate/agent/logring"
+	"printgate/spool"
 )
 
 // Options configure the API. Only Token is required for the /api/ routes to
@@ -31,17 +31,11 @@ type Options struct {
 	// MaxBodyBytes caps a request body; larger bodies are refused with 413
 	// before they are read. Default BodyLimit(1 MiB), which fits a 1 MiB
 	// ticket as base64 inside JSON. Keep it in step with the spool's
-	// MaxTaskBytes through BodyLimit.
+	// MaxTaskBytes through BodyLimit (spool.DefaultMaxTaskBytes by default).
 	MaxBodyBytes int64
 	// Metrics is served at /metrics (to the token or to loopback clients).
 	// Nil answers /metrics with 404.
 	Metrics prometheus.Gatherer
-	// CheckDocument validates a submitted ticket document (PROTOCOL.md §4)
-	// so that a bad one is refused at intake with 400 bad_document instead
-	// of failing later with RENDER. Its error message is shown to the
-	// submitter, so it should name the line and the problem. Nil checks
-	// only the outline: an object with a "lines" array of objects.
-	CheckDocument func(doc json.RawMessage) error
 	// Logger receives one debug record per request, the causes of 5xx
 	// answers and one warning per lockout of a client that sent too many
 	// wrong tokens. Nil discards. Tokens are never logged.
@@ -83,7 +77,7 @@ type server struct {
 // /metrics next to the manager page).
 func New(b Backend, opts Options) http.Handler {
 	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = BodyLimit(1 << 20)
+		opts.MaxBodyBytes = BodyLimit(spool.DefaultMaxTaskBytes)
 	}
 	opts.Token = normalizeToken(opts.Token)
 	if opts.Now == nil {

@@ -16,6 +16,10 @@
 //   - a job_ack is sent only after Backend.Submit returned, that is after
 //     the task is fsync'd; when the agent cannot take a job for now
 //     (Classify says retry) nothing is sent and the cloud resends it;
+//   - a job the link would refuse (a bad timeout, a frame that breaks §5
+//     but names its task_no) still goes to Backend.Submit, with the
+//     refusal in NewTask.Invalid, so a task_no the agent knows is answered
+//     duplicate first;
 //   - outbox events go out in task_no then n order, at most MaxInFlight
 //     batches unacknowledged, and leave the outbox only when the cloud
 //     acknowledges their batch; after a reconnect everything not yet

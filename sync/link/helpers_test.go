@@ -259,6 +259,13 @@ func (b *backend) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bo
 	if fail != nil {
 		return nil, false, fail
 	}
+	// Dedupe first, then the link's own refusal, as the agent does.
+	if t, err := b.sp.Get(nt.TaskNo); err == nil {
+		return t, true, nil
+	}
+	if nt.Invalid != nil {
+		return nil, false, fmt.Errorf("submit %s: %w", nt.TaskNo, nt.Invalid)
+	}
 	if !known {
 		return nil, false, fmt.Errorf("%w: %q", errUnknownPrinter, nt.Printer)
 	}

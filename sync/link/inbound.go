@@ -2,18 +2,11 @@ package link
 
 import (
 	"context"
-	"fmt"
-	"time"
+	"errors"
 	"unicode/utf8"
 
 	"printgate/spool"
 	"printgate/sync/wire"
-)
-
-// Bounds of a job's timeout, as the intake's (PROTOCOL.md §3).
-const (
-	minJobTimeout = time.Second
-	maxJobTimeout = 24 * time.Hour
 )
 
 // worker acts on jobs and commands one at a time, in the order they came.
@@ -23,8 +16,12 @@ func (s *session) worker() {
 		select {
 		case <-s.ctx.Done():
 			return
-		case m := <-s.work:
-			s.handle(m)
+		case w := <-s.work:
+			if w.refused != nil {
+				s.reply(s.refusedJob(w.refused))
+				continue
+			}
+			s.handle(w.msg)
 		}
 	}
 }
@@ -50,6 +47,11 @@ func (s *session) handle(m wire.Message) {
 		}
 		s.tmu.Unlock()
 	}
+	s.reply(reply)
+}
+
+// reply sends the worker's answer, if there is one.
+func (s *session) reply(reply wire.Message) {
 	if reply == nil {
 		return
 	}
@@ -59,32 +61,55 @@ func (s *session) handle(m wire.Message) {
 	}
 }
 
+// rejection is a job the link refuses in its own terms, a PROTOCOL.md §3
+// code and a message. It travels to the agent as NewTask.Invalid, so that
+// a task_no already known is answered duplicate before the link refuses
+// anything (DESIGN.md invariant 7), and comes back wrapped in Submit's
+// error.
+type rejection struct{ code, message string }
+
+func (r *rejection) Error() string { return r.code + ": " + r.message }
+
 // job submits a cloud job and returns its job_ack, or nil when the agent
 // cannot take it now and the cloud should resend it.
 func (s *session) job(j *wire.Job) wire.Message {
-	reject := func(code, msg string) wire.Message {
-		s.l.log.Warn("cloud job rejected", "task_no", j.TaskNo, "code", code, "message", msg)
-		return &wire.JobAck{TaskNo: j.TaskNo, Result: wire.ResultRejected, Error: &wire.Problem{Code: code, Message: msg}}
-	}
 	nt := spool.NewTask{
 		TaskNo: j.TaskNo, Printer: j.Printer, Priority: j.Priority, Origin: spool.OriginCloud,
 		Payload: j.Payload, Document: j.Document,
 	}
-	if j.Timeout != "" {
-		d, err := time.ParseDuration(j.Timeout)
-		if err != nil || d <= 0 {
-			return reject("bad_timeout", fmt.Sprintf("timeout %q is not a positive duration like \"90s\" or \"2m\"", j.Timeout))
+	d, err := spool.ParseTimeout(j.Timeout)
+	if err != nil {
+		nt.Invalid = &rejection{code: "bad_timeout", message: err.Error()}
+	}
+	nt.Timeout = d
+	return s.submit(nt, true)
+}
+
+// refusedJob answers a job frame Decode refused whose task_no could be
+// read: duplicate if the agent knows it, else job_ack rejected with the
+// code §3 would give (so the cloud stops resending it).
+func (s *session) refusedJob(fe *wire.FrameError) wire.Message {
+	return s.submit(spool.NewTask{TaskNo: fe.TaskNo, Origin: spool.OriginCloud,
+		Invalid: &rejection{code: jobCode(fe), message: fe.Error()}}, false)
+}
+
+// submit hands nt to the agent and returns the job_ack; logRejected logs
+// a rejection (a refused frame was logged as it arrived).
+func (s *session) submit(nt spool.NewTask, logRejected bool) wire.Message {
+	reject := func(code, msg string) wire.Message {
+		if logRejected {
+			s.l.log.Warn("cloud job rejected", "task_no", nt.TaskNo, "code", code, "message", msg)
 		}
-		if d < minJobTimeout || d > maxJobTimeout {
-			return reject("bad_timeout", fmt.Sprintf("timeout %q is out of range: it must be from 1s to 24h", j.Timeout))
-		}
-		nt.Timeout = d
+		return &wire.JobAck{TaskNo: nt.TaskNo, Result: wire.ResultRejected, Error: &wire.Problem{Code: code, Message: msg}}
 	}
 	t, dup, err := s.l.opts.Backend.Submit(s.ctx, nt)
 	if err != nil {
+		if rej := (*rejection)(nil); errors.As(err, &rej) {
+			return reject(rej.code, rej.message)
+		}
 		code, msg, retry := s.l.opts.Classify(err)
 		if retry {
-			s.l.log.Warn("cloud job not taken for now; the cloud resends it", "task_no", j.TaskNo, "err", err)
+			s.l.log.Warn("cloud job not taken for now; the cloud resends it", "task_no", nt.TaskNo, "err", err)
 			return nil
 		}
 		return reject(code, msg)
@@ -93,7 +118,7 @@ func (s *session) job(j *wire.Job) wire.Message {
 	if dup {
 		res = wire.ResultDuplicate
 	}
-	return &wire.JobAck{TaskNo: j.TaskNo, Result: res, State: t.State}
+	return &wire.JobAck{TaskNo: nt.TaskNo, Result: res, State: t.State}
 }
 
 // result is the command_result for a reprint or cancel.

@@ -156,6 +156,48 @@ func TestJobDuplicate(t *testing.T) {
 	}
 }
 
+// TestKnownJobIsDuplicateFirst ensures a resend of a task_no the agent
+// knows is answered duplicate with the task's state, whatever the link
+// would refuse in it now: a timeout out of range or unreadable, a frame
+// Decode refuses (DESIGN.md invariant 7). Only a frame whose task_no
+// cannot be read is still refused outright.
+func TestKnownJobIsDuplicateFirst(t *testing.T) {
+	h := newHarness(t)
+	h.start(t, h.options())
+	p, _ := h.cloud.welcome(t)
+	p.send(t, job("K1_v1"))
+	if ack := expect[*wire.JobAck](t, p); ack.Result != wire.ResultAccepted {
+		t.Fatalf("first ack %+v", ack)
+	}
+	for _, timeout := range []string{"48h", "soon", "1ms"} {
+		j := job("K1_v1")
+		j.Timeout = timeout
+		p.send(t, j)
+		if ack := expect[*wire.JobAck](t, p); ack.Result != wire.ResultDuplicate || ack.State != spool.StateAccepted || ack.Error != nil {
+			t.Errorf("resend with timeout %q: ack %+v (error %+v), want duplicate ACCEPTED", timeout, ack, ack.Error)
+		}
+	}
+	for _, frame := range []string{
+		`{"type":"job","task_no":"K1_v1","printer":"kitchen","payload":"%%%"}`,
+		`{"type":"job","task_no":"K1_v1","printer":"kitchen","payload":"eA==","colour":"red"}`,
+		`{"type":"job","task_no":"K1_v1","printer":"kitchen"}`,
+		`{"type":"job","task_no":"K1_v1","printer":"kitchen","document":"text"}`,
+	} {
+		p.sendRaw(t, frame)
+		if ack := expect[*wire.JobAck](t, p); ack.TaskNo != "K1_v1" || ack.Result != wire.ResultDuplicate || ack.State != spool.StateAccepted || ack.Error != nil {
+			t.Errorf("%s: ack %+v (error %+v), want duplicate ACCEPTED", frame, ack, ack.Error)
+		}
+	}
+	// A new task_no in a broken frame is still rejected, in its terms.
+	p.sendRaw(t, `{"type":"job","task_no":"K2_v1","printer":"kitchen","payload":"%%%"}`)
+	if ack := expect[*wire.JobAck](t, p); ack.Result != wire.ResultRejected || ack.Error == nil || ack.Error.Code != "bad_payload" {
+		t.Errorf("new broken job: ack %+v (error %+v), want rejected bad_payload", ack, ack.Error)
+	}
+	if _, err := h.sp.Get("K2_v1"); err == nil {
+		t.Error("rejected job K2_v1 is in the spool")
+	}
+}
+
 // TestJobRejected ensures a job the agent refuses is answered rejected
 // with the code Classify gives (or bad_timeout for a timeout the link
 // cannot read), and is not spooled.

@@ -40,7 +40,9 @@ const MaxBatchSize = 1000
 type Backend interface {
 	// Submit accepts a task, returning only once it is fsync'd; duplicate
 	// reports that the task_no was already known (the task is then the
-	// existing one).
+	// existing one). A known task_no is answered duplicate before any
+	// check; otherwise a task with Invalid set is refused with an error
+	// wrapping Invalid (the link's own rejection of the job).
 	Submit(ctx context.Context, nt spool.NewTask) (task *spool.Task, duplicate bool, err error)
 	// Reprint prints a task again as a new version and returns that task.
 	Reprint(ctx context.Context, taskNo string) (*spool.Task, error)

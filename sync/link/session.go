@@ -93,8 +93,8 @@ type session struct {
 
 	heard atomic.Int64 // clock time (unix nanos) a frame, ping or pong last arrived
 
-	in   chan inbound      // reader → run
-	work chan wire.Message // reader → worker: jobs and commands, in order
+	in   chan inbound // reader → run
+	work chan work    // reader → worker: jobs and commands, in order
 
 	wmu       sync.Mutex // serializes writes
 	closeOnce sync.Once
@@ -113,7 +113,7 @@ func newSession(l *Link, conn *websocket.Conn) *session {
 	s := &session{
 		l: l, conn: conn, ctx: ctx, stop: stop,
 		in:    make(chan inbound, 16),
-		work:  make(chan wire.Message, 64),
+		work:  make(chan work, 64),
 		tails: map[string]context.CancelFunc{},
 		sent:  map[string]struct{}{},
 	}
@@ -332,8 +332,10 @@ func (s *session) revoked(m *wire.Revoke) outcome {
 }
 
 // read reads frames until the connection fails. Jobs and commands go to
-// the worker in order; everything else to run. A frame that does not
-// decode is answered here and the connection stays up.
+// the worker in order, and so does a job frame that does not decode but
+// whose task_no could be read (the agent may know it); everything else
+// goes to run. Any other frame that does not decode is answered here, and
+// the connection stays up.
 func (s *session) read() {
 	defer s.wg.Done()
 	for {
@@ -345,14 +347,22 @@ func (s *session) read() {
 		s.markHeard()
 		m, err := wire.Decode(data)
 		if err != nil {
+			var fe *wire.FrameError
+			if errors.As(err, &fe) && fe.Type == wire.TypeJob && fe.TaskNo != "" {
+				// A job whose task_no could be read: the agent says
+				// duplicate first, so it goes to the worker in order.
+				s.l.log.Warn("cloud frame refused", "code", fe.Code, "err", fe.Error())
+				if !s.queue(work{refused: fe}) {
+					return
+				}
+				continue
+			}
 			s.refuse(err)
 			continue
 		}
 		switch m.(type) {
 		case *wire.Job, *wire.Reprint, *wire.Cancel, *wire.LogsTail, *wire.LogsStop:
-			select {
-			case s.work <- m:
-			case <-s.ctx.Done():
+			if !s.queue(work{msg: m}) {
 				return
 			}
 		default:
@@ -360,6 +370,23 @@ func (s *session) read() {
 				return
 			}
 		}
+	}
+}
+
+// work is one item for the worker: a job or command, or a job frame
+// Decode refused whose task_no could be read.
+type work struct {
+	msg     wire.Message
+	refused *wire.FrameError
+}
+
+// queue hands w to the worker; false when the connection ended first.
+func (s *session) queue(w work) bool {
+	select {
+	case s.work <- w:
+		return true
+	case <-s.ctx.Done():
+		return false
 	}
 }
 
@@ -372,9 +399,9 @@ func (s *session) post(in inbound) bool {
 	}
 }
 
-// refuse answers a frame Decode refused: a job whose task_no could be read
-// with job_ack rejected (so the cloud stops resending it), anything else
-// with an error frame. It logs one line.
+// refuse answers a frame Decode refused with an error frame (a job whose
+// task_no could be read goes to the worker instead: refusedJob). It logs
+// one line.
 func (s *session) refuse(err error) {
 	var fe *wire.FrameError
 	if !errors.As(err, &fe) {
@@ -382,12 +409,7 @@ func (s *session) refuse(err error) {
 		return
 	}
 	s.l.log.Warn("cloud frame refused", "code", fe.Code, "err", fe.Error())
-	var reply wire.Message = fe.Reply()
-	if fe.Type == wire.TypeJob && fe.TaskNo != "" {
-		reply = &wire.JobAck{TaskNo: fe.TaskNo, Result: wire.ResultRejected,
-			Error: &wire.Problem{Code: jobCode(fe), Message: fe.Error()}}
-	}
-	if err := s.send(reply); err != nil {
+	if err := s.send(fe.Reply()); err != nil {
 		s.l.log.Debug("cloud link: answer to a refused frame not sent", "err", err)
 	}
 }

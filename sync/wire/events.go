@@ -137,7 +137,7 @@ func checkEvent(at string, ev *Event) *FrameError {
 		if e := required(at+"printer", j.Printer); e != nil {
 			return e
 		}
-		if e := oneOf(at+"priority", j.Priority, true, spool.PriorityNormal, spool.PriorityUrgent); e != nil {
+		if e := oneOf(at+"priority", j.Priority, true, spool.Priorities()...); e != nil {
 			return e
 		}
 		if e := checkOrigin(at+"origin", j.Origin); e != nil {

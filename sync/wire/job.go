@@ -76,7 +76,7 @@ func (m *Job) check() *FrameError {
 	if e := required("printer", m.Printer); e != nil {
 		return e
 	}
-	if e := oneOf("priority", m.Priority, true, spool.PriorityNormal, spool.PriorityUrgent); e != nil {
+	if e := oneOf("priority", m.Priority, true, spool.Priorities()...); e != nil {
 		return e
 	}
 	hasPayload, hasDoc := m.Payload != nil, m.Document != nil
