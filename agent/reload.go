@@ -386,11 +386,16 @@ func (a *Agent) handOn(ctx context.Context, t *spool.Task, name, backup string) 
 			a.log.Error("reload: a removed printer's task could not be moved; it times out at its deadline", "task_no", t.TaskNo, "printer", name, "err", err)
 			return notMoved
 		}
+		// On the agent's clock, as every other retry: a test's fake clock
+		// decides when it is due.
+		wait := a.opts.Clock.NewTimer(time.Second)
 		select {
-		case <-time.After(time.Second):
+		case <-wait.C():
 		case <-ctx.Done():
+			wait.Stop()
 			return notMoved
 		case <-a.quit:
+			wait.Stop()
 			return notMoved
 		}
 	}
