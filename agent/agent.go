@@ -50,7 +50,7 @@ type Agent struct {
 
 	// push times retries, failover and failback checks; deadlines holds one
 	// absolute deadline per task.
-	push      *wheel.Scheduler[string, pushItem]
+	push      *wheel.Scheduler[pushKey, pushItem]
 	deadlines *wheel.Scheduler[string, struct{}]
 
 	randMu sync.Mutex
@@ -100,7 +100,7 @@ func New(cfg *config.Config, sp *spool.Spool, opts Options) (*Agent, error) {
 		quit:    make(chan struct{}),
 	}
 	a.live.Store(cfg)
-	a.push = wheel.NewScheduler[string, pushItem](opts.Clock, 0)
+	a.push = wheel.NewScheduler[pushKey, pushItem](opts.Clock, 0)
 	a.deadlines = wheel.NewScheduler[string, struct{}](opts.Clock, 0)
 	open := opts.OpenPrinter
 	if open == nil {
@@ -312,23 +312,6 @@ func (a *Agent) recoverCore(where string) {
 	if r := recover(); r != nil {
 		a.fail(fmt.Errorf("%s panicked: %v\n%s", where, r, debug.Stack()))
 	}
-}
-
-// pushItem is what the push wheel carries.
-type pushItem struct {
-	lane string
-	msg  laneMsg
-}
-
-func (a *Agent) onPush(_ string, it pushItem) {
-	if l := a.lane(it.lane); l != nil {
-		l.post(it.msg)
-	}
-}
-
-// after schedules msg for lane after d on the push wheel under key.
-func (a *Agent) after(key string, d time.Duration, lane string, msg laneMsg) {
-	a.push.After(key, d, pushItem{lane: lane, msg: msg})
 }
 
 func (a *Agent) jitter(b wheel.Backoff, attempt int) time.Duration {

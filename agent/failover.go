@@ -35,9 +35,9 @@ func (l *lane) failover(why string) {
 	l.log.Warn("failover", "to", l.failedOver, "why", why)
 	l.observe(Event{Printer: l.name, Switch: true, FailoverTo: l.failedOver})
 	l.forwardAll()
-	l.a.push.Cancel("failover:" + l.name)
+	l.a.cancelTimer(failoverKey(l.name))
 	if l.state == escpos.StateReady {
-		l.a.after("failback:"+l.name, l.pc.FailbackAfter, l.name, msgFailback{})
+		l.a.after(failbackKey(l.name), l.pc.FailbackAfter, l.name, msgFailback{})
 	}
 }
 
@@ -51,7 +51,7 @@ func (l *lane) forwardAll() {
 	for no, e := range l.waiting {
 		if e.task.State == spool.StateRetryWait {
 			delete(l.waiting, no)
-			l.a.push.Cancel("redo:" + no)
+			l.a.cancelTimer(redoKey(no))
 			moving = append(moving, e)
 		}
 	}
@@ -74,7 +74,7 @@ func (l *lane) maybeFailback() {
 		return
 	}
 	if up := l.now().Sub(l.stateSince); up < l.pc.FailbackAfter {
-		l.a.after("failback:"+l.name, l.pc.FailbackAfter-up, l.name, msgFailback{})
+		l.a.after(failbackKey(l.name), l.pc.FailbackAfter-up, l.name, msgFailback{})
 		return
 	}
 	l.log.Warn("failback", "from", l.failedOver)

@@ -465,7 +465,7 @@ func spoolTrouble(err error) bool {
 // wakeLater makes the lane look at its work again in a second, after a
 // spool write failed.
 func (l *lane) wakeLater() {
-	l.a.after("wake:"+l.name, time.Second, l.name, msgWake{})
+	l.a.after(wakeKey(l.name), time.Second, l.name, msgWake{})
 }
 
 // retryLater holds e aside and acts on it again after a backoff that grows
@@ -475,7 +475,7 @@ func (l *lane) retryLater(e *entry) {
 	n := min(max(e.writeFails, 1), 6)
 	delay := min(time.Second<<(n-1), 30*time.Second)
 	l.waiting[e.task.TaskNo] = e
-	l.a.after("redo:"+e.task.TaskNo, delay, l.name, msgRedo{taskNo: e.task.TaskNo})
+	l.a.after(redoKey(e.task.TaskNo), delay, l.name, msgRedo{taskNo: e.task.TaskNo})
 	l.trouble(e)
 }
 
@@ -537,7 +537,7 @@ func (l *lane) receive(t *spool.Task) {
 		l.parked.push(e)
 	case spool.StateRetryWait:
 		l.waiting[t.TaskNo] = e
-		l.a.after("redo:"+t.TaskNo, t.NextDue.Sub(l.now()), l.name, msgRedo{taskNo: t.TaskNo})
+		l.a.after(redoKey(t.TaskNo), t.NextDue.Sub(l.now()), l.name, msgRedo{taskNo: t.TaskNo})
 	case spool.StateSending:
 		l.restartedSending(e)
 	case spool.StateUnknown:
@@ -602,7 +602,7 @@ func (l *lane) flush() {
 			// state the printer is in, so wait for the first reading.
 			if !l.expiryWake {
 				l.expiryWake = true
-				l.a.after("expire:"+l.name, wait, l.name, msgWake{})
+				l.a.after(expireKey(l.name), wait, l.name, msgWake{})
 			}
 		} else {
 			l.expiring = nil
@@ -854,7 +854,7 @@ func (l *lane) recordPrinted(e *entry, conf spool.Confirmation, r spool.MoveResu
 func (l *lane) holdPrinted(d *msgJobDone) {
 	l.inflight = d.e
 	l.printing.Store(true)
-	l.a.after("jobdone:"+d.e.task.TaskNo, time.Second, l.name, *d)
+	l.a.after(jobDoneKey(d.e.task.TaskNo), time.Second, l.name, *d)
 	l.trouble(d.e)
 }
 
@@ -896,7 +896,7 @@ func (l *lane) jobDone(m msgJobDone) {
 			// and record it again shortly.
 			l.inflight = e
 			l.printing.Store(true)
-			l.a.after("jobdone:"+e.task.TaskNo, time.Second, l.name, m)
+			l.a.after(jobDoneKey(e.task.TaskNo), time.Second, l.name, m)
 			l.trouble(e)
 		}
 	}()
@@ -966,7 +966,7 @@ func (l *lane) jobDone(m msgJobDone) {
 			due := l.now().Add(delay)
 			if l.move(e, spool.StateRetryWait, spool.Change{Reason: "send failed", Message: m.err.Error(), NextDue: &due}) {
 				l.waiting[e.task.TaskNo] = e
-				l.a.after("redo:"+e.task.TaskNo, delay, l.name, msgRedo{taskNo: e.task.TaskNo})
+				l.a.after(redoKey(e.task.TaskNo), delay, l.name, msgRedo{taskNo: e.task.TaskNo})
 			}
 		}
 	}
@@ -1035,17 +1035,17 @@ func (l *lane) setState(st escpos.PrinterState, err error) {
 	}
 	if st == escpos.StateReady {
 		l.log.Info("printer state", attrs...)
-		l.a.push.Cancel("failover:" + l.name)
+		l.a.cancelTimer(failoverKey(l.name))
 		if l.failedOver != "" {
-			l.a.after("failback:"+l.name, l.pc.FailbackAfter, l.name, msgFailback{})
+			l.a.after(failbackKey(l.name), l.pc.FailbackAfter, l.name, msgFailback{})
 		}
 		return
 	}
 	l.log.Warn("printer state", attrs...)
-	l.a.push.Cancel("failback:" + l.name)
+	l.a.cancelTimer(failbackKey(l.name))
 	if prev == escpos.StateReady || prev == "" {
 		if l.pc.Backup != "" && l.failedOver == "" {
-			l.a.after("failover:"+l.name, l.pc.FailoverAfter, l.name, msgFailover{})
+			l.a.after(failoverKey(l.name), l.pc.FailoverAfter, l.name, msgFailover{})
 		}
 	}
 	if st == escpos.StateOffline {
@@ -1133,7 +1133,7 @@ func (l *lane) detach(e *entry) {
 	no := e.task.TaskNo
 	if _, ok := l.waiting[no]; ok {
 		delete(l.waiting, no)
-		l.a.push.Cancel("redo:" + no)
+		l.a.cancelTimer(redoKey(no))
 		return
 	}
 	if !l.queue.remove(e) {
