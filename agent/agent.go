@@ -82,7 +82,10 @@ type Agent struct {
 	scanPort int
 }
 
-var _ localapi.Backend = (*Agent)(nil)
+var (
+	_ localapi.Backend = (*Agent)(nil)
+	_ laneHost         = (*Agent)(nil)
+)
 
 // New builds an agent for cfg over an open spool. Nothing runs until Run.
 func New(cfg *config.Config, sp *spool.Spool, opts Options) (*Agent, error) {
@@ -331,6 +334,34 @@ func (a *Agent) dropOwner(taskNo string) {
 	a.ownerMu.Lock()
 	delete(a.owner, taskNo)
 	a.ownerMu.Unlock()
+}
+
+// handTo makes t's lane the owner of t and posts t to it; it reports false
+// when no such lane runs (a reload removed it meanwhile): the task is on
+// record there, and the reload's sweep or its deadline reaches it.
+func (a *Agent) handTo(t *spool.Task) bool {
+	a.setOwner(t.TaskNo, t.Lane())
+	if l := a.lane(t.Lane()); l != nil {
+		l.post(msgTask{task: t})
+		return true
+	}
+	return false
+}
+
+// taskEnded forgets a task that reached a terminal state: no lane owns it
+// and its deadline is off.
+func (a *Agent) taskEnded(taskNo string) {
+	a.dropOwner(taskNo)
+	a.deadlines.Cancel(taskNo)
+}
+
+// jobContext is the context print jobs run under; it ends with the core.
+func (a *Agent) jobContext() context.Context { return a.ctx }
+
+// deadlineAgain delivers taskNo's deadline again after d, for a timeout
+// that could not be recorded yet.
+func (a *Agent) deadlineAgain(taskNo string, d time.Duration) {
+	a.deadlines.After(taskNo, d, struct{}{})
 }
 
 // toOwner posts msg to the lane holding taskNo, if any lane does; for a

@@ -31,13 +31,13 @@ func (l *lane) failover(why string) {
 		return
 	}
 	l.failedOver = l.pc.Backup
-	l.a.m.IncFailover(l.name, l.failedOver)
+	l.m.IncFailover(l.name, l.failedOver)
 	l.log.Warn("failover", "to", l.failedOver, "why", why)
 	l.observe(Event{Printer: l.name, Switch: true, FailoverTo: l.failedOver})
 	l.forwardAll()
-	l.a.cancelTimer(failoverKey(l.name))
+	l.host.cancelTimer(failoverKey(l.name))
 	if l.state == escpos.StateReady {
-		l.a.after(failbackKey(l.name), l.pc.FailbackAfter, l.name, msgFailback{})
+		l.host.after(failbackKey(l.name), l.pc.FailbackAfter, l.name, msgFailback{})
 	}
 }
 
@@ -51,7 +51,7 @@ func (l *lane) forwardAll() {
 	for no, e := range l.waiting {
 		if e.task.State == spool.StateRetryWait {
 			delete(l.waiting, no)
-			l.a.cancelTimer(redoKey(no))
+			l.host.cancelTimer(redoKey(no))
 			moving = append(moving, e)
 		}
 	}
@@ -74,11 +74,11 @@ func (l *lane) maybeFailback() {
 		return
 	}
 	if up := l.now().Sub(l.stateSince); up < l.pc.FailbackAfter {
-		l.a.after(failbackKey(l.name), l.pc.FailbackAfter-up, l.name, msgFailback{})
+		l.host.after(failbackKey(l.name), l.pc.FailbackAfter-up, l.name, msgFailback{})
 		return
 	}
 	l.log.Warn("failback", "from", l.failedOver)
-	l.a.m.IncFailover(l.failedOver, l.name)
+	l.m.IncFailover(l.failedOver, l.name)
 	l.failedOver = ""
 	l.failures = 0
 	l.observe(Event{Printer: l.name, Switch: true})

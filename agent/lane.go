@@ -11,6 +11,7 @@ import (
 
 	"printgate/agent/config"
 	"printgate/agent/localapi"
+	"printgate/agent/metrics"
 	"printgate/agent/wheel"
 	"printgate/drivers"
 	"printgate/drivers/escpos"
@@ -92,15 +93,57 @@ type renderError struct{ err error }
 func (e *renderError) Error() string { return "render: " + e.err.Error() }
 func (e *renderError) Unwrap() error { return e.err }
 
+// laneHost is what a lane needs of the agent that runs it, and nothing
+// more: the lane owns its tasks, and reaches the rest of the agent only to
+// set timers, hand a task to another lane, tell observers, and report a
+// deadline or a panic it cannot handle itself. *Agent implements it.
+type laneHost interface {
+	// after schedules msg for lane after d under key; cancelTimer disarms
+	// key (timers.go).
+	after(key pushKey, d time.Duration, lane string, msg laneMsg)
+	cancelTimer(key pushKey)
+	// jitter is b's delay before retry attempt, from the agent's shared
+	// random source.
+	jitter(b wheel.Backoff, attempt int) time.Duration
+	// handTo makes t's lane (t.Lane()) its owner and gives it t; false
+	// when no such lane runs (a reload removed it).
+	handTo(t *spool.Task) bool
+	// taskEnded forgets a task that reached a terminal state: no owner,
+	// no deadline.
+	taskEnded(taskNo string)
+	// deadlineMissed takes a deadline that reached lane from, which does
+	// not hold the task; deadlineAgain delivers taskNo's deadline again
+	// after d (deadline.go).
+	deadlineMissed(taskNo, from string)
+	deadlineAgain(taskNo string, d time.Duration)
+	// observe tells Options.Observe and the page's live view.
+	observe(e Event)
+	// recoverCore turns a panic of the calling goroutine into a core
+	// failure (deferred).
+	recoverCore(where string)
+	// jobContext is the context print jobs run under: it ends when the
+	// core stops.
+	jobContext() context.Context
+}
+
 // lane prints the tasks of one physical printer strictly one at a time. All
 // fields below the inbox are owned by the run goroutine.
 type lane struct {
-	a       *Agent
+	host    laneHost
+	sp      *spool.Spool
+	m       *metrics.Metrics
+	clock   wheel.Clock
 	pc      *config.Printer
 	name    string
 	dev     Printer
 	backoff wheel.Backoff
 	log     *slog.Logger
+	// From the agent's options and start-up config, which a reload does
+	// not change: see Options.
+	jobTimeoutAll      time.Duration // Options.JobTimeout: overrides job_timeout
+	pollIdle, pollBusy time.Duration
+	ageAfter           time.Duration
+	maxAttempts        int // defaults.max_attempts
 
 	inboxMu  sync.Mutex
 	inbox    []laneMsg
@@ -167,7 +210,10 @@ func newLane(a *Agent, pc *config.Printer, dev Printer) (*lane, error) {
 		return nil, fmt.Errorf("printer %s: retry policy: %w", pc.Name, err)
 	}
 	l := &lane{
-		a: a, pc: pc, name: pc.Name, dev: dev, backoff: b,
+		host: a, sp: a.spool, m: a.m, clock: a.opts.Clock,
+		pc: pc, name: pc.Name, dev: dev, backoff: b,
+		jobTimeoutAll: a.opts.JobTimeout, pollIdle: a.opts.PollIdle, pollBusy: a.opts.PollBusy,
+		ageAfter: a.opts.AgeAfter, maxAttempts: d.MaxAttempts,
 		log:      a.log.With("printer", pc.Name),
 		signal:   make(chan struct{}, 1),
 		pollNow:  make(chan struct{}, 1),
@@ -202,7 +248,7 @@ func (l *lane) take() []laneMsg {
 // run is the lane's goroutine. A panic here stops the agent's core (see
 // Agent.fail) instead of leaving a lane that silently prints nothing.
 func (l *lane) run(ctx context.Context) {
-	defer l.a.recoverCore("lane " + l.name)
+	defer l.host.recoverCore("lane " + l.name)
 	l.started = l.now()
 	for {
 		select {
@@ -334,7 +380,7 @@ func (l *lane) move(e *entry, to spool.State, c spool.Change) bool {
 func (l *lane) movePath(e *entry, path []spool.State, c spool.Change) (*spool.Task, bool) {
 	from := e.task.State
 	to := path[len(path)-1]
-	t, err := l.a.spool.TransitionPath(e.task.TaskNo, from, path, c)
+	t, err := l.sp.TransitionPath(e.task.TaskNo, from, path, c)
 	l.moveErr = err
 	if err != nil {
 		if spoolTrouble(err) {
@@ -380,8 +426,7 @@ func (l *lane) forget(e *entry) {
 	no := e.task.TaskNo
 	delete(l.held, no)
 	if e.task.State.Terminal() {
-		l.a.dropOwner(no)
-		l.a.deadlines.Cancel(no)
+		l.host.taskEnded(no)
 	}
 }
 
@@ -393,13 +438,12 @@ func (l *lane) forget(e *entry) {
 func (l *lane) resync(e *entry) {
 	no := e.task.TaskNo
 	delete(l.held, no)
-	t, err := l.a.spool.Get(no)
+	t, err := l.sp.Get(no)
 	switch {
 	case err != nil:
 		l.log.Error("task unreadable after a refused transition", "task_no", no, "err", err)
 	case t.State.Terminal():
-		l.a.dropOwner(no)
-		l.a.deadlines.Cancel(no)
+		l.host.taskEnded(no)
 	case errors.Is(l.moveErr, spool.ErrIllegalTransition):
 		// The lane asked for a move the state table forbids: a bug, not a
 		// race. Leave the task to its deadline rather than loop; the
@@ -408,10 +452,7 @@ func (l *lane) resync(e *entry) {
 	case t.Lane() == l.name:
 		l.receive(t)
 	default:
-		l.a.setOwner(no, t.Lane())
-		if other := l.a.lane(t.Lane()); other != nil {
-			other.post(msgTask{task: t})
-		}
+		l.host.handTo(t)
 	}
 }
 
@@ -429,7 +470,7 @@ func (l *lane) moveAll(entries []*entry, to spool.State, c spool.Change) (moved,
 	for i, e := range entries {
 		moves[i] = spool.Move{TaskNo: e.task.TaskNo, From: e.task.State, Path: []spool.State{to}, Change: c}
 	}
-	results, err := l.a.spool.TransitionBatch(moves)
+	results, err := l.sp.TransitionBatch(moves)
 	if err != nil {
 		l.log.Error("batch transition failed; tasks keep their state", "to", to, "tasks", len(entries), "err", err)
 		l.wakeLater()
@@ -465,7 +506,7 @@ func spoolTrouble(err error) bool {
 // wakeLater makes the lane look at its work again in a second, after a
 // spool write failed.
 func (l *lane) wakeLater() {
-	l.a.after(wakeKey(l.name), time.Second, l.name, msgWake{})
+	l.host.after(wakeKey(l.name), time.Second, l.name, msgWake{})
 }
 
 // retryLater holds e aside and acts on it again after a backoff that grows
@@ -475,7 +516,7 @@ func (l *lane) retryLater(e *entry) {
 	n := min(max(e.writeFails, 1), 6)
 	delay := min(time.Second<<(n-1), 30*time.Second)
 	l.waiting[e.task.TaskNo] = e
-	l.a.after(redoKey(e.task.TaskNo), delay, l.name, msgRedo{taskNo: e.task.TaskNo})
+	l.host.after(redoKey(e.task.TaskNo), delay, l.name, msgRedo{taskNo: e.task.TaskNo})
 	l.trouble(e)
 }
 
@@ -537,7 +578,7 @@ func (l *lane) receive(t *spool.Task) {
 		l.parked.push(e)
 	case spool.StateRetryWait:
 		l.waiting[t.TaskNo] = e
-		l.a.after(redoKey(t.TaskNo), t.NextDue.Sub(l.now()), l.name, msgRedo{taskNo: t.TaskNo})
+		l.host.after(redoKey(t.TaskNo), t.NextDue.Sub(l.now()), l.name, msgRedo{taskNo: t.TaskNo})
 	case spool.StateSending:
 		l.restartedSending(e)
 	case spool.StateUnknown:
@@ -602,7 +643,7 @@ func (l *lane) flush() {
 			// state the printer is in, so wait for the first reading.
 			if !l.expiryWake {
 				l.expiryWake = true
-				l.a.after(expireKey(l.name), wait, l.name, msgWake{})
+				l.host.after(expireKey(l.name), wait, l.name, msgWake{})
 			}
 		} else {
 			l.expiring = nil
@@ -650,9 +691,7 @@ func (l *lane) forward(e *entry) bool {
 // handOver gives a task this lane moved to another lane.
 func (l *lane) handOver(e *entry, t *spool.Task) {
 	delete(l.held, t.TaskNo)
-	l.a.setOwner(t.TaskNo, t.Lane())
-	if other := l.a.lane(t.Lane()); other != nil {
-		other.post(msgTask{task: t})
+	if l.host.handTo(t) {
 		return
 	}
 	// The lane it moved to was removed by a reload meanwhile: the task is
@@ -707,7 +746,7 @@ func (l *lane) requeue(e *entry, c spool.Change) {
 	}
 }
 
-func (l *lane) now() time.Time { return l.a.opts.Clock.Now() }
+func (l *lane) now() time.Time { return l.clock.Now() }
 
 // dispatch starts the next job when the printer may take one.
 func (l *lane) dispatch() {
@@ -732,7 +771,7 @@ func (l *lane) dispatch() {
 	if l.queue.len() == 0 || (l.state != "" && l.state != escpos.StateReady) {
 		return
 	}
-	l.start(l.queue.pop(l.now(), l.a.opts.AgeAfter))
+	l.start(l.queue.pop(l.now(), l.ageAfter))
 }
 
 // start records e as SENDING and sends it; the outcome arrives as
@@ -763,11 +802,11 @@ func (l *lane) start(e *entry) {
 		l.post(msgJobDone{e: e, err: &renderError{err}})
 		return
 	}
-	ctx, cancel := context.WithTimeout(l.a.ctx, l.jobTimeout(len(job)))
+	ctx, cancel := context.WithTimeout(l.host.jobContext(), l.jobTimeout(len(job)))
 	seq := t.Seq
 	go func() {
 		defer cancel()
-		defer l.a.recoverCore("print job on " + l.name)
+		defer l.host.recoverCore("print job on " + l.name)
 		conf, err := l.dev.Print(ctx, job, seq)
 		l.post(msgJobDone{e: e, conf: conf, err: err})
 	}()
@@ -785,7 +824,7 @@ func (l *lane) startCommit(e *entry, path []spool.State, c spool.Change) (*spool
 	l.printedDue = nil
 	conf := spool.Confirmation(d.conf.String())
 	done := d.e
-	results, err := l.a.spool.TransitionBatch([]spool.Move{
+	results, err := l.sp.TransitionBatch([]spool.Move{
 		{TaskNo: done.task.TaskNo, From: done.task.State, Path: []spool.State{spool.StatePrinted}, Change: spool.Change{Confirmation: conf}},
 		{TaskNo: e.task.TaskNo, From: e.task.State, Path: path, Change: c},
 	})
@@ -818,7 +857,7 @@ func (l *lane) flushPrinted() {
 	}
 	l.printedDue = nil
 	conf := spool.Confirmation(d.conf.String())
-	res, err := l.a.spool.TransitionBatch([]spool.Move{{TaskNo: d.e.task.TaskNo, From: d.e.task.State, Path: []spool.State{spool.StatePrinted}, Change: spool.Change{Confirmation: conf}}})
+	res, err := l.sp.TransitionBatch([]spool.Move{{TaskNo: d.e.task.TaskNo, From: d.e.task.State, Path: []spool.State{spool.StatePrinted}, Change: spool.Change{Confirmation: conf}}})
 	l.moveErr = err
 	if err != nil {
 		l.log.Error("spool could not record a job's outcome; the job is kept and the write retried", "task_no", d.e.task.TaskNo, "err", err)
@@ -845,8 +884,8 @@ func (l *lane) recordPrinted(e *entry, conf spool.Confirmation, r spool.MoveResu
 	l.infoMu.Unlock()
 	l.logMove(r.Task, from, spool.StatePrinted, spool.Change{Confirmation: conf})
 	l.forget(e)
-	l.a.m.ObservePrinted(l.name, string(conf), e.task.UpdatedAt.Sub(e.task.AcceptedAt))
-	l.a.m.IncAttempt(l.name, "printed")
+	l.m.ObservePrinted(l.name, string(conf), e.task.UpdatedAt.Sub(e.task.AcceptedAt))
+	l.m.IncAttempt(l.name, "printed")
 }
 
 // holdPrinted keeps a printed job whose outcome could not be written in
@@ -854,7 +893,7 @@ func (l *lane) recordPrinted(e *entry, conf spool.Confirmation, r spool.MoveResu
 func (l *lane) holdPrinted(d *msgJobDone) {
 	l.inflight = d.e
 	l.printing.Store(true)
-	l.a.after(jobDoneKey(d.e.task.TaskNo), time.Second, l.name, *d)
+	l.host.after(jobDoneKey(d.e.task.TaskNo), time.Second, l.name, *d)
 	l.trouble(d.e)
 }
 
@@ -864,8 +903,8 @@ func (l *lane) holdPrinted(d *msgJobDone) {
 // logo at 9600 baud is not cut off and reprinted in a loop.
 func (l *lane) jobTimeout(n int) time.Duration {
 	base := l.pc.JobTimeout
-	if l.a.opts.JobTimeout > 0 {
-		base = l.a.opts.JobTimeout
+	if l.jobTimeoutAll > 0 {
+		base = l.jobTimeoutAll
 	}
 	if base <= 0 {
 		base = 30 * time.Second
@@ -896,13 +935,13 @@ func (l *lane) jobDone(m msgJobDone) {
 			// and record it again shortly.
 			l.inflight = e
 			l.printing.Store(true)
-			l.a.after(jobDoneKey(e.task.TaskNo), time.Second, l.name, m)
+			l.host.after(jobDoneKey(e.task.TaskNo), time.Second, l.name, m)
 			l.trouble(e)
 		}
 	}()
 	var re *renderError
 	if errors.As(m.err, &re) {
-		l.a.m.IncAttempt(l.name, "render_failed")
+		l.m.IncAttempt(l.name, "render_failed")
 		l.move(e, spool.StateFailed, spool.Change{Reason: spool.ReasonRender, Message: re.err.Error()})
 		return
 	}
@@ -923,14 +962,14 @@ func (l *lane) jobDone(m msgJobDone) {
 	refund := e.task.Attempts - 1
 	switch {
 	case errors.Is(m.err, escpos.ErrOutcomeUnknown) || sent:
-		l.a.m.IncAttempt(l.name, "outcome_unknown")
+		l.m.IncAttempt(l.name, "outcome_unknown")
 		l.failures++
 		l.setState("", m.err)
 		if l.move(e, spool.StateUnknown, spool.Change{Reason: "outcome unknown", Message: m.err.Error()}) {
 			l.unknown(e)
 		}
 	case errors.Is(m.err, escpos.ErrOffline):
-		l.a.m.IncAttempt(l.name, "offline")
+		l.m.IncAttempt(l.name, "offline")
 		l.setState(escpos.StateOffline, m.err)
 		if e.timedOut {
 			l.timeout(e, spool.ReasonDeviceOffline, m.err.Error())
@@ -942,7 +981,7 @@ func (l *lane) jobDone(m msgJobDone) {
 	case errors.Is(m.err, escpos.ErrPaperOut), errors.Is(m.err, escpos.ErrCoverOpen),
 		errors.Is(m.err, escpos.ErrBusy), errors.Is(m.err, escpos.ErrPrinterFault):
 		// Not ready is not a failure: wait for the printer, spend nothing.
-		l.a.m.IncAttempt(l.name, "not_ready")
+		l.m.IncAttempt(l.name, "not_ready")
 		st := stateOf(m.err)
 		l.setState(st, m.err)
 		if e.timedOut {
@@ -953,20 +992,20 @@ func (l *lane) jobDone(m msgJobDone) {
 			l.queue.push(e)
 		}
 	default:
-		l.a.m.IncAttempt(l.name, "failed")
+		l.m.IncAttempt(l.name, "failed")
 		l.failures++
 		l.setState("", m.err)
 		switch {
 		case e.timedOut:
 			l.timeout(e, spool.ReasonNoAck, m.err.Error())
-		case l.a.cfg.Defaults.MaxAttempts > 0 && e.task.Attempts >= l.a.cfg.Defaults.MaxAttempts:
+		case l.maxAttempts > 0 && e.task.Attempts >= l.maxAttempts:
 			l.move(e, spool.StateFailed, spool.Change{Reason: spool.ReasonMaxAttempts, Message: m.err.Error()})
 		default:
-			delay := l.a.jitter(l.backoff, e.task.Attempts-1)
+			delay := l.host.jitter(l.backoff, e.task.Attempts-1)
 			due := l.now().Add(delay)
 			if l.move(e, spool.StateRetryWait, spool.Change{Reason: "send failed", Message: m.err.Error(), NextDue: &due}) {
 				l.waiting[e.task.TaskNo] = e
-				l.a.after(redoKey(e.task.TaskNo), delay, l.name, msgRedo{taskNo: e.task.TaskNo})
+				l.host.after(redoKey(e.task.TaskNo), delay, l.name, msgRedo{taskNo: e.task.TaskNo})
 			}
 		}
 	}
@@ -1035,17 +1074,17 @@ func (l *lane) setState(st escpos.PrinterState, err error) {
 	}
 	if st == escpos.StateReady {
 		l.log.Info("printer state", attrs...)
-		l.a.cancelTimer(failoverKey(l.name))
+		l.host.cancelTimer(failoverKey(l.name))
 		if l.failedOver != "" {
-			l.a.after(failbackKey(l.name), l.pc.FailbackAfter, l.name, msgFailback{})
+			l.host.after(failbackKey(l.name), l.pc.FailbackAfter, l.name, msgFailback{})
 		}
 		return
 	}
 	l.log.Warn("printer state", attrs...)
-	l.a.cancelTimer(failbackKey(l.name))
+	l.host.cancelTimer(failbackKey(l.name))
 	if prev == escpos.StateReady || prev == "" {
 		if l.pc.Backup != "" && l.failedOver == "" {
-			l.a.after(failoverKey(l.name), l.pc.FailoverAfter, l.name, msgFailover{})
+			l.host.after(failoverKey(l.name), l.pc.FailoverAfter, l.name, msgFailover{})
 		}
 	}
 	if st == escpos.StateOffline {
@@ -1087,7 +1126,7 @@ func (l *lane) deadline(taskNo string) {
 		}
 	}
 	if e == nil {
-		l.a.deadlineMissed(taskNo, l.name)
+		l.host.deadlineMissed(taskNo, l.name)
 		return
 	}
 	l.expiring = append(l.expiring, e)
@@ -1119,11 +1158,11 @@ func (l *lane) expire(list []*entry) {
 	for _, k := range order {
 		moved, kept := l.moveAll(groups[k], spool.StateTimedOut, spool.Change{Reason: k.reason, Message: k.msg})
 		for range moved {
-			l.a.m.IncTimeout(l.name, k.reason)
+			l.m.IncTimeout(l.name, k.reason)
 		}
 		for _, e := range kept {
 			l.place(e)
-			l.a.deadlines.After(e.task.TaskNo, time.Second, struct{}{})
+			l.host.deadlineAgain(e.task.TaskNo, time.Second)
 		}
 	}
 }
@@ -1133,7 +1172,7 @@ func (l *lane) detach(e *entry) {
 	no := e.task.TaskNo
 	if _, ok := l.waiting[no]; ok {
 		delete(l.waiting, no)
-		l.a.cancelTimer(redoKey(no))
+		l.host.cancelTimer(redoKey(no))
 		return
 	}
 	if !l.queue.remove(e) {
@@ -1181,7 +1220,7 @@ func (l *lane) timeoutReason(e *entry) (string, string) {
 // timeout ends e TIMED_OUT and reports whether it moved.
 func (l *lane) timeout(e *entry, reason, msg string) bool {
 	if l.move(e, spool.StateTimedOut, spool.Change{Reason: reason, Message: msg}) {
-		l.a.m.IncTimeout(l.name, reason)
+		l.m.IncTimeout(l.name, reason)
 		return true
 	}
 	return false
@@ -1202,7 +1241,7 @@ func (l *lane) cancel(m msgCancel) {
 		return
 	}
 	l.detach(e)
-	t, err := l.a.spool.Transition(m.taskNo, e.task.State, spool.StateCanceled, spool.Change{Reason: "canceled"})
+	t, err := l.sp.Transition(m.taskNo, e.task.State, spool.StateCanceled, spool.Change{Reason: "canceled"})
 	if err != nil {
 		// Put it back: the task is still ours and still waiting.
 		l.place(e)
@@ -1211,8 +1250,7 @@ func (l *lane) cancel(m msgCancel) {
 	}
 	l.log.Info("task CANCELED", "task_no", m.taskNo)
 	delete(l.held, m.taskNo)
-	l.a.dropOwner(m.taskNo)
-	l.a.deadlines.Cancel(m.taskNo)
+	l.host.taskEnded(m.taskNo)
 	l.observe(Event{Printer: l.name, Task: t})
 	m.reply <- cancelResult{task: t}
 }
@@ -1282,20 +1320,13 @@ func (l *lane) publish() {
 	changed := l.snap.State != state || l.snap.FailoverTo != l.failedOver
 	l.snap.State, l.snap.Queue, l.snap.FailoverTo, l.snap.Since = state, n, l.failedOver, l.stateSince
 	l.infoMu.Unlock()
-	l.a.m.SetQueueDepth(l.name, n)
+	l.m.SetQueueDepth(l.name, n)
 	if changed {
-		l.a.m.SetPrinterState(l.name, state)
+		l.m.SetPrinterState(l.name, state)
 	}
 }
 
-func (l *lane) observe(e Event) {
-	if obs := l.a.opts.Observe; obs != nil {
-		obs(e)
-	}
-	if c, ok := changeOf(e); ok {
-		l.a.hub.publish(c)
-	}
-}
+func (l *lane) observe(e Event) { l.host.observe(e) }
 
 func (l *lane) info() localapi.PrinterInfo {
 	l.infoMu.Lock()

@@ -14,7 +14,7 @@ import (
 // job is in flight: the job's own health checks report then, and the device
 // serialises access anyway.
 func (l *lane) monitor(ctx context.Context) {
-	clock := l.a.opts.Clock
+	clock := l.clock
 	poll, missed := true, false
 	for {
 		if poll && l.printing.Load() {
@@ -34,9 +34,9 @@ func (l *lane) monitor(ctx context.Context) {
 				ic.CloseIfIdle(clock.Now())
 			}
 		}
-		d := l.a.opts.PollIdle
+		d := l.pollIdle
 		if l.hasWork.Load() && !l.ready.Load() {
-			d = l.a.opts.PollBusy
+			d = l.pollBusy
 		}
 		t := clock.NewTimer(d)
 		poll = true
