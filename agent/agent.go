@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"runtime/debug"
@@ -255,16 +254,6 @@ func (a *Agent) closeDevices(lanes []*lane) {
 	}
 }
 
-// closeDevice lets go of the lane's printer connection; its goroutines
-// have ended.
-func (l *lane) closeDevice() {
-	if c, ok := l.dev.(io.Closer); ok {
-		if err := c.Close(); err != nil {
-			l.log.Warn("closing printer connection", "err", err)
-		}
-	}
-}
-
 // safeRestore is restore with a panic (a spool damaged in a way the
 // checks at open did not catch) turned into an error.
 func (a *Agent) safeRestore(ctx context.Context) (err error) {
@@ -324,66 +313,5 @@ func (a *Agent) jitter(b wheel.Backoff, attempt int) time.Duration {
 	return b.Delay(attempt)
 }
 
-func (a *Agent) setOwner(taskNo, lane string) {
-	a.ownerMu.Lock()
-	a.owner[taskNo] = lane
-	a.ownerMu.Unlock()
-}
-
-func (a *Agent) dropOwner(taskNo string) {
-	a.ownerMu.Lock()
-	delete(a.owner, taskNo)
-	a.ownerMu.Unlock()
-}
-
-// handTo makes t's lane the owner of t and posts t to it; it reports false
-// when no such lane runs (a reload removed it meanwhile): the task is on
-// record there, and the reload's sweep or its deadline reaches it.
-func (a *Agent) handTo(t *spool.Task) bool {
-	a.setOwner(t.TaskNo, t.Lane())
-	if l := a.lane(t.Lane()); l != nil {
-		l.post(msgTask{task: t})
-		return true
-	}
-	return false
-}
-
-// taskEnded forgets a task that reached a terminal state: no lane owns it
-// and its deadline is off.
-func (a *Agent) taskEnded(taskNo string) {
-	a.dropOwner(taskNo)
-	a.deadlines.Cancel(taskNo)
-}
-
 // jobContext is the context print jobs run under; it ends with the core.
 func (a *Agent) jobContext() context.Context { return a.ctx }
-
-// deadlineAgain delivers taskNo's deadline again after d, for a timeout
-// that could not be recorded yet.
-func (a *Agent) deadlineAgain(taskNo string, d time.Duration) {
-	a.deadlines.After(taskNo, d, struct{}{})
-}
-
-// toOwner posts msg to the lane holding taskNo, if any lane does; for a
-// task whose printer a reload removed, laneless handles it.
-func (a *Agent) toOwner(taskNo string, msg laneMsg) bool {
-	a.ownerMu.Lock()
-	name, ok := a.owner[taskNo]
-	a.ownerMu.Unlock()
-	if !ok {
-		return false
-	}
-	if l := a.lane(name); l != nil {
-		l.post(msg)
-		return true
-	}
-	// Its printer was removed by a reload: the agent answers for it.
-	return a.laneless(taskNo, name, msg)
-}
-
-// scheduleDeadline arms the task's one absolute deadline. Deadlines are
-// stored as wall times so they survive a restart; the remaining time is
-// measured against the agent's clock.
-func (a *Agent) scheduleDeadline(t *spool.Task) {
-	a.deadlines.After(t.TaskNo, t.Deadline.Sub(a.opts.Clock.Now()), struct{}{})
-}
