@@ -160,13 +160,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	}()
 	go func() {
 		defer wg.Done()
-		a.deadlines.Run(runCtx, func(taskNo string, _ struct{}) {
-			if !a.toOwner(taskNo, msgDeadline{taskNo: taskNo}) {
-				// No lane holds it (its printer was removed): the deadline
-				// is still owed, from the stored state.
-				a.deadlineMissed(taskNo, "")
-			}
-		})
+		a.deadlines.Run(runCtx, a.onDeadline)
 	}()
 	if err := a.safeRestore(runCtx); err != nil {
 		a.fail(err)

@@ -20,6 +20,16 @@ func (a *Agent) scheduleDeadline(t *spool.Task) {
 	a.deadlines.After(t.TaskNo, t.Deadline.Sub(a.opts.Clock.Now()), struct{}{})
 }
 
+// onDeadline delivers a deadline that passed to the lane that owns the
+// task.
+func (a *Agent) onDeadline(taskNo string, _ struct{}) {
+	if !a.toOwner(taskNo, msgDeadline{taskNo: taskNo}) {
+		// No lane holds it (its printer was removed): the deadline
+		// is still owed, from the stored state.
+		a.deadlineMissed(taskNo, "")
+	}
+}
+
 // deadlineAgain delivers taskNo's deadline again after d, for a timeout
 // that could not be recorded yet.
 func (a *Agent) deadlineAgain(taskNo string, d time.Duration) {
@@ -52,7 +62,7 @@ func (a *Agent) deadlineMissed(taskNo, from string) {
 		if t.State == spool.StateSending {
 			// Its printer was just removed and is finishing this very job:
 			// the job's outcome decides; look again in a second.
-			a.deadlines.After(taskNo, time.Second, struct{}{})
+			a.deadlineAgain(taskNo, time.Second)
 			return
 		}
 		msg = fmt.Sprintf("printer %q was removed from the config before the task printed", owner)
@@ -63,7 +73,7 @@ func (a *Agent) deadlineMissed(taskNo, from string) {
 	t, err = a.spool.Transition(taskNo, t.State, spool.StateTimedOut, spool.Change{Reason: spool.ReasonNoAck, Message: msg})
 	if err != nil {
 		// Try again shortly: the deadline is owed until it is recorded.
-		a.deadlines.After(taskNo, time.Second, struct{}{})
+		a.deadlineAgain(taskNo, time.Second)
 		return
 	}
 	a.dropOwner(taskNo)
@@ -103,6 +113,27 @@ func (l *lane) deadline(taskNo string) {
 // reading of its printer, so their reason is the printer's actual state: a
 // status poll's own timeout and a little more.
 const firstReadingWait = 10 * time.Second
+
+// flushExpiring times out the deadlines collected in this inbox round, in
+// one transaction (see flush).
+func (l *lane) flushExpiring() {
+	x := l.expiring
+	if len(x) == 0 {
+		return
+	}
+	if wait := l.started.Add(firstReadingWait).Sub(l.now()); l.state == "" && wait > 0 {
+		// No reading of the printer yet (just started, deadlines that
+		// passed while the agent was down): the reason must be the
+		// state the printer is in, so wait for the first reading.
+		if !l.expiryWake {
+			l.expiryWake = true
+			l.host.after(expireKey(l.name), wait, l.name, msgWake{})
+		}
+		return
+	}
+	l.expiring = nil
+	l.expire(x)
+}
 
 // expire times out the entries whose deadline passed, grouped by reason.
 // An entry whose write failed goes back where it was and its deadline is

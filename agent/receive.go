@@ -105,8 +105,8 @@ func (l *lane) detach(e *entry) {
 }
 
 // flush records the tasks collected in this inbox round: accepted tasks to
-// QUEUED or PARKED and expired deadlines to TIMED_OUT, each group in one
-// transaction. A lane receiving thousands of tasks while its printer is
+// QUEUED or PARKED and expired deadlines to TIMED_OUT (flushExpiring), each
+// group in one transaction. A lane receiving thousands of tasks while its printer is
 // offline parks them in a few fsyncs, so no ACCEPTED backlog builds up.
 // Tasks whose write failed stay where the lane can still print them: an
 // ACCEPTED task is as printable as a QUEUED one.
@@ -125,20 +125,7 @@ func (l *lane) flush() {
 			l.parked.push(e)
 		}
 	}
-	if x := l.expiring; len(x) > 0 {
-		if wait := l.started.Add(firstReadingWait).Sub(l.now()); l.state == "" && wait > 0 {
-			// No reading of the printer yet (just started, deadlines that
-			// passed while the agent was down): the reason must be the
-			// state the printer is in, so wait for the first reading.
-			if !l.expiryWake {
-				l.expiryWake = true
-				l.host.after(expireKey(l.name), wait, l.name, msgWake{})
-			}
-		} else {
-			l.expiring = nil
-			l.expire(x)
-		}
-	}
+	l.flushExpiring()
 	if l.toQueue != nil || l.toPark != nil {
 		// A resync during the flush handed tasks back: take them next round.
 		l.post(msgWake{})

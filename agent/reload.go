@@ -354,8 +354,7 @@ func (a *Agent) laneless(taskNo, printer string, msg laneMsg) bool {
 			}
 		}
 		if err == nil {
-			a.dropOwner(taskNo)
-			a.deadlines.Cancel(taskNo)
+			a.taskEnded(taskNo)
 			a.observe(Event{Printer: printer, Task: t})
 		}
 		m.reply <- cancelResult{task: t, err: err}
