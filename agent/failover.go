@@ -1,8 +1,9 @@
 package agent
 
-// Failover and every move of a task to another printer: to the backup when
-// this one fails over, and a removed printer's tasks to their backup
-// (handOn). Each ends in handTo.
+// Failover and every move of a task to another printer. A lane moves a
+// task it holds through sendTo (to its backup on failover, a retry while
+// failed over, a manager's retry elsewhere); a removed printer's tasks move
+// through handOn. Both end in handTo, which gives the task to its new lane.
 
 import (
 	"context"
@@ -86,17 +87,30 @@ func (l *lane) forwardAll() {
 // the task and the lane tries again on its next wake.
 func (l *lane) forward(e *entry) bool {
 	to := l.failedOver
-	t, ok := l.movePath(e, []spool.State{spool.StateQueued}, spool.Change{Target: &to, Reason: "failover " + l.name + " → " + to})
-	if !ok {
-		if spoolTrouble(l.moveErr) {
-			l.wakeLater()
-			l.trouble(e)
-			return false
-		}
-		return true // refused: resync took care of it
+	if _, ok := l.sendTo(e, to, spool.Change{Reason: "failover " + l.name + " → " + to}); ok {
+		return true
 	}
-	l.handOver(e, t)
-	return true
+	if spoolTrouble(l.moveErr) {
+		l.wakeLater()
+		l.trouble(e)
+		return false
+	}
+	return true // refused: resync took care of it
+}
+
+// sendTo is every move of a task this lane holds to another printer: the
+// backup on failover (forward), a retry or reprint while failed over
+// (requeue), a manager's retry elsewhere (retry). It records e QUEUED on
+// printer to, compare-and-set, and hands it to that printer's lane. When
+// the spool did not record it, it returns false and l.moveErr says why;
+// each caller keeps the task its own way.
+func (l *lane) sendTo(e *entry, to string, c spool.Change) (*spool.Task, bool) {
+	c.Target = &to
+	t, ok := l.movePath(e, []spool.State{spool.StateQueued}, c)
+	if ok {
+		l.handOver(e, t)
+	}
+	return t, ok
 }
 
 // handOver gives a task this lane moved to another lane.
@@ -112,7 +126,10 @@ func (l *lane) handOver(e *entry, t *spool.Task) {
 
 // handTo makes t's lane the owner of t and posts t to it; it reports false
 // when no such lane runs (a reload removed it meanwhile): the task is on
-// record there, and the reload's sweep or its deadline reaches it.
+// record there, and the reload's sweep or its deadline reaches it. Every
+// task recorded on another printer reaches that printer's lane through
+// here: from a lane (handOver, resync), a removed printer's sweep (handOn)
+// and a manager's retry of a removed printer's task (retryLaneless).
 func (a *Agent) handTo(t *spool.Task) bool {
 	a.setOwner(t.TaskNo, t.Lane())
 	if l := a.lane(t.Lane()); l != nil {
@@ -189,10 +206,7 @@ func (a *Agent) handOn(ctx context.Context, t *spool.Task, name, backup string) 
 			a.log.Warn("task of a removed printer "+string(nt.State), "task_no", nt.TaskNo, "printer", name, "target", nt.Target, "reason", c.Reason)
 			a.observe(Event{Printer: name, Task: nt})
 			if dest != "" && nt.State == spool.StateQueued {
-				a.setOwner(nt.TaskNo, dest)
-				if l := a.lane(dest); l != nil {
-					l.post(msgTask{task: nt})
-				}
+				a.handTo(nt)
 				return handedOn
 			}
 			a.setOwner(nt.TaskNo, name)

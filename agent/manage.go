@@ -68,7 +68,17 @@ func (l *lane) retry(m msgRetry) {
 	if to != l.name {
 		reason = "retried by a manager on " + to
 	}
-	t, ok := l.movePath(e, []spool.State{spool.StateQueued}, spool.Change{Target: &to, PossibleDuplicate: &dup, Reason: reason})
+	c := spool.Change{PossibleDuplicate: &dup, Reason: reason}
+	var t *spool.Task
+	var ok bool
+	if to == l.name {
+		c.Target = &to
+		if t, ok = l.movePath(e, []spool.State{spool.StateQueued}, c); ok {
+			l.queue.push(e)
+		}
+	} else {
+		t, ok = l.sendTo(e, to, c)
+	}
 	if !ok {
 		err := l.moveErr
 		if spoolTrouble(err) {
@@ -80,11 +90,6 @@ func (l *lane) retry(m msgRetry) {
 		// Refused: the stored task moved on; resync has taken it.
 		m.reply <- retryResult{err: fmt.Errorf("%w: task %s changed meanwhile: %v", localapi.ErrConflict, m.taskNo, err)}
 		return
-	}
-	if t.Lane() == l.name {
-		l.queue.push(e)
-	} else {
-		l.handOver(e, t)
 	}
 	m.reply <- retryResult{task: t}
 }

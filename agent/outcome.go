@@ -188,11 +188,7 @@ func (l *lane) unknown(e *entry) {
 // decision is taken again after a backoff.
 func (l *lane) requeue(e *entry, c spool.Change) {
 	if l.failedOver != "" {
-		to := l.failedOver
-		c.Target = &to
-		if t, ok := l.movePath(e, []spool.State{spool.StateQueued}, c); ok {
-			l.handOver(e, t)
-		} else if spoolTrouble(l.moveErr) {
+		if _, ok := l.sendTo(e, l.failedOver, c); !ok && spoolTrouble(l.moveErr) {
 			l.retryLater(e)
 		}
 		return

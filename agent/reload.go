@@ -372,8 +372,7 @@ func (a *Agent) retryLaneless(taskNo, from, to string) retryResult {
 	if to == "" {
 		return retryResult{err: fmt.Errorf("%w: printer %q of task %s was removed from the config; choose a printer to retry it on (configured: %v)", localapi.ErrUnknownPrinter, from, taskNo, a.laneNames())}
 	}
-	dl := a.lane(to)
-	if dl == nil {
+	if a.lane(to) == nil {
 		return retryResult{err: fmt.Errorf("%w: %q (configured: %v)", localapi.ErrUnknownPrinter, to, a.laneNames())}
 	}
 	dup := true
@@ -384,8 +383,7 @@ func (a *Agent) retryLaneless(taskNo, from, to string) retryResult {
 		}
 		return retryResult{err: fmt.Errorf("%w: task %s changed meanwhile: %v", localapi.ErrConflict, taskNo, err)}
 	}
-	a.setOwner(taskNo, to)
-	dl.post(msgTask{task: t})
+	a.handTo(t)
 	a.observe(Event{Printer: from, Task: t})
 	return retryResult{task: t}
 }
