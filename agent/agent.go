@@ -56,7 +56,7 @@ type Agent struct {
 	rand   *rand.Rand
 
 	ownerMu sync.Mutex
-	owner   map[string]string // task_no → lane currently holding it
+	owner   map[string]string // task_no → lane currently holding it (owner.go)
 
 	started chan struct{} // closed once restore has handed every lane its backlog
 	ctx     context.Context

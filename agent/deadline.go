@@ -41,9 +41,7 @@ func (a *Agent) deadlineAgain(taskNo string, d time.Duration) {
 // the lane that owns the task now, or, if no lane holds it (a bug), the
 // task times out from its stored state.
 func (a *Agent) deadlineMissed(taskNo, from string) {
-	a.ownerMu.Lock()
-	owner, ok := a.owner[taskNo]
-	a.ownerMu.Unlock()
+	owner, ok := a.ownerOf(taskNo)
 	var ol *lane
 	if ok {
 		ol = a.lane(owner)

@@ -155,7 +155,8 @@ type lane struct {
 	lastAt   time.Time // and when
 
 	// held indexes every task the lane holds, wherever it is: a task
-	// delivered twice is taken once.
+	// delivered twice is taken once. Agent.owner records the same from
+	// the router's side (owner.go says why there are two).
 	held     map[string]*entry
 	queue    taskQueue         // QUEUED (and ACCEPTED ones whose QUEUED write failed)
 	parked   seqHeap           // PARKED, by seq
