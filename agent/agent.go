@@ -189,12 +189,14 @@ func (a *Agent) Run(ctx context.Context) error {
 	for _, l := range lanes {
 		l.post(msgStop{})
 	}
-	grace := time.NewTimer(a.opts.StopGrace)
+	// On the agent's clock, as every timer that decides what the agent
+	// does (Options.Clock).
+	grace := a.opts.Clock.NewTimer(a.opts.StopGrace)
 	defer grace.Stop()
 	for i, l := range lanes {
 		select {
 		case <-l.idle:
-		case <-grace.C:
+		case <-grace.C():
 			a.log.Warn("stop grace ran out with a job in flight; it will be treated as outcome unknown at next start", "printer", names[i])
 		case <-runCtx.Done():
 		}
