@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"runtime/debug"
@@ -50,14 +49,14 @@ type Agent struct {
 
 	// push times retries, failover and failback checks; deadlines holds one
 	// absolute deadline per task.
-	push      *wheel.Scheduler[string, pushItem]
+	push      *wheel.Scheduler[pushKey, pushItem]
 	deadlines *wheel.Scheduler[string, struct{}]
 
 	randMu sync.Mutex
 	rand   *rand.Rand
 
 	ownerMu sync.Mutex
-	owner   map[string]string // task_no → lane currently holding it
+	owner   map[string]string // task_no → lane currently holding it (owner.go)
 
 	started chan struct{} // closed once restore has handed every lane its backlog
 	ctx     context.Context
@@ -82,7 +81,10 @@ type Agent struct {
 	scanPort int
 }
 
-var _ localapi.Backend = (*Agent)(nil)
+var (
+	_ localapi.Backend = (*Agent)(nil)
+	_ laneHost         = (*Agent)(nil)
+)
 
 // New builds an agent for cfg over an open spool. Nothing runs until Run.
 func New(cfg *config.Config, sp *spool.Spool, opts Options) (*Agent, error) {
@@ -100,7 +102,7 @@ func New(cfg *config.Config, sp *spool.Spool, opts Options) (*Agent, error) {
 		quit:    make(chan struct{}),
 	}
 	a.live.Store(cfg)
-	a.push = wheel.NewScheduler[string, pushItem](opts.Clock, 0)
+	a.push = wheel.NewScheduler[pushKey, pushItem](opts.Clock, 0)
 	a.deadlines = wheel.NewScheduler[string, struct{}](opts.Clock, 0)
 	open := opts.OpenPrinter
 	if open == nil {
@@ -158,13 +160,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	}()
 	go func() {
 		defer wg.Done()
-		a.deadlines.Run(runCtx, func(taskNo string, _ struct{}) {
-			if !a.toOwner(taskNo, msgDeadline{taskNo: taskNo}) {
-				// No lane holds it (its printer was removed): the deadline
-				// is still owed, from the stored state.
-				a.deadlineMissed(taskNo, "")
-			}
-		})
+		a.deadlines.Run(runCtx, a.onDeadline)
 	}()
 	if err := a.safeRestore(runCtx); err != nil {
 		a.fail(err)
@@ -193,12 +189,14 @@ func (a *Agent) Run(ctx context.Context) error {
 	for _, l := range lanes {
 		l.post(msgStop{})
 	}
-	grace := time.NewTimer(a.opts.StopGrace)
+	// On the agent's clock, as every timer that decides what the agent
+	// does (Options.Clock).
+	grace := a.opts.Clock.NewTimer(a.opts.StopGrace)
 	defer grace.Stop()
 	for i, l := range lanes {
 		select {
 		case <-l.idle:
-		case <-grace.C:
+		case <-grace.C():
 			a.log.Warn("stop grace ran out with a job in flight; it will be treated as outcome unknown at next start", "printer", names[i])
 		case <-runCtx.Done():
 		}
@@ -249,16 +247,6 @@ func (a *Agent) laneNames() []string {
 func (a *Agent) closeDevices(lanes []*lane) {
 	for _, l := range lanes {
 		l.closeDevice()
-	}
-}
-
-// closeDevice lets go of the lane's printer connection; its goroutines
-// have ended.
-func (l *lane) closeDevice() {
-	if c, ok := l.dev.(io.Closer); ok {
-		if err := c.Close(); err != nil {
-			l.log.Warn("closing printer connection", "err", err)
-		}
 	}
 }
 
@@ -314,23 +302,6 @@ func (a *Agent) recoverCore(where string) {
 	}
 }
 
-// pushItem is what the push wheel carries.
-type pushItem struct {
-	lane string
-	msg  laneMsg
-}
-
-func (a *Agent) onPush(_ string, it pushItem) {
-	if l := a.lane(it.lane); l != nil {
-		l.post(it.msg)
-	}
-}
-
-// after schedules msg for lane after d on the push wheel under key.
-func (a *Agent) after(key string, d time.Duration, lane string, msg laneMsg) {
-	a.push.After(key, d, pushItem{lane: lane, msg: msg})
-}
-
 func (a *Agent) jitter(b wheel.Backoff, attempt int) time.Duration {
 	a.randMu.Lock()
 	defer a.randMu.Unlock()
@@ -338,38 +309,5 @@ func (a *Agent) jitter(b wheel.Backoff, attempt int) time.Duration {
 	return b.Delay(attempt)
 }
 
-func (a *Agent) setOwner(taskNo, lane string) {
-	a.ownerMu.Lock()
-	a.owner[taskNo] = lane
-	a.ownerMu.Unlock()
-}
-
-func (a *Agent) dropOwner(taskNo string) {
-	a.ownerMu.Lock()
-	delete(a.owner, taskNo)
-	a.ownerMu.Unlock()
-}
-
-// toOwner posts msg to the lane holding taskNo, if any lane does; for a
-// task whose printer a reload removed, laneless handles it.
-func (a *Agent) toOwner(taskNo string, msg laneMsg) bool {
-	a.ownerMu.Lock()
-	name, ok := a.owner[taskNo]
-	a.ownerMu.Unlock()
-	if !ok {
-		return false
-	}
-	if l := a.lane(name); l != nil {
-		l.post(msg)
-		return true
-	}
-	// Its printer was removed by a reload: the agent answers for it.
-	return a.laneless(taskNo, name, msg)
-}
-
-// scheduleDeadline arms the task's one absolute deadline. Deadlines are
-// stored as wall times so they survive a restart; the remaining time is
-// measured against the agent's clock.
-func (a *Agent) scheduleDeadline(t *spool.Task) {
-	a.deadlines.After(t.TaskNo, t.Deadline.Sub(a.opts.Clock.Now()), struct{}{})
-}
+// jobContext is the context print jobs run under; it ends with the core.
+func (a *Agent) jobContext() context.Context { return a.ctx }

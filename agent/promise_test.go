@@ -585,3 +585,48 @@ func TestServiceServesTLS(t *testing.T) {
 		t.Errorf("the certificate changed across a restart: %s then %s", fps[0], fps[1])
 	}
 }
+
+// stuckPrinter never finishes a job on its own: Print returns only when
+// its context ends, after closing started.
+type stuckPrinter struct {
+	Printer
+	started chan struct{}
+	once    sync.Once
+}
+
+func (p *stuckPrinter) Print(ctx context.Context, _ []byte, _ uint64) (escpos.Confirmation, error) {
+	p.once.Do(func() { close(p.started) })
+	<-ctx.Done()
+	return 0, ctx.Err()
+}
+
+// TestStopGraceOnAgentClock ensures the stop grace for a job in flight
+// runs on the agent's clock, as every timer that decides what the agent
+// does: with a grace of an hour, Run returns once that clock has passed
+// it, without an hour of wall time.
+func TestStopGraceOnAgentClock(t *testing.T) {
+	stuck := &stuckPrinter{started: make(chan struct{})}
+	h := newHarness(t, []printerSpec{{name: "k", model: printertest.ModelEpson}}, "", func(o *Options) {
+		o.StopGrace = time.Hour
+		o.JobTimeout = 10 * time.Hour
+		open := o.OpenPrinter
+		o.OpenPrinter = func(pc *config.Printer) Printer { stuck.Printer = open(pc); return stuck }
+	})
+	h.submit("G_v1", "k")
+	<-stuck.started
+	h.cancel()
+	h.cancel = nil
+	var err error
+	returned := false
+	h.advanceUntil("Run returned after the stop grace", 5*time.Minute, func() bool {
+		select {
+		case err = <-h.done:
+			returned = true
+		default:
+		}
+		return returned
+	})
+	if err != nil {
+		t.Errorf("Run: %v", err)
+	}
+}

@@ -324,78 +324,6 @@ func (a *Agent) sweep(ctx context.Context, name, backup string) []string {
 	return notes
 }
 
-type handOnResult int
-
-const (
-	handedOn handOnResult = iota
-	waits
-	notMoved
-)
-
-// handOn moves one task of removed printer name (see sweep), compare-and-
-// set on its stored state; a spool that cannot write is tried again a few
-// times before the task is left to its deadline.
-func (a *Agent) handOn(ctx context.Context, t *spool.Task, name, backup string) handOnResult {
-	dest := ""
-	why := ""
-	switch {
-	case t.Printer != name && a.lane(t.Printer) != nil:
-		dest, why = t.Printer, fmt.Sprintf("back to %s: %s was removed from the config", t.Printer, name)
-	case backup != "" && a.lane(backup) != nil:
-		dest, why = backup, fmt.Sprintf("failover %s → %s: %s was removed from the config", name, backup, name)
-	}
-	msg := fmt.Sprintf("printer %s was removed from the config and no other printer takes its tasks; retry it on another printer, or add %s back", name, name)
-	var path []spool.State
-	c := spool.Change{Reason: ReasonPrinterRemoved, Message: msg}
-	switch {
-	case t.State == spool.StateHeld:
-		return waits // it waits for a manager already
-	case t.State == spool.StateSending:
-		// Left SENDING by a job that outlived the stop: nobody knows
-		// whether it printed, so a manager decides.
-		path = []spool.State{spool.StateUnknown, spool.StateHeld}
-	case t.State == spool.StateUnknown:
-		path = []spool.State{spool.StateHeld}
-	case dest != "" && forwardable(t.State):
-		path = []spool.State{spool.StateQueued}
-		c = spool.Change{Target: &dest, Reason: why}
-	case spool.CanTransition(t.State, spool.StateHeld):
-		path = []spool.State{spool.StateHeld}
-	default:
-		// HELD cannot be reached from this state in the spool's state
-		// table: parked, it waits the same way (a manager cancels or
-		// reprints it, or the printer comes back).
-		path = []spool.State{spool.StateParked}
-	}
-	for try := 0; ; try++ {
-		nt, err := a.spool.TransitionPath(t.TaskNo, t.State, path, c)
-		if err == nil {
-			a.log.Warn("task of a removed printer "+string(nt.State), "task_no", nt.TaskNo, "printer", name, "target", nt.Target, "reason", c.Reason)
-			a.observe(Event{Printer: name, Task: nt})
-			if dest != "" && nt.State == spool.StateQueued {
-				a.setOwner(nt.TaskNo, dest)
-				if l := a.lane(dest); l != nil {
-					l.post(msgTask{task: nt})
-				}
-				return handedOn
-			}
-			a.setOwner(nt.TaskNo, name)
-			return waits
-		}
-		if !spoolTrouble(err) || try >= 3 {
-			a.log.Error("reload: a removed printer's task could not be moved; it times out at its deadline", "task_no", t.TaskNo, "printer", name, "err", err)
-			return notMoved
-		}
-		select {
-		case <-time.After(time.Second):
-		case <-ctx.Done():
-			return notMoved
-		case <-a.quit:
-			return notMoved
-		}
-	}
-}
-
 // observe tells the agent's observers about an event that happened outside
 // any lane.
 func (a *Agent) observe(e Event) {
@@ -426,8 +354,7 @@ func (a *Agent) laneless(taskNo, printer string, msg laneMsg) bool {
 			}
 		}
 		if err == nil {
-			a.dropOwner(taskNo)
-			a.deadlines.Cancel(taskNo)
+			a.taskEnded(taskNo)
 			a.observe(Event{Printer: printer, Task: t})
 		}
 		m.reply <- cancelResult{task: t, err: err}
@@ -445,8 +372,7 @@ func (a *Agent) retryLaneless(taskNo, from, to string) retryResult {
 	if to == "" {
 		return retryResult{err: fmt.Errorf("%w: printer %q of task %s was removed from the config; choose a printer to retry it on (configured: %v)", localapi.ErrUnknownPrinter, from, taskNo, a.laneNames())}
 	}
-	dl := a.lane(to)
-	if dl == nil {
+	if a.lane(to) == nil {
 		return retryResult{err: fmt.Errorf("%w: %q (configured: %v)", localapi.ErrUnknownPrinter, to, a.laneNames())}
 	}
 	dup := true
@@ -457,8 +383,7 @@ func (a *Agent) retryLaneless(taskNo, from, to string) retryResult {
 		}
 		return retryResult{err: fmt.Errorf("%w: task %s changed meanwhile: %v", localapi.ErrConflict, taskNo, err)}
 	}
-	a.setOwner(taskNo, to)
-	dl.post(msgTask{task: t})
+	a.handTo(t)
 	a.observe(Event{Printer: from, Task: t})
 	return retryResult{task: t}
 }

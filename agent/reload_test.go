@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"printgate/agent/localapi"
+	"printgate/agent/wheel"
 	"printgate/drivers/printertest"
 	"printgate/spool"
 )
@@ -324,4 +325,56 @@ func TestPreviewFollowsReload(t *testing.T) {
 	if !strings.Contains(string(before), "paper-48") || !strings.Contains(string(after), "paper-32") {
 		t.Errorf("preview before the reload %.80q, after %.80q; want 48 then 32 columns", before, after)
 	}
+}
+
+// TestReloadHandOnWaitsOnAgentClock ensures a removed printer's task whose
+// move to the backup the spool could not record is tried again on the
+// agent's clock, as every other retry is: the reload waits for that clock
+// to move, not for the wall clock, and the task then prints at the backup.
+func TestReloadHandOnWaitsOnAgentClock(t *testing.T) {
+	fault := newCommitFault()
+	clock := wheel.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	h := buildHarnessAt(t, t.TempDir(), spool.Options{FailCommit: fault.check}, clock, []printerSpec{
+		{name: "kitchen", model: printertest.ModelEpson, extra: `backup = "bar"`, faults: []printertest.FaultKind{printertest.FaultOffline}},
+		{name: "bar", model: printertest.ModelEpson},
+	}, `failover_after = "1h"`)
+	h.waitPrinter("kitchen", "OFFLINE")
+	h.submit("K1_v1", "kitchen")
+	h.waitUntil("K1_v1 parked", func() bool { return h.inState(spool.StateParked, "K1_v1") })
+	h.writeConfig(`failover_after = "1h"`, printerBlock("bar", h.p["bar"], ""))
+	// The first commit of the reload is the sweep's move of K1_v1 to bar.
+	fault.arm(0)
+	resc := make(chan localapi.ReloadResult, 1)
+	go func() {
+		res, err := h.a.Reload(context.Background())
+		if err != nil {
+			t.Errorf("reload: %v", err)
+		}
+		resc <- res
+	}()
+	<-fault.fired
+	// The retry waits a second on the agent's clock: a timer due by then is
+	// armed, and the reload goes on only once the clock passes it.
+	armed := make(chan struct{})
+	go func() { clock.WaitTimer(clock.Now().Add(time.Second)); close(armed) }()
+	select {
+	case <-armed:
+	case res := <-resc:
+		t.Fatalf("the reload went on without the agent's clock moving: %+v", res)
+	case <-time.After(waitLimit):
+		t.Fatal("no retry timer was armed on the agent's clock")
+	}
+	var res localapi.ReloadResult
+	h.advanceUntil("the reload returned", time.Second, func() bool {
+		select {
+		case res = <-resc:
+			return true
+		default:
+			return false
+		}
+	})
+	if !slices.Equal(res.Removed, []string{"kitchen"}) || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "1 waiting tasks moved") {
+		t.Fatalf("reload result %+v", res)
+	}
+	h.printedOnce([]string{"K1_v1"}, "bar")
 }

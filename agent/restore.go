@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"printgate/spool"
 )
@@ -124,51 +123,4 @@ func (a *Agent) orphan(t *spool.Task) {
 		return
 	}
 	a.log.Error("task failed: its printer is no longer configured", "task_no", t.TaskNo, "printer", t.Lane())
-}
-
-// deadlineMissed handles a deadline that reached a lane not holding the
-// task (from is that lane). The deadline is never dropped: it goes on to
-// the lane that owns the task now, or, if no lane holds it (a bug), the
-// task times out from its stored state.
-func (a *Agent) deadlineMissed(taskNo, from string) {
-	a.ownerMu.Lock()
-	owner, ok := a.owner[taskNo]
-	a.ownerMu.Unlock()
-	var ol *lane
-	if ok {
-		ol = a.lane(owner)
-	}
-	if ok && owner != from && ol != nil {
-		ol.post(msgDeadline{taskNo: taskNo})
-		return
-	}
-	t, err := a.spool.Get(taskNo)
-	if err != nil || t.State.Terminal() {
-		a.dropOwner(taskNo)
-		return
-	}
-	msg := "no lane held the task when its deadline passed"
-	if ok && ol == nil {
-		if t.State == spool.StateSending {
-			// Its printer was just removed and is finishing this very job:
-			// the job's outcome decides; look again in a second.
-			a.deadlines.After(taskNo, time.Second, struct{}{})
-			return
-		}
-		msg = fmt.Sprintf("printer %q was removed from the config before the task printed", owner)
-		a.log.Warn("deadline of a task whose printer was removed: timing it out", "task_no", taskNo, "state", t.State, "printer", owner)
-	} else {
-		a.log.Error("deadline of a task no lane holds: timing it out from the spool", "task_no", taskNo, "state", t.State)
-	}
-	t, err = a.spool.Transition(taskNo, t.State, spool.StateTimedOut, spool.Change{Reason: spool.ReasonNoAck, Message: msg})
-	if err != nil {
-		// Try again shortly: the deadline is owed until it is recorded.
-		a.deadlines.After(taskNo, time.Second, struct{}{})
-		return
-	}
-	a.dropOwner(taskNo)
-	a.m.IncTimeout(from, spool.ReasonNoAck)
-	if obs := a.opts.Observe; obs != nil {
-		obs(Event{Printer: from, Task: t})
-	}
 }
