@@ -193,10 +193,22 @@ func (a *Agent) Run(ctx context.Context) error {
 	// does (Options.Clock).
 	grace := a.opts.Clock.NewTimer(a.opts.StopGrace)
 	defer grace.Stop()
+	// One grace for all lanes: once it has run out (it fires once), the
+	// lanes still busy are named and cut off together, not waited on.
+	expired := false
 	for i, l := range lanes {
+		if expired {
+			select {
+			case <-l.idle:
+			default:
+				a.log.Warn("stop grace ran out with a job in flight; it will be treated as outcome unknown at next start", "printer", names[i])
+			}
+			continue
+		}
 		select {
 		case <-l.idle:
 		case <-grace.C():
+			expired = true
 			a.log.Warn("stop grace ran out with a job in flight; it will be treated as outcome unknown at next start", "printer", names[i])
 		case <-runCtx.Done():
 		}

@@ -630,3 +630,47 @@ func TestStopGraceOnAgentClock(t *testing.T) {
 		t.Errorf("Run: %v", err)
 	}
 }
+
+// TestStopGraceCoversEveryLane holds the stop grace to every lane with a
+// job in flight, not only the first: with two printers stuck mid-job, Run
+// returns once the one grace has passed. Before, the grace timer fired for
+// the first lane only and the stop then waited on the second lane's job
+// until its job timeout (here ten hours).
+func TestStopGraceCoversEveryLane(t *testing.T) {
+	var mu sync.Mutex
+	stuck := map[string]*stuckPrinter{}
+	h := newHarness(t, []printerSpec{{name: "k", model: printertest.ModelEpson}, {name: "b", model: printertest.ModelEpson}}, "", func(o *Options) {
+		o.StopGrace = time.Hour
+		o.JobTimeout = 10 * time.Hour
+		open := o.OpenPrinter
+		o.OpenPrinter = func(pc *config.Printer) Printer {
+			p := &stuckPrinter{Printer: open(pc), started: make(chan struct{})}
+			mu.Lock()
+			stuck[pc.Name] = p
+			mu.Unlock()
+			return p
+		}
+	})
+	h.submit("G1_v1", "k")
+	h.submit("G2_v1", "b")
+	mu.Lock()
+	k, b := stuck["k"], stuck["b"]
+	mu.Unlock()
+	<-k.started
+	<-b.started
+	h.cancel()
+	h.cancel = nil
+	var err error
+	returned := false
+	h.advanceUntil("Run returned after one stop grace with two jobs in flight", 5*time.Minute, func() bool {
+		select {
+		case err = <-h.done:
+			returned = true
+		default:
+		}
+		return returned
+	})
+	if err != nil {
+		t.Errorf("Run: %v", err)
+	}
+}
