@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html/template"
 	"net"
 	"net/netip"
 	"strings"
@@ -162,28 +161,6 @@ func capabilityPhrases(p escpos.Profile, c escpos.Capabilities) []string {
 		out = append(out, "one-way (no status)")
 	}
 	return out
-}
-
-// TestPrint queues a short test ticket on printer: its name, the time, its
-// profile, a QR code, and a line of Chinese when the profile can print it.
-func (a *Agent) TestPrint(ctx context.Context, printer string) (*spool.Task, error) {
-	l := a.lane(printer)
-	if l == nil {
-		return nil, fmt.Errorf("test print: %w: %q (configured: %v)", localapi.ErrUnknownPrinter, printer, a.laneNames())
-	}
-	now := a.opts.Clock.Now()
-	doc, err := testTicket(printer, l.pc.Profile, now)
-	if err != nil {
-		return nil, fmt.Errorf("test print on %s: %w", printer, err)
-	}
-	t, _, err := a.Submit(ctx, spool.NewTask{
-		TaskNo: fmt.Sprintf("TEST_%s_%d", printer, now.UnixNano()), Printer: printer,
-		Priority: spool.PriorityUrgent, Origin: spool.OriginManager, Document: doc,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("test print on %s: %w", printer, err)
-	}
-	return t, nil
 }
 
 // scriptCheck is, per double-byte encoding, a line of the printer's own
@@ -393,47 +370,6 @@ func (a *Agent) Tail(ctx context.Context, o logring.TailOptions, send func(lines
 		return errors.New("this agent keeps no log lines in memory (no log ring); read its log file instead")
 	}
 	return a.opts.Ring.Tail(ctx, o, send)
-}
-
-// Preview draws t as it looks on paper on the printer it prints on.
-func (a *Agent) Preview(t *spool.Task) (template.HTML, error) {
-	// The running lanes, not the start-up config: a reload may have
-	// changed the printer's profile.
-	l := a.lane(t.Lane())
-	if l == nil {
-		if l = a.lane(t.Printer); l == nil {
-			return "", fmt.Errorf("preview %s: %w: %q is no longer configured", t.TaskNo, localapi.ErrUnknownPrinter, t.Lane())
-		}
-	}
-	return previewHTML(t, l.pc.Profile)
-}
-
-// previewHTML draws t for a printer of profile p with the banners its
-// printer path prints: a document through the same layout as Render, a raw
-// payload (after the banner bytes the lane puts before it) through the
-// stream decoder the emulator uses, so the page shows what the paper gets.
-func previewHTML(t *spool.Task, p escpos.Profile) (template.HTML, error) {
-	opts := renderOptions(t)
-	if len(t.Document) > 0 {
-		doc, err := escpos.ParseDocument(t.Document)
-		if err != nil {
-			return "", fmt.Errorf("preview %s: %w", t.TaskNo, err)
-		}
-		out, err := escpos.PreviewHTML(doc, p, opts)
-		if err != nil {
-			return "", fmt.Errorf("preview %s: %w", t.TaskNo, err)
-		}
-		return out, nil
-	}
-	if len(t.Payload) == 0 {
-		return template.HTML(`<p class="paper-missing">The ticket's content is no longer kept.</p>`), nil
-	}
-	stream, err := rawJob(t.Payload, p, opts)
-	if err != nil {
-		return "", fmt.Errorf("preview %s: %w", t.TaskNo, err)
-	}
-	caption := fmt.Sprintf(`<p class="paper-caption">raw ESC/POS payload, %d bytes</p>`, len(t.Payload))
-	return template.HTML(caption) + escpos.PreviewStreamHTML(stream, p.DecodeOptions()), nil
 }
 
 // maxSubscribers bounds the live views open at once; one more gets a
