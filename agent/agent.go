@@ -18,7 +18,6 @@ import (
 	"printgate/agent/wheel"
 	"printgate/drivers/escpos"
 	"printgate/spool"
-	"printgate/sync/link"
 )
 
 // Agent runs the lanes of every configured printer over one spool. Create it
@@ -69,17 +68,14 @@ type Agent struct {
 	outboxDropped int  // last outbox loss reported, owned by gauges
 	spoolFull     bool // last nearly-full state reported, owned by gauges
 
-	// link is the cloud link once AttachLink; nil without one.
-	link atomic.Pointer[link.Link]
+	// link is the cloud link once AttachLink (link.go); nil without one.
+	link atomic.Pointer[linkRef]
 	// hub feeds the manager page's live views (Subscribe).
 	hub hub
 	// pairing runs the device flow the pairing page shows.
 	pairing pairing
 	// raw holds the raw ports (raw.go), open once serving.
 	raw rawPorts
-	// scanPort is the port Scan tries; 0 means 9100. Tests point it at an
-	// emulator.
-	scanPort int
 }
 
 var _ localapi.Backend = (*Agent)(nil)
@@ -99,6 +95,7 @@ func New(cfg *config.Config, sp *spool.Spool, opts Options) (*Agent, error) {
 		started: make(chan struct{}),
 		quit:    make(chan struct{}),
 	}
+	a.opts.Observe = a.observeWith(opts.Observe)
 	a.live.Store(cfg)
 	a.push = wheel.NewScheduler[string, pushItem](opts.Clock, 0)
 	a.deadlines = wheel.NewScheduler[string, struct{}](opts.Clock, 0)

@@ -14,10 +14,7 @@ import (
 
 // Health reports the agent's overall state for /healthz.
 func (a *Agent) Health() localapi.Health {
-	h := localapi.Health{Status: "ok", Link: "disabled"}
-	if a.opts.Link != nil {
-		h.Link = a.opts.Link()
-	}
+	h := localapi.Health{Status: "ok", Link: a.linkState()}
 	if err := a.Failed(); err != nil {
 		h.Status, h.Error = "failed", firstLine(err.Error())
 		return h

@@ -58,12 +58,11 @@ type Options struct {
 	// StopGrace bounds how long Run waits, after its context ends, for jobs
 	// in flight to finish their completion barrier. Default 10s.
 	StopGrace time.Duration
-	// Link reports the cloud link's state for /healthz; nil means "disabled".
-	Link func() string
 	// Observe, if set, is called after every task transition the agent makes
 	// and every printer state change, from the lane's goroutine. It must not
-	// block. Tests wait on it instead of sleeping; the cloud link and the
-	// manager page's live view can use it too.
+	// block. Tests wait on it instead of sleeping; the manager page's live
+	// view can use it too. The attached cloud link hears of the same events
+	// without it (AttachLink).
 	Observe func(Event)
 	// Ring keeps the agent's recent log lines for the manager page's live
 	// tail (Tail); nil means no lines are kept and Tail says so.

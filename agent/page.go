@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,15 +13,14 @@ import (
 	"printgate/agent/localapi"
 	"printgate/agent/logring"
 	"printgate/agent/web"
-	"printgate/drivers"
 	"printgate/drivers/escpos"
 	"printgate/spool"
 	"printgate/sync/link"
 )
 
-// The manager page's backend (issue 11): the page's actions and views on
-// top of the intake API the agent already serves.
-var _ web.Backend = (*Agent)(nil)
+// The manager page's actions and views on top of the intake API the agent
+// already serves (issue 11); agent/daemon adds the LAN scan and serves
+// them as the page's web.Backend.
 
 // available says why the agent cannot take work now, or nil: intake and the
 // manager's actions are refused while the spool is being restored and once
@@ -201,150 +198,13 @@ func testTicket(printer string, p escpos.Profile, now time.Time) (json.RawMessag
 	return json.Marshal(doc)
 }
 
-// Discover lists serial ports and USB printers on this PC. One kind failing
-// does not hide the other's results; the error says what failed, and is
-// returned alone only when both did.
-func (a *Agent) Discover() ([]drivers.Found, error) {
-	serial, serr := drivers.DiscoverSerial()
-	usb, uerr := drivers.DiscoverUSB()
-	found := append(serial, usb...)
-	if serr != nil {
-		serr = fmt.Errorf("serial ports: %w", serr)
-	}
-	if uerr != nil {
-		uerr = fmt.Errorf("USB printers: %w", uerr)
-	}
-	return found, errors.Join(serr, uerr)
-}
-
-// Scan looks for port-9100 printers on cidr, or on this PC's own IPv4
-// networks when cidr is "", each cut down to the largest network ScanTCP
-// accepts around the PC's address.
-func (a *Agent) Scan(ctx context.Context, cidr string, progress func(done, total int)) ([]drivers.Found, error) {
-	nets := []string{cidr}
-	if cidr == "" {
-		own, err := localNetworks()
-		if err != nil {
-			return nil, err
-		}
-		if len(own) == 0 {
-			return nil, errors.New("scan: this PC has no IPv4 network up besides loopback; enter the printers' network, such as 192.168.1.0/24")
-		}
-		nets = own
-	}
-	// Progress counts hosts over every network, as one scan. ScanTCP calls
-	// it from one goroutine at a time and has returned before base moves.
-	total := 0
-	for _, n := range nets {
-		total += hostsIn(n)
-	}
-	base := 0
-	var found []drivers.Found
-	for _, n := range nets {
-		opts := drivers.ScanOptions{Probe: true}
-		if progress != nil {
-			opts.Progress = func(done, of int) {
-				if len(nets) == 1 {
-					progress(done, of)
-					return
-				}
-				progress(base+done, total)
-			}
-		}
-		f, err := drivers.ScanTCP(ctx, n, a.scanPort, opts)
-		found = append(found, f...)
-		if err != nil {
-			return found, fmt.Errorf("scan for printers: %w", err)
-		}
-		base += hostsIn(n)
-	}
-	return found, nil
-}
-
-// hostsIn is how many hosts ScanTCP tries in cidr (network and broadcast
-// addresses left out), for progress across several networks.
-func hostsIn(cidr string) int {
-	p, err := netip.ParsePrefix(cidr)
-	if err != nil {
-		return 1 // one address
-	}
-	bits := p.Addr().BitLen() - p.Bits()
-	n := 1 << bits
-	if p.Addr().Is4() && bits >= 2 {
-		n -= 2
-	}
-	return n
-}
-
-// localNetworks lists this PC's IPv4 networks (interfaces up, not
-// loopback), each narrowed around the PC's own address to at most
-// drivers.MaxScanHostBits host bits.
-func localNetworks() ([]string, error) {
-	ifs, err := net.Interfaces()
-	if err != nil {
-		return nil, fmt.Errorf("scan: list network interfaces: %w", err)
-	}
-	seen := map[netip.Prefix]bool{}
-	var out []string
-	for _, ifc := range ifs {
-		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
-			continue
-		}
-		addrs, err := ifc.Addrs()
-		if err != nil {
-			continue
-		}
-		for _, ad := range addrs {
-			ipn, ok := ad.(*net.IPNet)
-			if !ok {
-				continue
-			}
-			p, ok := scanPrefix(ipn)
-			if ok && !seen[p] {
-				seen[p] = true
-				out = append(out, p.String())
-			}
-		}
-	}
-	return out, nil
-}
-
-// scanPrefix is the network of an interface address to scan: IPv4 only,
-// not loopback or link-local, at most drivers.MaxScanHostBits host bits.
-func scanPrefix(ipn *net.IPNet) (netip.Prefix, bool) {
-	addr, ok := netip.AddrFromSlice(ipn.IP)
-	if !ok {
-		return netip.Prefix{}, false
-	}
-	addr = addr.Unmap()
-	if !addr.Is4() || addr.IsLoopback() || addr.IsLinkLocalUnicast() {
-		return netip.Prefix{}, false
-	}
-	ones, _ := ipn.Mask.Size()
-	ones = max(ones, 32-drivers.MaxScanHostBits)
-	return netip.PrefixFrom(addr, ones).Masked(), true
-}
-
-// AttachLink gives the agent the cloud link, for the page's Link, Pairing
-// and live view; runService calls it once the link is built. Calling it
-// again replaces the link.
-func (a *Agent) AttachLink(l *link.Link) {
-	a.link.Store(l)
-	if l != nil {
-		l.OnStateChange(func(state string) {
-			a.hub.publish(web.Change{Kind: "link", State: state})
-		})
-	}
-	a.hub.publish(web.Change{Kind: "link"})
-}
-
 // Link describes the cloud link for the dashboard.
 func (a *Agent) Link() web.LinkInfo {
 	if a.cfg.Cloud == nil {
 		return web.LinkInfo{State: "disabled"}
 	}
 	info := web.LinkInfo{State: link.StateOffline}
-	if l := a.link.Load(); l != nil {
+	if l := a.attached(); l != nil {
 		st := l.Stats()
 		info.State, info.LastSync, info.LastError, info.Store = st.State, st.LastSync, st.LastError, st.Store
 	}

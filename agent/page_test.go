@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -255,56 +253,6 @@ func TestTestTicketDropsUnprintableChinese(t *testing.T) {
 		}
 		if c.want == "" && script != "" || !strings.Contains(script, c.want) {
 			t.Errorf("%s %s: script line %q, want one with %q", c.name, c.encoding, script, c.want)
-		}
-	}
-}
-
-// TestScanFindsEmulator scans the emulator's own loopback address and
-// nothing else, and finds it answering as an ESC/POS printer.
-func TestScanFindsEmulator(t *testing.T) {
-	h := newHarness(t, []printerSpec{{name: "k", model: printertest.ModelEpson}}, "")
-	ap := netip.MustParseAddrPort(h.p["k"].Addr())
-	h.a.scanPort = int(ap.Port())
-	var calls [][2]int
-	found, err := h.a.Scan(context.Background(), ap.Addr().String()+"/32", func(done, total int) { calls = append(calls, [2]int{done, total}) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(found) != 1 || found[0].Name != ap.String() || !found[0].Answers {
-		t.Errorf("found %+v, want the emulator at %s answering", found, ap)
-	}
-	if fmt.Sprint(calls) != "[[1 1]]" {
-		t.Errorf("progress %v, want [[1 1]]", calls)
-	}
-	if _, err := h.a.Scan(context.Background(), "10.0.0.0/8", nil); err == nil {
-		t.Error("a /8 was accepted; it must be refused before any connect")
-	}
-}
-
-// TestScanPrefix ensures the PC's own networks are scanned around its
-// address, never wider than ScanTCP allows, and loopback, link-local and
-// IPv6 are left out.
-func TestScanPrefix(t *testing.T) {
-	for in, want := range map[string]string{
-		"192.168.1.23/24": "192.168.1.0/24",
-		"10.1.2.3/8":      "10.1.0.0/22",
-		"172.16.5.4/30":   "172.16.5.4/30",
-		"127.0.0.1/8":     "",
-		"169.254.3.4/16":  "",
-		"fd00::5/64":      "",
-	} {
-		ip, ipn, err := net.ParseCIDR(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ipn.IP = ip
-		p, ok := scanPrefix(ipn)
-		got := ""
-		if ok {
-			got = p.String()
-		}
-		if got != want {
-			t.Errorf("scanPrefix(%s) = %q, want %q", in, got, want)
 		}
 	}
 }

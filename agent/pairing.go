@@ -177,7 +177,7 @@ func (pr *pairing) wait(ctx context.Context, f *pairFlow) {
 		return
 	}
 	a.log.Info("pairing: approved; the device token is saved and the cloud link connects")
-	if l := a.link.Load(); l != nil {
+	if l := a.attached(); l != nil {
 		l.CheckToken()
 	}
 	a.hub.publish(web.Change{Kind: "link"})
@@ -196,7 +196,7 @@ func (a *Agent) Pairing(ctx context.Context) web.PairingInfo {
 	if err == nil {
 		a.pairing.stopFlow()
 		info.Paired = true
-		if l := a.link.Load(); l != nil {
+		if l := a.attached(); l != nil {
 			info.Store = l.Stats().Store
 		}
 		return info
@@ -221,7 +221,7 @@ func (a *Agent) Unpair() error {
 		return fmt.Errorf("unpair: %w", err)
 	}
 	a.log.Warn("pairing: a manager removed the device token; the agent is unpaired")
-	if l := a.link.Load(); l != nil {
+	if l := a.attached(); l != nil {
 		l.CheckToken()
 	}
 	a.hub.publish(web.Change{Kind: "link"})

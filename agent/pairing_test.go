@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"printgate/agent/logring"
 	"printgate/agent/web"
 	"printgate/drivers/printertest"
 	"printgate/sync/cloudtest"
@@ -40,10 +39,7 @@ func TestPairingFromThePage(t *testing.T) {
 	if li := h.a.Link(); li.State != "offline" {
 		t.Errorf("link before AttachLink: %+v, want offline", li)
 	}
-	lk, err := newLink(h.cfg, h.a, h.sp, logring.New(logring.Options{}), testLogger())
-	if err != nil {
-		t.Fatal(err)
-	}
+	lk := testLink(t, h)
 	h.a.AttachLink(lk)
 	linkCtx, stopLink := context.WithCancel(ctx)
 	linkDone := make(chan struct{})
