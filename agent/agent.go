@@ -14,7 +14,6 @@ import (
 	"printgate/agent/config"
 	"printgate/agent/localapi"
 	"printgate/agent/metrics"
-	"printgate/agent/web"
 	"printgate/agent/wheel"
 	"printgate/drivers/escpos"
 	"printgate/spool"
@@ -70,8 +69,6 @@ type Agent struct {
 
 	// link is the cloud link once AttachLink (link.go); nil without one.
 	link atomic.Pointer[linkRef]
-	// hub feeds the manager page's live views (Subscribe).
-	hub hub
 	// pairing runs the device flow the pairing page shows.
 	pairing pairing
 	// raw holds the raw ports (raw.go), open once serving.
@@ -296,7 +293,7 @@ func (a *Agent) fail(err error) {
 	a.failMu.Unlock()
 	if first {
 		a.log.Error("AGENT CORE STOPPED: no task will print; intake refuses new tasks", "err", err)
-		a.hub.publish(web.Change{Kind: "health"})
+		a.observe(Event{Health: true})
 	}
 	if stop != nil {
 		stop()

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"printgate/agent/localapi"
-	"printgate/agent/web"
 	"printgate/spool"
 )
 
@@ -59,7 +58,7 @@ func (a *Agent) reportIntegrity() {
 			if full {
 				a.log.Warn("SPOOL NEARLY FULL: new tasks are refused when it is full", "used_percent", u.Percent(), "live_bytes", u.Live, "cap_bytes", u.Cap)
 			}
-			a.hub.publish(web.Change{Kind: "health"})
+			a.observe(Event{Health: true})
 		}
 	}
 	st, err := a.spool.OutboxStats()
@@ -72,7 +71,7 @@ func (a *Agent) reportIntegrity() {
 		a.log.Error("OUTBOX FULL: events the cloud never acknowledged were dropped; the cloud lacks part of those tasks' history",
 			"dropped_total", st.Dropped, "new", st.Dropped-a.outboxDropped, "compacted_total", st.Compacted, "depth", st.Depth)
 		a.outboxDropped = st.Dropped
-		a.hub.publish(web.Change{Kind: "health"})
+		a.observe(Event{Health: true})
 	}
 }
 

@@ -1292,9 +1292,6 @@ func (l *lane) observe(e Event) {
 	if obs := l.a.opts.Observe; obs != nil {
 		obs(e)
 	}
-	if c, ok := changeOf(e); ok {
-		l.a.hub.publish(c)
-	}
 }
 
 func (l *lane) info() localapi.PrinterInfo {

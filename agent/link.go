@@ -1,9 +1,6 @@
 package agent
 
-import (
-	"printgate/agent/web"
-	"printgate/sync/link"
-)
+import "printgate/sync/link"
 
 // Link is the cloud link as the agent uses it; *link.Link implements it.
 // The agent tells it of what changed, and /healthz and the page's link and
@@ -37,10 +34,10 @@ func (a *Agent) AttachLink(l Link) {
 	a.link.Store(&linkRef{l})
 	if l != nil {
 		l.OnStateChange(func(state string) {
-			a.hub.publish(web.Change{Kind: "link", State: state})
+			a.observe(Event{Link: true, LinkState: state})
 		})
 	}
-	a.hub.publish(web.Change{Kind: "link"})
+	a.observe(Event{Link: true})
 }
 
 // attached returns the cloud link, or nil before AttachLink.

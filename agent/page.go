@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"printgate/agent/localapi"
@@ -216,13 +214,6 @@ func (a *Agent) Link() web.LinkInfo {
 	return info
 }
 
-// Subscribe delivers a web.Change on each task transition, printer state
-// change, failover switch, link state change and health change, until ctx
-// ends. Sends never wait: a subscriber whose buffer is full misses changes.
-func (a *Agent) Subscribe(ctx context.Context) <-chan web.Change {
-	return a.hub.subscribe(ctx)
-}
-
 // Tail streams the agent's recent and new log lines, as support's remote
 // tail does; without Options.Ring no lines are kept and it says so.
 func (a *Agent) Tail(ctx context.Context, o logring.TailOptions, send func(lines []string) error) error {
@@ -230,72 +221,4 @@ func (a *Agent) Tail(ctx context.Context, o logring.TailOptions, send func(lines
 		return errors.New("this agent keeps no log lines in memory (no log ring); read its log file instead")
 	}
 	return a.opts.Ring.Tail(ctx, o, send)
-}
-
-// maxSubscribers bounds the live views open at once; one more gets a
-// closed channel (its page reconnects later).
-const maxSubscribers = 64
-
-// subscriberBuffer is how many changes a live view may lag behind before
-// it misses some.
-const subscriberBuffer = 64
-
-// hub fans changes out to the page's live views without ever making the
-// agent wait on one.
-type hub struct {
-	mu   sync.Mutex
-	subs map[chan web.Change]struct{}
-	// dropped counts changes a full subscriber missed, for tests.
-	dropped atomic.Int64
-}
-
-func (h *hub) subscribe(ctx context.Context) <-chan web.Change {
-	ch := make(chan web.Change, subscriberBuffer)
-	h.mu.Lock()
-	if ctx.Err() != nil || len(h.subs) >= maxSubscribers {
-		h.mu.Unlock()
-		close(ch)
-		return ch
-	}
-	if h.subs == nil {
-		h.subs = map[chan web.Change]struct{}{}
-	}
-	h.subs[ch] = struct{}{}
-	h.mu.Unlock()
-	context.AfterFunc(ctx, func() {
-		h.mu.Lock()
-		delete(h.subs, ch)
-		close(ch)
-		h.mu.Unlock()
-	})
-	return ch
-}
-
-// publish offers c to every subscriber; a full one misses it.
-func (h *hub) publish(c web.Change) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for ch := range h.subs {
-		select {
-		case ch <- c:
-		default:
-			h.dropped.Add(1)
-		}
-	}
-}
-
-// changeOf is the live view's notice of an agent event; ok is false for
-// events the page does not show (a spool write being retried).
-func changeOf(e Event) (web.Change, bool) {
-	switch {
-	case e.Err != nil:
-		return web.Change{}, false
-	case e.Task != nil:
-		return web.Change{Kind: "task", Printer: e.Printer, TaskNo: e.Task.TaskNo, State: string(e.Task.State)}, true
-	case e.Switch:
-		return web.Change{Kind: "printer", Printer: e.Printer}, true
-	case e.State != "":
-		return web.Change{Kind: "printer", Printer: e.Printer, State: e.State}, true
-	}
-	return web.Change{}, false
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -13,7 +12,6 @@ import (
 
 	"printgate/agent/localapi"
 	"printgate/agent/logring"
-	"printgate/agent/web"
 	"printgate/drivers/escpos"
 	"printgate/drivers/printertest"
 	"printgate/spool"
@@ -254,96 +252,6 @@ func TestTestTicketDropsUnprintableChinese(t *testing.T) {
 		if c.want == "" && script != "" || !strings.Contains(script, c.want) {
 			t.Errorf("%s %s: script line %q, want one with %q", c.name, c.encoding, script, c.want)
 		}
-	}
-}
-
-// TestSubscribeSeesChanges ensures a subscriber hears a task's transitions
-// and a printer's state change, and that its channel closes when its
-// context ends.
-func TestSubscribeSeesChanges(t *testing.T) {
-	h := newHarness(t, []printerSpec{{name: "k", model: printertest.ModelEpson}}, "")
-	h.waitPrinter("k", "READY")
-	ctx, cancel := context.WithCancel(context.Background())
-	ch := h.a.Subscribe(ctx)
-	h.submit("S_v1", "k")
-	want := web.Change{Kind: "task", Printer: "k", TaskNo: "S_v1", State: "PRINTED"}
-	limit := time.After(waitLimit)
-	for seen := false; !seen; {
-		select {
-		case c := <-ch:
-			seen = c == want
-		case <-limit:
-			t.Fatalf("no %+v", want)
-		}
-	}
-	h.p["k"].SetFault(printertest.FaultPaperOut, true)
-	h.a.Refresh("k")
-	want = web.Change{Kind: "printer", Printer: "k", State: "PAPER_OUT"}
-	for seen := false; !seen; {
-		select {
-		case c := <-ch:
-			seen = c == want
-		case <-limit:
-			t.Fatalf("no %+v", want)
-		}
-	}
-	cancel()
-	for {
-		select {
-		case _, open := <-ch:
-			if !open {
-				return
-			}
-		case <-limit:
-			t.Fatal("the channel stayed open after its context ended")
-		}
-	}
-}
-
-// TestHubNeverBlocks ensures a subscriber that does not read costs the
-// publisher nothing: changes past its buffer are dropped, not waited for,
-// and subscribers beyond the bound get a closed channel.
-func TestHubNeverBlocks(t *testing.T) {
-	var h hub
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	slow := h.subscribe(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := range 10 * subscriberBuffer {
-			h.publish(web.Change{Kind: "task", TaskNo: fmt.Sprint(i)})
-		}
-	}()
-	select {
-	case <-done:
-	case <-time.After(waitLimit):
-		t.Fatal("publish blocked on a subscriber that does not read")
-	}
-	if len(slow) != subscriberBuffer || h.dropped.Load() != 9*subscriberBuffer {
-		t.Errorf("buffered %d, dropped %d", len(slow), h.dropped.Load())
-	}
-	if c := <-slow; c.TaskNo != "0" {
-		t.Errorf("first change %+v, want the oldest kept", c)
-	}
-	subs := []<-chan web.Change{slow}
-	for range maxSubscribers - 1 {
-		subs = append(subs, h.subscribe(ctx))
-	}
-	if _, open := <-h.subscribe(ctx); open {
-		t.Error("a subscriber past the bound got an open channel")
-	}
-	cancel()
-	for _, ch := range subs {
-		// Drain what is buffered; each must then close.
-		for range ch {
-		}
-	}
-	h.mu.Lock()
-	n := len(h.subs)
-	h.mu.Unlock()
-	if n != 0 {
-		t.Errorf("%d subscribers left after their contexts ended", n)
 	}
 }
 

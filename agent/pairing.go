@@ -180,7 +180,7 @@ func (pr *pairing) wait(ctx context.Context, f *pairFlow) {
 	if l := a.attached(); l != nil {
 		l.CheckToken()
 	}
-	a.hub.publish(web.Change{Kind: "link"})
+	a.observe(Event{Link: true})
 }
 
 // Pairing describes the pairing for the pairing page. While the agent is
@@ -224,6 +224,6 @@ func (a *Agent) Unpair() error {
 	if l := a.attached(); l != nil {
 		l.CheckToken()
 	}
-	a.hub.publish(web.Change{Kind: "link"})
+	a.observe(Event{Link: true})
 	return nil
 }

@@ -81,7 +81,9 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 		log.Warn("no printers are configured: nothing can be printed until one is added (the manager page's Printers page, or a [[printers]] table in the config)", "config", cfg.Path)
 	}
 	m := metrics.New()
-	opts := agent.Options{Logger: log, Metrics: m, Ring: ring}
+	// The page's live view hears what the agent reports.
+	changes := &hub{}
+	opts := agent.Options{Logger: log, Metrics: m, Ring: ring, Observe: changes.observe}
 	if tweak != nil {
 		tweak(&opts)
 	}
@@ -134,7 +136,7 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 	})
 	// The manager page shares the listener; it hands /api/, /healthz and
 	// /metrics to the API untouched.
-	page := web.New(pageBackend{Agent: a}, web.Options{
+	page := web.New(pageBackend{Agent: a, changes: changes}, web.Options{
 		DataDir:    cfg.DataDir,
 		TLS:        tlsConf != nil,
 		Logger:     log.With("component", "page"),
