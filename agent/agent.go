@@ -13,11 +13,9 @@ import (
 	"printgate/agent/config"
 	"printgate/agent/localapi"
 	"printgate/agent/metrics"
-	"printgate/agent/web"
 	"printgate/agent/wheel"
 	"printgate/drivers/escpos"
 	"printgate/spool"
-	"printgate/sync/link"
 )
 
 // Agent runs the lanes of every configured printer over one spool. Create it
@@ -68,17 +66,12 @@ type Agent struct {
 	outboxDropped int  // last outbox loss reported, owned by gauges
 	spoolFull     bool // last nearly-full state reported, owned by gauges
 
-	// link is the cloud link once AttachLink; nil without one.
-	link atomic.Pointer[link.Link]
-	// hub feeds the manager page's live views (Subscribe).
-	hub hub
+	// link is the cloud link once AttachLink (link.go); nil without one.
+	link atomic.Pointer[linkRef]
 	// pairing runs the device flow the pairing page shows.
 	pairing pairing
 	// raw holds the raw ports (raw.go), open once serving.
 	raw rawPorts
-	// scanPort is the port Scan tries; 0 means 9100. Tests point it at an
-	// emulator.
-	scanPort int
 }
 
 var (
@@ -101,6 +94,7 @@ func New(cfg *config.Config, sp *spool.Spool, opts Options) (*Agent, error) {
 		started: make(chan struct{}),
 		quit:    make(chan struct{}),
 	}
+	a.opts.Observe = a.observeWith(opts.Observe)
 	a.live.Store(cfg)
 	a.push = wheel.NewScheduler[pushKey, pushItem](opts.Clock, 0)
 	a.deadlines = wheel.NewScheduler[string, struct{}](opts.Clock, 0)
@@ -299,7 +293,7 @@ func (a *Agent) fail(err error) {
 	a.failMu.Unlock()
 	if first {
 		a.log.Error("AGENT CORE STOPPED: no task will print; intake refuses new tasks", "err", err)
-		a.hub.publish(web.Change{Kind: "health"})
+		a.observe(Event{Health: true})
 	}
 	if stop != nil {
 		stop()

@@ -14,4 +14,9 @@
 // and failback checks; the timeout wheel holds each task's one absolute
 // deadline, after which the task ends TIMED_OUT with the reason the store
 // actually saw. On start every lane and timer is rebuilt from the spool.
+//
+// The process around the core (logger, listener, LAN API, manager page,
+// cloud link, SIGHUP) is wired in agent/daemon; the agent reports what
+// changed through Options.Observe and talks to the link it is given
+// (AttachLink).
 package agent

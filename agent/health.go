@@ -8,16 +8,12 @@ import (
 	"time"
 
 	"printgate/agent/localapi"
-	"printgate/agent/web"
 	"printgate/spool"
 )
 
 // Health reports the agent's overall state for /healthz.
 func (a *Agent) Health() localapi.Health {
-	h := localapi.Health{Status: "ok", Link: "disabled"}
-	if a.opts.Link != nil {
-		h.Link = a.opts.Link()
-	}
+	h := localapi.Health{Status: "ok", Link: a.linkState()}
 	if err := a.Failed(); err != nil {
 		h.Status, h.Error = "failed", firstLine(err.Error())
 		return h
@@ -62,7 +58,7 @@ func (a *Agent) reportIntegrity() {
 			if full {
 				a.log.Warn("SPOOL NEARLY FULL: new tasks are refused when it is full", "used_percent", u.Percent(), "live_bytes", u.Live, "cap_bytes", u.Cap)
 			}
-			a.hub.publish(web.Change{Kind: "health"})
+			a.observe(Event{Health: true})
 		}
 	}
 	st, err := a.spool.OutboxStats()
@@ -75,7 +71,7 @@ func (a *Agent) reportIntegrity() {
 		a.log.Error("OUTBOX FULL: events the cloud never acknowledged were dropped; the cloud lacks part of those tasks' history",
 			"dropped_total", st.Dropped, "new", st.Dropped-a.outboxDropped, "compacted_total", st.Compacted, "depth", st.Depth)
 		a.outboxDropped = st.Dropped
-		a.hub.publish(web.Change{Kind: "health"})
+		a.observe(Event{Health: true})
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"printgate/agent/localapi"
-	"printgate/agent/logring"
 	"printgate/drivers/printertest"
 	"printgate/spool"
 	"printgate/sync/cloudtest"
@@ -119,10 +118,7 @@ func TestResendAfterReloadIsDuplicateCloud(t *testing.T) {
 		if err := pair.Save(h.cfg.DataDir, cloud.IssueToken(agentID)); err != nil {
 			t.Fatal(err)
 		}
-		lk, err := newLink(h.cfg, h.a, h.sp, logring.New(logring.Options{}), testLogger())
-		if err != nil {
-			t.Fatal(err)
-		}
+		lk := testLink(t, h)
 		h.a.AttachLink(lk)
 		linkCtx, stopLink := context.WithCancel(context.Background())
 		linkDone := make(chan struct{})

@@ -58,12 +58,12 @@ type Options struct {
 	// StopGrace bounds how long Run waits, after its context ends, for jobs
 	// in flight to finish their completion barrier. Default 10s.
 	StopGrace time.Duration
-	// Link reports the cloud link's state for /healthz; nil means "disabled".
-	Link func() string
-	// Observe, if set, is called after every task transition the agent makes
-	// and every printer state change, from the lane's goroutine. It must not
-	// block. Tests wait on it instead of sleeping; the cloud link and the
-	// manager page's live view can use it too.
+	// Observe, if set, is called after every task transition the agent makes,
+	// every printer state change and every other change the agent's views
+	// show (health, link, a refused raw job), from the goroutine where it
+	// happened. It must not block. Tests wait on it instead of sleeping; the
+	// manager page's live view is fed from it (agent/daemon). The attached
+	// cloud link hears of the same events without it (AttachLink).
 	Observe func(Event)
 	// Ring keeps the agent's recent log lines for the manager page's live
 	// tail (Tail); nil means no lines are kept and Tail says so.
@@ -109,4 +109,16 @@ type Event struct {
 	// Err reports that the spool could not record Task's next state (disk
 	// full, I/O error); the lane keeps the task and tries again shortly.
 	Err error
+	// Health marks a change of what /healthz reports beyond any one
+	// printer: the core stopped, the spool crossed its nearly-full mark,
+	// the outbox dropped events.
+	Health bool
+	// Link marks a change of the cloud link: its new state in LinkState,
+	// or, with LinkState empty, a link attached or a pairing saved or
+	// removed.
+	Link      bool
+	LinkState string
+	// RawRefused says why a raw port refused a job a POS sent to Printer
+	// (the POS believes it printed).
+	RawRefused string
 }

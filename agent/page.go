@@ -5,26 +5,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html/template"
-	"net"
-	"net/netip"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"printgate/agent/localapi"
 	"printgate/agent/logring"
 	"printgate/agent/web"
-	"printgate/drivers"
 	"printgate/drivers/escpos"
 	"printgate/spool"
 	"printgate/sync/link"
 )
 
-// The manager page's backend (issue 11): the page's actions and views on
-// top of the intake API the agent already serves.
-var _ web.Backend = (*Agent)(nil)
+// The manager page's actions and views on top of the intake API the agent
+// already serves (issue 11); agent/daemon adds the LAN scan and serves
+// them as the page's web.Backend.
 
 // available says why the agent cannot take work now, or nil: intake and the
 // manager's actions are refused while the spool is being restored and once
@@ -164,28 +158,6 @@ func capabilityPhrases(p escpos.Profile, c escpos.Capabilities) []string {
 	return out
 }
 
-// TestPrint queues a short test ticket on printer: its name, the time, its
-// profile, a QR code, and a line of Chinese when the profile can print it.
-func (a *Agent) TestPrint(ctx context.Context, printer string) (*spool.Task, error) {
-	l := a.lane(printer)
-	if l == nil {
-		return nil, fmt.Errorf("test print: %w: %q (configured: %v)", localapi.ErrUnknownPrinter, printer, a.laneNames())
-	}
-	now := a.opts.Clock.Now()
-	doc, err := testTicket(printer, l.pc.Profile, now)
-	if err != nil {
-		return nil, fmt.Errorf("test print on %s: %w", printer, err)
-	}
-	t, _, err := a.Submit(ctx, spool.NewTask{
-		TaskNo: fmt.Sprintf("TEST_%s_%d", printer, now.UnixNano()), Printer: printer,
-		Priority: spool.PriorityUrgent, Origin: spool.OriginManager, Document: doc,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("test print on %s: %w", printer, err)
-	}
-	return t, nil
-}
-
 // scriptCheck is, per double-byte encoding, a line of the printer's own
 // script for its test ticket ("test: printing works"): a printer whose
 // font is another set prints it as garbage, which shows the encoding is
@@ -224,150 +196,13 @@ func testTicket(printer string, p escpos.Profile, now time.Time) (json.RawMessag
 	return json.Marshal(doc)
 }
 
-// Discover lists serial ports and USB printers on this PC. One kind failing
-// does not hide the other's results; the error says what failed, and is
-// returned alone only when both did.
-func (a *Agent) Discover() ([]drivers.Found, error) {
-	serial, serr := drivers.DiscoverSerial()
-	usb, uerr := drivers.DiscoverUSB()
-	found := append(serial, usb...)
-	if serr != nil {
-		serr = fmt.Errorf("serial ports: %w", serr)
-	}
-	if uerr != nil {
-		uerr = fmt.Errorf("USB printers: %w", uerr)
-	}
-	return found, errors.Join(serr, uerr)
-}
-
-// Scan looks for port-9100 printers on cidr, or on this PC's own IPv4
-// networks when cidr is "", each cut down to the largest network ScanTCP
-// accepts around the PC's address.
-func (a *Agent) Scan(ctx context.Context, cidr string, progress func(done, total int)) ([]drivers.Found, error) {
-	nets := []string{cidr}
-	if cidr == "" {
-		own, err := localNetworks()
-		if err != nil {
-			return nil, err
-		}
-		if len(own) == 0 {
-			return nil, errors.New("scan: this PC has no IPv4 network up besides loopback; enter the printers' network, such as 192.168.1.0/24")
-		}
-		nets = own
-	}
-	// Progress counts hosts over every network, as one scan. ScanTCP calls
-	// it from one goroutine at a time and has returned before base moves.
-	total := 0
-	for _, n := range nets {
-		total += hostsIn(n)
-	}
-	base := 0
-	var found []drivers.Found
-	for _, n := range nets {
-		opts := drivers.ScanOptions{Probe: true}
-		if progress != nil {
-			opts.Progress = func(done, of int) {
-				if len(nets) == 1 {
-					progress(done, of)
-					return
-				}
-				progress(base+done, total)
-			}
-		}
-		f, err := drivers.ScanTCP(ctx, n, a.scanPort, opts)
-		found = append(found, f...)
-		if err != nil {
-			return found, fmt.Errorf("scan for printers: %w", err)
-		}
-		base += hostsIn(n)
-	}
-	return found, nil
-}
-
-// hostsIn is how many hosts ScanTCP tries in cidr (network and broadcast
-// addresses left out), for progress across several networks.
-func hostsIn(cidr string) int {
-	p, err := netip.ParsePrefix(cidr)
-	if err != nil {
-		return 1 // one address
-	}
-	bits := p.Addr().BitLen() - p.Bits()
-	n := 1 << bits
-	if p.Addr().Is4() && bits >= 2 {
-		n -= 2
-	}
-	return n
-}
-
-// localNetworks lists this PC's IPv4 networks (interfaces up, not
-// loopback), each narrowed around the PC's own address to at most
-// drivers.MaxScanHostBits host bits.
-func localNetworks() ([]string, error) {
-	ifs, err := net.Interfaces()
-	if err != nil {
-		return nil, fmt.Errorf("scan: list network interfaces: %w", err)
-	}
-	seen := map[netip.Prefix]bool{}
-	var out []string
-	for _, ifc := range ifs {
-		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
-			continue
-		}
-		addrs, err := ifc.Addrs()
-		if err != nil {
-			continue
-		}
-		for _, ad := range addrs {
-			ipn, ok := ad.(*net.IPNet)
-			if !ok {
-				continue
-			}
-			p, ok := scanPrefix(ipn)
-			if ok && !seen[p] {
-				seen[p] = true
-				out = append(out, p.String())
-			}
-		}
-	}
-	return out, nil
-}
-
-// scanPrefix is the network of an interface address to scan: IPv4 only,
-// not loopback or link-local, at most drivers.MaxScanHostBits host bits.
-func scanPrefix(ipn *net.IPNet) (netip.Prefix, bool) {
-	addr, ok := netip.AddrFromSlice(ipn.IP)
-	if !ok {
-		return netip.Prefix{}, false
-	}
-	addr = addr.Unmap()
-	if !addr.Is4() || addr.IsLoopback() || addr.IsLinkLocalUnicast() {
-		return netip.Prefix{}, false
-	}
-	ones, _ := ipn.Mask.Size()
-	ones = max(ones, 32-drivers.MaxScanHostBits)
-	return netip.PrefixFrom(addr, ones).Masked(), true
-}
-
-// AttachLink gives the agent the cloud link, for the page's Link, Pairing
-// and live view; runService calls it once the link is built. Calling it
-// again replaces the link.
-func (a *Agent) AttachLink(l *link.Link) {
-	a.link.Store(l)
-	if l != nil {
-		l.OnStateChange(func(state string) {
-			a.hub.publish(web.Change{Kind: "link", State: state})
-		})
-	}
-	a.hub.publish(web.Change{Kind: "link"})
-}
-
 // Link describes the cloud link for the dashboard.
 func (a *Agent) Link() web.LinkInfo {
 	if a.cfg.Cloud == nil {
 		return web.LinkInfo{State: "disabled"}
 	}
 	info := web.LinkInfo{State: link.StateOffline}
-	if l := a.link.Load(); l != nil {
+	if l := a.attached(); l != nil {
 		st := l.Stats()
 		info.State, info.LastSync, info.LastError, info.Store = st.State, st.LastSync, st.LastError, st.Store
 	}
@@ -379,13 +214,6 @@ func (a *Agent) Link() web.LinkInfo {
 	return info
 }
 
-// Subscribe delivers a web.Change on each task transition, printer state
-// change, failover switch, link state change and health change, until ctx
-// ends. Sends never wait: a subscriber whose buffer is full misses changes.
-func (a *Agent) Subscribe(ctx context.Context) <-chan web.Change {
-	return a.hub.subscribe(ctx)
-}
-
 // Tail streams the agent's recent and new log lines, as support's remote
 // tail does; without Options.Ring no lines are kept and it says so.
 func (a *Agent) Tail(ctx context.Context, o logring.TailOptions, send func(lines []string) error) error {
@@ -393,113 +221,4 @@ func (a *Agent) Tail(ctx context.Context, o logring.TailOptions, send func(lines
 		return errors.New("this agent keeps no log lines in memory (no log ring); read its log file instead")
 	}
 	return a.opts.Ring.Tail(ctx, o, send)
-}
-
-// Preview draws t as it looks on paper on the printer it prints on.
-func (a *Agent) Preview(t *spool.Task) (template.HTML, error) {
-	// The running lanes, not the start-up config: a reload may have
-	// changed the printer's profile.
-	l := a.lane(t.Lane())
-	if l == nil {
-		if l = a.lane(t.Printer); l == nil {
-			return "", fmt.Errorf("preview %s: %w: %q is no longer configured", t.TaskNo, localapi.ErrUnknownPrinter, t.Lane())
-		}
-	}
-	return previewHTML(t, l.pc.Profile)
-}
-
-// previewHTML draws t for a printer of profile p with the banners its
-// printer path prints: a document through the same layout as Render, a raw
-// payload (after the banner bytes the lane puts before it) through the
-// stream decoder the emulator uses, so the page shows what the paper gets.
-func previewHTML(t *spool.Task, p escpos.Profile) (template.HTML, error) {
-	opts := renderOptions(t)
-	if len(t.Document) > 0 {
-		doc, err := escpos.ParseDocument(t.Document)
-		if err != nil {
-			return "", fmt.Errorf("preview %s: %w", t.TaskNo, err)
-		}
-		out, err := escpos.PreviewHTML(doc, p, opts)
-		if err != nil {
-			return "", fmt.Errorf("preview %s: %w", t.TaskNo, err)
-		}
-		return out, nil
-	}
-	if len(t.Payload) == 0 {
-		return template.HTML(`<p class="paper-missing">The ticket's content is no longer kept.</p>`), nil
-	}
-	stream, err := rawJob(t.Payload, p, opts)
-	if err != nil {
-		return "", fmt.Errorf("preview %s: %w", t.TaskNo, err)
-	}
-	caption := fmt.Sprintf(`<p class="paper-caption">raw ESC/POS payload, %d bytes</p>`, len(t.Payload))
-	return template.HTML(caption) + escpos.PreviewStreamHTML(stream, p.DecodeOptions()), nil
-}
-
-// maxSubscribers bounds the live views open at once; one more gets a
-// closed channel (its page reconnects later).
-const maxSubscribers = 64
-
-// subscriberBuffer is how many changes a live view may lag behind before
-// it misses some.
-const subscriberBuffer = 64
-
-// hub fans changes out to the page's live views without ever making the
-// agent wait on one.
-type hub struct {
-	mu   sync.Mutex
-	subs map[chan web.Change]struct{}
-	// dropped counts changes a full subscriber missed, for tests.
-	dropped atomic.Int64
-}
-
-func (h *hub) subscribe(ctx context.Context) <-chan web.Change {
-	ch := make(chan web.Change, subscriberBuffer)
-	h.mu.Lock()
-	if ctx.Err() != nil || len(h.subs) >= maxSubscribers {
-		h.mu.Unlock()
-		close(ch)
-		return ch
-	}
-	if h.subs == nil {
-		h.subs = map[chan web.Change]struct{}{}
-	}
-	h.subs[ch] = struct{}{}
-	h.mu.Unlock()
-	context.AfterFunc(ctx, func() {
-		h.mu.Lock()
-		delete(h.subs, ch)
-		close(ch)
-		h.mu.Unlock()
-	})
-	return ch
-}
-
-// publish offers c to every subscriber; a full one misses it.
-func (h *hub) publish(c web.Change) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for ch := range h.subs {
-		select {
-		case ch <- c:
-		default:
-			h.dropped.Add(1)
-		}
-	}
-}
-
-// changeOf is the live view's notice of an agent event; ok is false for
-// events the page does not show (a spool write being retried).
-func changeOf(e Event) (web.Change, bool) {
-	switch {
-	case e.Err != nil:
-		return web.Change{}, false
-	case e.Task != nil:
-		return web.Change{Kind: "task", Printer: e.Printer, TaskNo: e.Task.TaskNo, State: string(e.Task.State)}, true
-	case e.Switch:
-		return web.Change{Kind: "printer", Printer: e.Printer}, true
-	case e.State != "":
-		return web.Change{Kind: "printer", Printer: e.Printer, State: e.State}, true
-	}
-	return web.Change{}, false
 }

@@ -4,10 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
-	"net"
-	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -15,7 +12,6 @@ import (
 
 	"printgate/agent/localapi"
 	"printgate/agent/logring"
-	"printgate/agent/web"
 	"printgate/drivers/escpos"
 	"printgate/drivers/printertest"
 	"printgate/spool"
@@ -256,146 +252,6 @@ func TestTestTicketDropsUnprintableChinese(t *testing.T) {
 		if c.want == "" && script != "" || !strings.Contains(script, c.want) {
 			t.Errorf("%s %s: script line %q, want one with %q", c.name, c.encoding, script, c.want)
 		}
-	}
-}
-
-// TestScanFindsEmulator scans the emulator's own loopback address and
-// nothing else, and finds it answering as an ESC/POS printer.
-func TestScanFindsEmulator(t *testing.T) {
-	h := newHarness(t, []printerSpec{{name: "k", model: printertest.ModelEpson}}, "")
-	ap := netip.MustParseAddrPort(h.p["k"].Addr())
-	h.a.scanPort = int(ap.Port())
-	var calls [][2]int
-	found, err := h.a.Scan(context.Background(), ap.Addr().String()+"/32", func(done, total int) { calls = append(calls, [2]int{done, total}) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(found) != 1 || found[0].Name != ap.String() || !found[0].Answers {
-		t.Errorf("found %+v, want the emulator at %s answering", found, ap)
-	}
-	if fmt.Sprint(calls) != "[[1 1]]" {
-		t.Errorf("progress %v, want [[1 1]]", calls)
-	}
-	if _, err := h.a.Scan(context.Background(), "10.0.0.0/8", nil); err == nil {
-		t.Error("a /8 was accepted; it must be refused before any connect")
-	}
-}
-
-// TestScanPrefix ensures the PC's own networks are scanned around its
-// address, never wider than ScanTCP allows, and loopback, link-local and
-// IPv6 are left out.
-func TestScanPrefix(t *testing.T) {
-	for in, want := range map[string]string{
-		"192.168.1.23/24": "192.168.1.0/24",
-		"10.1.2.3/8":      "10.1.0.0/22",
-		"172.16.5.4/30":   "172.16.5.4/30",
-		"127.0.0.1/8":     "",
-		"169.254.3.4/16":  "",
-		"fd00::5/64":      "",
-	} {
-		ip, ipn, err := net.ParseCIDR(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ipn.IP = ip
-		p, ok := scanPrefix(ipn)
-		got := ""
-		if ok {
-			got = p.String()
-		}
-		if got != want {
-			t.Errorf("scanPrefix(%s) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-// TestSubscribeSeesChanges ensures a subscriber hears a task's transitions
-// and a printer's state change, and that its channel closes when its
-// context ends.
-func TestSubscribeSeesChanges(t *testing.T) {
-	h := newHarness(t, []printerSpec{{name: "k", model: printertest.ModelEpson}}, "")
-	h.waitPrinter("k", "READY")
-	ctx, cancel := context.WithCancel(context.Background())
-	ch := h.a.Subscribe(ctx)
-	h.submit("S_v1", "k")
-	want := web.Change{Kind: "task", Printer: "k", TaskNo: "S_v1", State: "PRINTED"}
-	limit := time.After(waitLimit)
-	for seen := false; !seen; {
-		select {
-		case c := <-ch:
-			seen = c == want
-		case <-limit:
-			t.Fatalf("no %+v", want)
-		}
-	}
-	h.p["k"].SetFault(printertest.FaultPaperOut, true)
-	h.a.Refresh("k")
-	want = web.Change{Kind: "printer", Printer: "k", State: "PAPER_OUT"}
-	for seen := false; !seen; {
-		select {
-		case c := <-ch:
-			seen = c == want
-		case <-limit:
-			t.Fatalf("no %+v", want)
-		}
-	}
-	cancel()
-	for {
-		select {
-		case _, open := <-ch:
-			if !open {
-				return
-			}
-		case <-limit:
-			t.Fatal("the channel stayed open after its context ended")
-		}
-	}
-}
-
-// TestHubNeverBlocks ensures a subscriber that does not read costs the
-// publisher nothing: changes past its buffer are dropped, not waited for,
-// and subscribers beyond the bound get a closed channel.
-func TestHubNeverBlocks(t *testing.T) {
-	var h hub
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	slow := h.subscribe(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := range 10 * subscriberBuffer {
-			h.publish(web.Change{Kind: "task", TaskNo: fmt.Sprint(i)})
-		}
-	}()
-	select {
-	case <-done:
-	case <-time.After(waitLimit):
-		t.Fatal("publish blocked on a subscriber that does not read")
-	}
-	if len(slow) != subscriberBuffer || h.dropped.Load() != 9*subscriberBuffer {
-		t.Errorf("buffered %d, dropped %d", len(slow), h.dropped.Load())
-	}
-	if c := <-slow; c.TaskNo != "0" {
-		t.Errorf("first change %+v, want the oldest kept", c)
-	}
-	subs := []<-chan web.Change{slow}
-	for range maxSubscribers - 1 {
-		subs = append(subs, h.subscribe(ctx))
-	}
-	if _, open := <-h.subscribe(ctx); open {
-		t.Error("a subscriber past the bound got an open channel")
-	}
-	cancel()
-	for _, ch := range subs {
-		// Drain what is buffered; each must then close.
-		for range ch {
-		}
-	}
-	h.mu.Lock()
-	n := len(h.subs)
-	h.mu.Unlock()
-	if n != 0 {
-		t.Errorf("%d subscribers left after their contexts ended", n)
 	}
 }
 

@@ -177,10 +177,10 @@ func (pr *pairing) wait(ctx context.Context, f *pairFlow) {
 		return
 	}
 	a.log.Info("pairing: approved; the device token is saved and the cloud link connects")
-	if l := a.link.Load(); l != nil {
+	if l := a.attached(); l != nil {
 		l.CheckToken()
 	}
-	a.hub.publish(web.Change{Kind: "link"})
+	a.observe(Event{Link: true})
 }
 
 // Pairing describes the pairing for the pairing page. While the agent is
@@ -196,7 +196,7 @@ func (a *Agent) Pairing(ctx context.Context) web.PairingInfo {
 	if err == nil {
 		a.pairing.stopFlow()
 		info.Paired = true
-		if l := a.link.Load(); l != nil {
+		if l := a.attached(); l != nil {
 			info.Store = l.Stats().Store
 		}
 		return info
@@ -221,9 +221,9 @@ func (a *Agent) Unpair() error {
 		return fmt.Errorf("unpair: %w", err)
 	}
 	a.log.Warn("pairing: a manager removed the device token; the agent is unpaired")
-	if l := a.link.Load(); l != nil {
+	if l := a.attached(); l != nil {
 		l.CheckToken()
 	}
-	a.hub.publish(web.Change{Kind: "link"})
+	a.observe(Event{Link: true})
 	return nil
 }

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"printgate/agent/logring"
-	"printgate/agent/web"
 	"printgate/drivers/printertest"
 	"printgate/sync/cloudtest"
 	"printgate/sync/pair"
@@ -40,16 +38,12 @@ func TestPairingFromThePage(t *testing.T) {
 	if li := h.a.Link(); li.State != "offline" {
 		t.Errorf("link before AttachLink: %+v, want offline", li)
 	}
-	lk, err := newLink(h.cfg, h.a, h.sp, logring.New(logring.Options{}), testLogger())
-	if err != nil {
-		t.Fatal(err)
-	}
+	lk := testLink(t, h)
 	h.a.AttachLink(lk)
 	linkCtx, stopLink := context.WithCancel(ctx)
 	linkDone := make(chan struct{})
 	go func() { defer close(linkDone); lk.Run(linkCtx) }()
 	defer func() { stopLink(); <-linkDone }()
-	changes := h.a.Subscribe(linkCtx)
 
 	first := h.a.Pairing(ctx)
 	if !first.Configured || first.Paired || first.UserCode == "" || first.VerificationURI == "" || first.Error != "" {
@@ -75,14 +69,8 @@ func TestPairingFromThePage(t *testing.T) {
 	if err := cloud.WaitConnected(limit, agentID, true); err != nil {
 		t.Fatalf("the link did not connect after pairing: %v", err)
 	}
-	for seen := false; !seen; {
-		select {
-		case c := <-changes:
-			seen = c == web.Change{Kind: "link", State: "online"}
-		case <-limit.Done():
-			t.Fatal("no link change to online reached the live view")
-		}
-	}
+	// The live view hears of it through the event (agent/daemon's changeOf).
+	h.waitFor("a link change to online for the live view", func(e Event) bool { return e.Link && e.LinkState == "online" })
 	if got := h.a.Pairing(ctx); !got.Paired || got.Store != "store-42" || got.UserCode != "" {
 		t.Errorf("paired pairing %+v, want paired to store-42", got)
 	}

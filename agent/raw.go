@@ -11,7 +11,6 @@ import (
 	"printgate/agent/config"
 	"printgate/agent/localapi"
 	"printgate/agent/rawport"
-	"printgate/agent/web"
 	"printgate/spool"
 )
 
@@ -308,5 +307,5 @@ func (s rawSink) Refused(printer, remote string, size int, err error) {
 	}
 	a.m.IncRawRefused(printer, reason)
 	a.log.Error("RAW JOB REFUSED: a job a POS sent to the printer port did not print", "printer", printer, "remote", remote, "size", size, "reason", detail, "err", err)
-	a.hub.publish(web.Change{Kind: "raw_refused", Printer: printer, Detail: detail})
+	a.observe(Event{Printer: printer, RawRefused: detail})
 }

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -412,9 +411,6 @@ func TestRawPortsFollowReload(t *testing.T) {
 // hears of it (one raw_refused change, which raises an alert).
 func TestRawTooLargeRefused(t *testing.T) {
 	h, addr := rawHarnessWith(t, spool.Options{MaxTaskBytes: 4096}, "")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	changes := h.a.Subscribe(ctx)
 	c, err := net.DialTimeout("tcp", addr, waitLimit)
 	if err != nil {
 		t.Fatal(err)
@@ -426,19 +422,9 @@ func TestRawTooLargeRefused(t *testing.T) {
 	if _, err := io.ReadAll(c); err == nil {
 		t.Error("the POS saw an orderly close for a job that was refused")
 	}
-	for {
-		select {
-		case ch := <-changes:
-			if ch.Kind != "raw_refused" {
-				continue
-			}
-			if ch.Printer != "kitchen" || !strings.Contains(ch.Detail, "4096 byte job limit") {
-				t.Errorf("refusal change %+v", ch)
-			}
-		case <-time.After(waitLimit):
-			t.Fatal("no raw_refused change for the page")
-		}
-		break
+	// The page hears of it through the event (agent/daemon's changeOf).
+	if ch := h.waitFor("a raw_refused event for the page", func(e Event) bool { return e.RawRefused != "" }); ch.Printer != "kitchen" || !strings.Contains(ch.RawRefused, "4096 byte job limit") {
+		t.Errorf("refusal event %+v", ch)
 	}
 	if ts := rawTasks(t, h); len(ts) != 0 {
 		t.Errorf("%d raw tasks stored from a refused job", len(ts))

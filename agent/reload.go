@@ -330,9 +330,6 @@ func (a *Agent) observe(e Event) {
 	if obs := a.opts.Observe; obs != nil {
 		obs(e)
 	}
-	if c, ok := changeOf(e); ok {
-		a.hub.publish(c)
-	}
 }
 
 // laneless answers a message for a task whose printer a reload removed

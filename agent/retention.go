@@ -8,9 +8,10 @@ import (
 	"printgate/spool"
 )
 
-// maintain applies retention every pruneEvery and compacts the spool when
-// pruning freed a lot, so the file does not grow without bound.
-func (a *Agent) maintain(ctx context.Context, sp *spool.Spool) {
+// Maintain applies retention to sp every PruneEvery and compacts it when
+// pruning freed a lot, so the file does not grow without bound, until ctx
+// ends. The daemon runs it once the agent serves.
+func (a *Agent) Maintain(ctx context.Context, sp *spool.Spool) {
 	every := PruneEvery(a.cfg.Spool.Retention)
 	for {
 		t := a.opts.Clock.NewTimer(every)

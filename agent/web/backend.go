@@ -12,7 +12,8 @@ import (
 )
 
 // Backend is what the page needs from the agent. It is the intake API's
-// backend plus the manager's actions and views; *agent.Agent implements it.
+// backend plus the manager's actions and views; agent/daemon implements it
+// over *agent.Agent.
 // Errors wrap the same sentinels localapi.Backend documents.
 type Backend interface {
 	localapi.Backend

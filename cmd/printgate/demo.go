@@ -20,6 +20,7 @@ import (
 
 	"printgate/agent"
 	"printgate/agent/config"
+	"printgate/agent/daemon"
 	"printgate/agent/web"
 	"printgate/cmd/printgate/internal/version"
 	"printgate/drivers/printertest"
@@ -90,7 +91,7 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		ctx, cancel = context.WithTimeout(ctx, *duration)
 		defer cancel()
 	}
-	agent.Version = version.Version
+	daemon.Version = version.Version
 	d := newDemo(stdout)
 	err := d.run(ctx, *dir, *listen, *duration)
 	if cerr := d.close(); cerr != nil && err == nil {
@@ -419,7 +420,7 @@ func (d *demo) startAgent(ctx context.Context) error {
 	d.stopAgent, d.agentDone = stop, make(chan error, 1)
 	cfgPath := filepath.Join(d.dir, "printgate.toml")
 	// Its log goes to printgate.log in the data dir, not over the tickets.
-	go func() { d.agentDone <- agent.RunService(actx, cfgPath, nil) }()
+	go func() { d.agentDone <- daemon.RunService(actx, cfgPath, nil) }()
 
 	wctx, cancel := context.WithTimeout(ctx, demoStepWait)
 	defer cancel()

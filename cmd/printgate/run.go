@@ -9,8 +9,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	"printgate/agent"
 	"printgate/agent/config"
+	"printgate/agent/daemon"
 	"printgate/cmd/printgate/internal/version"
 )
 
@@ -31,7 +31,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	agent.Version = version.Version
+	daemon.Version = version.Version
 	if err := runAgent(ctx, *configPath, stderr); err != nil {
 		fmt.Fprintf(stderr, "printgate run: %v\n", err)
 		return 1

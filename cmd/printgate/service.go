@@ -16,8 +16,8 @@ import (
 
 	"github.com/kardianos/service"
 
-	"printgate/agent"
 	"printgate/agent/config"
+	"printgate/agent/daemon"
 	"printgate/agent/localapi"
 	"printgate/installer"
 )
@@ -318,5 +318,5 @@ func runAgent(ctx context.Context, configPath string, stderr io.Writer) error {
 	if underServiceManager() {
 		return runUnderServiceManager(configPath, stderr)
 	}
-	return agent.RunService(ctx, configPath, stderr)
+	return daemon.RunService(ctx, configPath, stderr)
 }

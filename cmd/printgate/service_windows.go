@@ -17,8 +17,8 @@ import (
 	"golang.org/x/sys/windows/svc/eventlog"
 	"golang.org/x/sys/windows/svc/mgr"
 
-	"printgate/agent"
 	"printgate/agent/config"
+	"printgate/agent/daemon"
 	"printgate/installer"
 )
 
@@ -145,7 +145,7 @@ func (p *winProgram) Start(service.Service) error {
 	p.cancel, p.done = cancel, make(chan error, 1)
 	p.mu.Unlock()
 	go func() {
-		err := agent.RunService(ctx, p.configPath, io.Discard)
+		err := daemon.RunService(ctx, p.configPath, io.Discard)
 		if ctx.Err() == nil {
 			// The agent ended by itself: a fatal error. Exiting non-zero
 			// makes the SCM run the recovery actions.

@@ -1,8 +1,11 @@
-package agent
+package daemon
 
 import (
 	"context"
+	"log/slog"
 	"os"
+
+	"printgate/agent"
 )
 
 // catchReload catches nothing on Windows, which has no SIGHUP: `printgate
@@ -10,4 +13,4 @@ import (
 func catchReload() (<-chan os.Signal, func()) { return nil, func() {} }
 
 // watchReload does nothing on Windows (see catchReload).
-func watchReload(ctx context.Context, a *Agent, hup <-chan os.Signal) {}
+func watchReload(ctx context.Context, a *agent.Agent, hup <-chan os.Signal, log *slog.Logger) {}

@@ -1,6 +1,6 @@
 //go:build !windows
 
-package agent
+package daemon
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"printgate/agent"
 	"printgate/drivers/printertest"
 )
 
@@ -53,7 +54,7 @@ func TestSIGHUPWhileStarting(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- runService(ctx, cfgPath, io.Discard, func(*Options) {
+		done <- runService(ctx, cfgPath, io.Discard, func(*agent.Options) {
 			// The config loaded, the spool not yet restored: nothing
 			// serves. The store's manager adds b and reloads.
 			write("k", "b")

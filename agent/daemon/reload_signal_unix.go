@@ -1,12 +1,15 @@
 //go:build !windows
 
-package agent
+package daemon
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"printgate/agent"
 )
 
 // catchReload starts catching SIGHUP, the way daemons are told to re-read
@@ -24,7 +27,7 @@ func catchReload() (<-chan os.Signal, func()) {
 // until ctx ends. It runs only once the agent serves: a reload needs a
 // restored agent, and a SIGHUP from before then is waiting in hup.
 // Windows has no SIGHUP: there `printgate reload` and the page do it.
-func watchReload(ctx context.Context, a *Agent, hup <-chan os.Signal) {
+func watchReload(ctx context.Context, a *agent.Agent, hup <-chan os.Signal, log *slog.Logger) {
 	for {
 		select {
 		case <-hup:
@@ -33,7 +36,7 @@ func watchReload(ctx context.Context, a *Agent, hup <-chan os.Signal) {
 				// Reload logged the refusal and its errors.
 				continue
 			}
-			a.log.Info("config reloaded on SIGHUP", "added", res.Added, "changed", res.Changed, "removed", res.Removed, "restart_needed", res.RestartNeeded)
+			log.Info("config reloaded on SIGHUP", "added", res.Added, "changed", res.Changed, "removed", res.Removed, "restart_needed", res.RestartNeeded)
 		case <-ctx.Done():
 			return
 		}

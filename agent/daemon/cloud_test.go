@@ -1,4 +1,4 @@
-package agent
+package daemon
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"printgate/agent"
 	"printgate/agent/localapi"
 	"printgate/drivers/printertest"
 	"printgate/spool"
@@ -44,7 +45,7 @@ func TestCloudLinkThroughOutage(t *testing.T) {
 	defer p.Close()
 
 	dir := t.TempDir()
-	agentID, err := LoadOrCreateAgentID(dir)
+	agentID, err := agent.LoadOrCreateAgentID(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

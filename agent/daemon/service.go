@@ -1,4 +1,9 @@
-package agent
+// Package daemon is printgate's composition root: RunService builds the
+// logger, the spool, the agent core, the listener and its TLS, the local
+// API, the manager page, the cloud link and the SIGHUP reload, wires them
+// together, and takes them down in order. Package agent holds the core
+// (lanes, restore, failover, reload); this package holds only the wiring.
+package daemon
 
 import (
 	"context"
@@ -10,9 +15,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"time"
 
+	"printgate/agent"
 	"printgate/agent/config"
 	"printgate/agent/localapi"
 	"printgate/agent/logring"
@@ -21,7 +26,6 @@ import (
 	"printgate/agent/web"
 	"printgate/drivers/escpos"
 	"printgate/spool"
-	"printgate/sync/link"
 )
 
 // RunService is `printgate run`: it loads the config, opens the spool, starts
@@ -46,7 +50,7 @@ var CoreFailLinger = 3 * time.Second
 
 // runService is RunService with a hook that adjusts the agent's options, for
 // tests that inject failures into the real service path.
-func runService(ctx context.Context, configPath string, console io.Writer, tweak func(*Options)) error {
+func runService(ctx context.Context, configPath string, console io.Writer, tweak func(*agent.Options)) error {
 	hup, stopHup := catchReload()
 	defer stopHup()
 	cfg, err := config.Load(configPath)
@@ -54,7 +58,7 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 		return err
 	}
 	ring := logring.New(logring.Options{})
-	log, logCloser, err := NewLogger(cfg.Log, console, ring)
+	log, logCloser, err := agent.NewLogger(cfg.Log, console, ring)
 	if err != nil {
 		return fmt.Errorf("open log: %w", err)
 	}
@@ -77,32 +81,13 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 		log.Warn("no printers are configured: nothing can be printed until one is added (the manager page's Printers page, or a [[printers]] table in the config)", "config", cfg.Path)
 	}
 	m := metrics.New()
-	// The cloud link is built after the agent; until then its hooks are off.
-	var cloud atomic.Pointer[link.Link]
-	opts := Options{Logger: log, Metrics: m, Ring: ring,
-		Observe: func(e Event) {
-			l := cloud.Load()
-			switch {
-			case l == nil:
-			case e.Task != nil || e.Switch:
-				l.Notify()
-			case e.State != "":
-				l.PrintersChanged()
-			}
-		},
-	}
-	if cfg.Cloud != nil {
-		opts.Link = func() string {
-			if l := cloud.Load(); l != nil {
-				return l.State()
-			}
-			return link.StateOffline
-		}
-	}
+	// The page's live view hears what the agent reports.
+	changes := &hub{}
+	opts := agent.Options{Logger: log, Metrics: m, Ring: ring, Observe: changes.observe}
 	if tweak != nil {
 		tweak(&opts)
 	}
-	a, err := New(cfg, sp, opts)
+	a, err := agent.New(cfg, sp, opts)
 	if err != nil {
 		return err
 	}
@@ -151,7 +136,7 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 	})
 	// The manager page shares the listener; it hands /api/, /healthz and
 	// /metrics to the API untouched.
-	page := web.New(a, web.Options{
+	page := web.New(pageBackend{Agent: a, changes: changes}, web.Options{
 		DataDir:    cfg.DataDir,
 		TLS:        tlsConf != nil,
 		Logger:     log.With("component", "page"),
@@ -197,7 +182,8 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 			log.Error("the cloud link cannot start; the store keeps printing locally", "err", err)
 			close(linkDone)
 		} else {
-			cloud.Store(lk)
+			// The one place the link is wired: the agent tells it of
+			// changes and its views read it from here on.
 			a.AttachLink(lk)
 			go func() { defer close(linkDone); lk.Run(runCtx) }()
 		}
@@ -205,11 +191,11 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 		close(linkDone)
 	}
 	maintDone := make(chan struct{})
-	go func() { defer close(maintDone); a.maintain(runCtx, sp) }()
+	go func() { defer close(maintDone); a.Maintain(runCtx, sp) }()
 	// SIGHUP reloads the config (unix), only once serving: a reload needs a
 	// restored agent. One sent earlier was caught and waits in hup.
 	hupDone := make(chan struct{})
-	go func() { defer close(hupDone); watchReload(runCtx, a, hup) }()
+	go func() { defer close(hupDone); watchReload(runCtx, a, hup, log) }()
 
 	var failure error
 	select {

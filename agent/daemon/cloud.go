@@ -1,4 +1,4 @@
-package agent
+package daemon
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync/atomic"
 
+	"printgate/agent"
 	"printgate/agent/config"
 	"printgate/agent/localapi"
 	"printgate/agent/logring"
@@ -16,15 +17,15 @@ import (
 	"printgate/sync/wire"
 )
 
-// Version is the build version the agent reports to the cloud in hello;
-// `printgate` sets it from its own build stamp.
+// Version is the build version the agent reports to the cloud in hello and
+// the manager page shows; `printgate` sets it from its own build stamp.
 var Version = "dev"
 
 // newLink builds the cloud link for a config with a [cloud] table: jobs go
 // through Submit, events come from the spool's outbox, commands reach the
 // agent, and support's log tail reads ring.
-func newLink(cfg *config.Config, a *Agent, sp *spool.Spool, ring *logring.Ring, log *slog.Logger) (*link.Link, error) {
-	id, err := LoadOrCreateAgentID(cfg.DataDir)
+func newLink(cfg *config.Config, a *agent.Agent, sp *spool.Spool, ring *logring.Ring, log *slog.Logger) (*link.Link, error) {
+	id, err := agent.LoadOrCreateAgentID(cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +64,7 @@ func newLink(cfg *config.Config, a *Agent, sp *spool.Spool, ring *logring.Ring, 
 }
 
 // cloudBackend is the agent as the cloud link sees it.
-type cloudBackend struct{ a *Agent }
+type cloudBackend struct{ a *agent.Agent }
 
 func (b cloudBackend) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bool, error) {
 	return b.a.Submit(ctx, nt)

@@ -1,0 +1,36 @@
+package daemon
+
+import (
+	"context"
+
+	"printgate/agent"
+	"printgate/agent/lanescan"
+	"printgate/agent/web"
+	"printgate/drivers"
+)
+
+// pageBackend is the manager page's backend: the agent's intake and views,
+// plus the LAN scan and discovery, which need nothing of the core, and the
+// live view's changes, fed from the agent's events.
+type pageBackend struct {
+	*agent.Agent
+	changes *hub
+}
+
+var _ web.Backend = pageBackend{}
+
+// Subscribe delivers a web.Change on each task transition, printer state
+// change, failover switch, link state change and health change, until ctx
+// ends. Sends never wait: a subscriber whose buffer is full misses changes.
+func (b pageBackend) Subscribe(ctx context.Context) <-chan web.Change {
+	return b.changes.subscribe(ctx)
+}
+
+// Discover lists serial ports and USB printers on this PC.
+func (b pageBackend) Discover() ([]drivers.Found, error) { return lanescan.Discover() }
+
+// Scan looks for port-9100 printers on cidr, or on this PC's own IPv4
+// networks.
+func (b pageBackend) Scan(ctx context.Context, cidr string, progress func(done, total int)) ([]drivers.Found, error) {
+	return lanescan.Scan(ctx, cidr, drivers.DefaultTCPPort, progress)
+}
