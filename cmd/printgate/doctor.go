@@ -20,6 +20,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"printgate/agent/apiclient"
 	"printgate/agent/config"
 	"printgate/drivers"
 	"printgate/drivers/escpos"
@@ -321,7 +322,7 @@ func checkPort(ctx context.Context, env doctorEnv, cfg *config.Config) (r checkR
 		r.Detail = "free (the agent is not running)"
 		return r, false
 	}
-	base, _ := apiBase(cfg)
+	base, _ := apiclient.Base(cfg)
 	if isPrintgate(ctx, env, base) {
 		r.Detail = "in use by printgate (running): " + base + "/healthz answers"
 		return r, true
@@ -506,15 +507,15 @@ func offlineFix(p *config.Printer, where string) string {
 
 // printersFromAgent is check 4 through the running agent.
 func printersFromAgent(ctx context.Context, env doctorEnv, cfg *config.Config) ([]checkResult, error) {
-	c, err := newAPIClient(cfg, env.netTimeout)
+	c, err := apiclient.ForConfig(cfg, env.netTimeout)
 	if err != nil {
 		return nil, err
 	}
-	live, err := c.printers(ctx)
+	live, err := c.Printers(ctx)
 	if err != nil {
 		return nil, err
 	}
-	byName := map[string]apiPrinter{}
+	byName := map[string]apiclient.Printer{}
 	for _, p := range live {
 		byName[p.Name] = p
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 
+	"printgate/agent/apiclient"
 	"printgate/agent/config"
 )
 
@@ -69,7 +70,7 @@ func logsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	// No request timeout: a follow lasts until Ctrl-C.
-	client, err := newAPIClient(cfg, 0)
+	client, err := apiclient.ForConfig(cfg, 0)
 	if err != nil {
 		fmt.Fprintf(stderr, "printgate logs: %v\n", err)
 		return 1
@@ -103,20 +104,20 @@ func logsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // streamLogs makes one request and copies its answer to stdout as it
 // arrives. ended reports that the agent ended the answer itself.
-func streamLogs(ctx context.Context, c *apiClient, cfg *config.Config, q url.Values, stdout io.Writer) (ended bool, err error) {
-	resp, err := c.open(ctx, http.MethodGet, "/api/v1/logs?"+q.Encode(), nil)
+func streamLogs(ctx context.Context, c *apiclient.Client, cfg *config.Config, q url.Values, stdout io.Writer) (ended bool, err error) {
+	resp, err := c.Open(ctx, http.MethodGet, "/api/v1/logs?"+q.Encode(), nil)
 	if err != nil {
 		return false, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return false, answerError(c.base, cfg, resp)
+		return false, answerError(c.Base(), cfg, resp)
 	}
 	if _, err := io.Copy(stdout, resp.Body); err != nil {
 		if ctx.Err() != nil {
 			return false, nil
 		}
-		return false, fmt.Errorf("the agent at %s stopped sending its log: %w", c.base, err)
+		return false, fmt.Errorf("the agent at %s stopped sending its log: %w", c.Base(), err)
 	}
 	return true, nil
 }
@@ -144,7 +145,7 @@ func answerError(base string, cfg *config.Config, resp *http.Response) error {
 // this PC reaches it (see apiBase), or the default listener's when listen
 // cannot be read.
 func agentURL(cfg *config.Config) string {
-	base, err := apiBase(cfg)
+	base, err := apiclient.Base(cfg)
 	if err != nil {
 		return "http://127.0.0.1:8631"
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"printgate/agent/apiclient"
 	"printgate/agent/config"
 	"printgate/agent/localapi"
 )
@@ -57,14 +58,14 @@ func reloadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "printgate reload: the config has errors; nothing was reloaded, the agent keeps its running config:\n%v\n", err)
 		return 1
 	}
-	c, err := newAPIClient(cfg, reloadTimeout)
+	c, err := apiclient.ForConfig(cfg, reloadTimeout)
 	if err != nil {
 		fmt.Fprintf(stderr, "printgate reload: %v\n", err)
 		return 1
 	}
 	ctx, cancel := context.WithTimeout(ctx, reloadTimeout)
 	defer cancel()
-	resp, err := c.open(ctx, http.MethodPost, "/api/v1/reload", nil)
+	resp, err := c.Open(ctx, http.MethodPost, "/api/v1/reload", nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "printgate reload: %v\n", err)
 		return 1
@@ -99,7 +100,7 @@ func reloadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		Error struct{ Code, Message string } `json:"error"`
 	}
 	_ = json.Unmarshal(data, &eb)
-	fmt.Fprintf(stderr, "printgate reload: %v\n", &apiError{Status: resp.StatusCode, Code: eb.Error.Code, Message: eb.Error.Message})
+	fmt.Fprintf(stderr, "printgate reload: %v\n", &apiclient.Error{Status: resp.StatusCode, Code: eb.Error.Code, Message: eb.Error.Message})
 	return 1
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/kardianos/service"
 
 	"printgate/agent"
+	"printgate/agent/apiclient"
 	"printgate/agent/config"
 	"printgate/agent/localapi"
 	"printgate/installer"
@@ -194,7 +195,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		defer cancel()
 		// The same client as every API command: the agent's own
 		// certificate pinned when its listener has TLS.
-		if c, err := newAPIClient(cfg, 5*time.Second); err != nil {
+		if c, err := apiclient.ForConfig(cfg, 5*time.Second); err != nil {
 			h.Err = fmt.Errorf("cannot ask the agent: %w", err)
 		} else {
 			h = fetchAgentHealth(ctx, c)
@@ -237,9 +238,9 @@ type agentHealth struct {
 
 // fetchAgentHealth asks the agent c talks to for /healthz and
 // /api/v1/printers.
-func fetchAgentHealth(ctx context.Context, c *apiClient) agentHealth {
-	h := agentHealth{URL: c.base + "/"}
-	resp, err := c.open(ctx, http.MethodGet, "/healthz", nil)
+func fetchAgentHealth(ctx context.Context, c *apiclient.Client) agentHealth {
+	h := agentHealth{URL: c.Base() + "/"}
+	resp, err := c.Open(ctx, http.MethodGet, "/healthz", nil)
 	if err != nil {
 		h.Err = err
 		return h
@@ -248,17 +249,17 @@ func fetchAgentHealth(ctx context.Context, c *apiClient) agentHealth {
 	// /healthz answers 503 with its body when the core has failed; read it.
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusServiceUnavailable {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		h.Err = fmt.Errorf("GET %s/healthz: %s: %s", c.base, resp.Status, strings.TrimSpace(string(msg)))
+		h.Err = fmt.Errorf("GET %s/healthz: %s: %s", c.Base(), resp.Status, strings.TrimSpace(string(msg)))
 		return h
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&h.Health); err != nil {
-		h.Err = fmt.Errorf("GET %s/healthz: %w", c.base, err)
+		h.Err = fmt.Errorf("GET %s/healthz: %w", c.Base(), err)
 		return h
 	}
 	var body struct {
 		Printers []localapi.PrinterInfo `json:"printers"`
 	}
-	if _, err := c.do(ctx, http.MethodGet, "/api/v1/printers", nil, &body); err != nil {
+	if _, err := c.Do(ctx, http.MethodGet, "/api/v1/printers", nil, &body); err != nil {
 		h.Err = err
 		return h
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"printgate/agent/apiclient"
 	"printgate/agent/localapi"
 )
 
@@ -47,7 +48,7 @@ func TestStatusScreen(t *testing.T) {
 		})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	h := fetchAgentHealth(ctx, &apiClient{base: srv.URL, token: "tok", http: srv.Client()})
+	h := fetchAgentHealth(ctx, apiclient.New(srv.URL, "tok", srv.Client()))
 	if h.Err != nil {
 		t.Fatal(h.Err)
 	}
@@ -71,11 +72,11 @@ func TestStatusScreen(t *testing.T) {
 func TestStatusWrongTokenAndFailedAgent(t *testing.T) {
 	srv := fakeAgent(t, "tok", localapi.Health{Status: "failed", Link: "offline", Error: "lane kitchen died"}, nil)
 	ctx := context.Background()
-	h := fetchAgentHealth(ctx, &apiClient{base: srv.URL, token: "wrong", http: srv.Client()})
+	h := fetchAgentHealth(ctx, apiclient.New(srv.URL, "wrong", srv.Client()))
 	if h.Err == nil || !strings.Contains(h.Err.Error(), "401") {
 		t.Errorf("wrong token: err %v, want the 401", h.Err)
 	}
-	h = fetchAgentHealth(ctx, &apiClient{base: srv.URL, token: "tok", http: srv.Client()})
+	h = fetchAgentHealth(ctx, apiclient.New(srv.URL, "tok", srv.Client()))
 	if h.Err != nil {
 		t.Fatalf("a failed agent's 503 /healthz is an answer, got %v", h.Err)
 	}
@@ -86,7 +87,7 @@ func TestStatusWrongTokenAndFailedAgent(t *testing.T) {
 	}
 
 	srv.Close()
-	h = fetchAgentHealth(ctx, &apiClient{base: srv.URL, token: "tok", http: srv.Client()})
+	h = fetchAgentHealth(ctx, apiclient.New(srv.URL, "tok", srv.Client()))
 	b.Reset()
 	writeStatus(&b, "stopped (printgate start)", h)
 	if !strings.Contains(b.String(), "agent     not answering: cannot reach the agent at "+srv.URL) {

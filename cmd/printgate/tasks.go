@@ -10,10 +10,10 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
+	"printgate/agent/apiclient"
 	"printgate/agent/config"
 )
 
@@ -60,40 +60,28 @@ func tasksCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if !ok {
 		return 1
 	}
-	var last []apiTask // a ring of the newest *n, oldest first once unrolled
-	after := ""
-	for {
-		q := url.Values{"limit": {strconv.Itoa(tasksPage)}}
-		if *state != "" {
-			q.Set("state", strings.ToUpper(*state))
-		}
-		if *printer != "" {
-			q.Set("printer", *printer)
-		}
-		if after != "" {
-			q.Set("after", after)
-		}
-		var page struct {
-			Tasks []apiTask `json:"tasks"`
-			Next  *uint64   `json:"next"`
-		}
-		if _, err := c.do(ctx, http.MethodGet, "/api/v1/tasks?"+q.Encode(), nil, &page); err != nil {
-			var ae *apiError
-			if errors.As(err, &ae) && ae.Code == "bad_query" {
-				fmt.Fprintf(stderr, "printgate tasks: %s\n", ae.Message)
-				return 2
-			}
-			fmt.Fprintf(stderr, "printgate tasks: %v\n", err)
-			return 1
-		}
-		last = append(last, page.Tasks...)
+	q := url.Values{}
+	if *state != "" {
+		q.Set("state", strings.ToUpper(*state))
+	}
+	if *printer != "" {
+		q.Set("printer", *printer)
+	}
+	var last []apiclient.Task // the newest *n, oldest first
+	err := apiclient.ListTasks(ctx, c, q, tasksPage, func(page []apiclient.Task) {
+		last = append(last, page...)
 		if len(last) > *n {
 			last = append(last[:0], last[len(last)-*n:]...)
 		}
-		if page.Next == nil {
-			break
+	})
+	if err != nil {
+		var ae *apiclient.Error
+		if errors.As(err, &ae) && ae.Code == "bad_query" {
+			fmt.Fprintf(stderr, "printgate tasks: %s\n", ae.Message)
+			return 2
 		}
-		after = strconv.FormatUint(*page.Next, 10)
+		fmt.Fprintf(stderr, "printgate tasks: %v\n", err)
+		return 1
 	}
 	if len(last) == 0 {
 		fmt.Fprintln(stdout, "no tasks")
@@ -112,7 +100,7 @@ func tasksCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			pr += " → " + t.Target
 		}
 		at := "-"
-		if a := t.accepted(); !a.IsZero() {
+		if a := t.Accepted(); !a.IsZero() {
 			at = a.Local().Format("2006-01-02 15:04:05")
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", t.TaskNo, st, pr, t.Origin, t.Attempts, at)
@@ -158,8 +146,8 @@ func reprintCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if !ok {
 		return 1
 	}
-	var t apiTask
-	if _, err := c.do(ctx, http.MethodPost, "/api/v1/tasks/"+url.PathEscape(taskNo)+"/reprint", nil, &t); err != nil {
+	var t apiclient.Task
+	if _, err := c.Do(ctx, http.MethodPost, "/api/v1/tasks/"+url.PathEscape(taskNo)+"/reprint", nil, &t); err != nil {
 		fmt.Fprintf(stderr, "printgate reprint: %s: %v\n", taskNo, err)
 		return 1
 	}

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"time"
 
+	"printgate/agent/apiclient"
 	"printgate/agent/config"
 	"printgate/cmd/printgate/internal/version"
 )
@@ -73,12 +74,12 @@ func testPrintCmd(ctx context.Context, now func() time.Time, args []string, stdo
 		fmt.Fprintf(stderr, "printgate test-print: %s has no printer %q (it has %s)\n", cfg.Path, name, printerNames(cfg))
 		return 2
 	}
-	printers, err := c.printers(ctx)
+	printers, err := c.Printers(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "printgate test-print: %v\n", err)
 		return 1
 	}
-	var live *apiPrinter
+	var live *apiclient.Printer
 	for i := range printers {
 		if printers[i].Name == name {
 			live = &printers[i]
@@ -104,7 +105,7 @@ func testPrintCmd(ctx context.Context, now func() time.Time, args []string, stdo
 		State     string `json:"state"`
 		Duplicate bool   `json:"duplicate"`
 	}
-	if _, err := c.do(ctx, http.MethodPost, "/api/v1/tasks", req, &sub); err != nil {
+	if _, err := c.Do(ctx, http.MethodPost, "/api/v1/tasks", req, &sub); err != nil {
 		fmt.Fprintf(stderr, "printgate test-print: %v\n", err)
 		return 1
 	}
@@ -116,11 +117,11 @@ func testPrintCmd(ctx context.Context, now func() time.Time, args []string, stdo
 	tick := time.NewTicker(testPrintPoll)
 	defer tick.Stop()
 	dot := time.Now()
-	var last apiTask
+	var last apiclient.Task
 	for {
-		t, err := c.task(ctx, taskNo)
+		t, err := c.Task(ctx, taskNo)
 		switch {
-		case err != nil && errors.Is(err, errAgentDown):
+		case err != nil && errors.Is(err, apiclient.ErrAgentDown):
 			fmt.Fprintln(stdout)
 			fmt.Fprintf(stderr, "printgate test-print: %s: %v\n", taskNo, err)
 			return 1
@@ -167,7 +168,7 @@ func terminal(state string) bool {
 	return false
 }
 
-func because(t apiTask) string {
+func because(t apiclient.Task) string {
 	s := ""
 	if t.Reason != "" {
 		s += " (" + t.Reason + ")"
@@ -188,7 +189,7 @@ func orDash(s string) string {
 // testTicket is the document test-print sends: what a technician needs to
 // see on paper to know the printer, its profile and the agent agree. Text
 // is ASCII so every code page prints it.
-func testTicket(pc *config.Printer, live *apiPrinter, taskNo string, at time.Time) map[string]any {
+func testTicket(pc *config.Printer, live *apiclient.Printer, taskNo string, at time.Time) map[string]any {
 	p := pc.Profile
 	kv := func(k, v string) map[string]any { return map[string]any{"text": k, "right": v} }
 	return map[string]any{"lines": []any{
