@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"printgate/agent"
 	"printgate/agent/config"
 	"printgate/drivers"
 	"printgate/drivers/escpos"
@@ -215,14 +216,7 @@ func checkConfigured(ctx context.Context, list []configuredPrinter, probe bool, 
 			out[i].Check = escpos.CheckResult{Health: escpos.HealthNotProbed, Err: errors.New("skipped (--no-probe)")}
 			continue
 		}
-		checks = append(checks, escpos.PrinterCheck{
-			Dial: func(ctx context.Context) (escpos.Conn, error) { return drivers.OpenTarget(ctx, t, drivers.Options{}) },
-			// The session options of agent.OpenDevice.
-			Options: escpos.CheckOptions{Timeout: timeout, Session: escpos.SessionOptions{
-				ExpectAnswers: p.ExpectAnswers,
-				XonXoff:       t.Line.Flow == drivers.FlowXONXOFF,
-			}},
-		})
+		checks = append(checks, probeCheck(t, p.ExpectAnswers, timeout))
 		idx = append(idx, i)
 	}
 	if len(checks) == 0 {
@@ -237,6 +231,17 @@ func checkConfigured(ctx context.Context, list []configuredPrinter, probe bool, 
 		out[idx[j]].Check = r
 	}
 	return out
+}
+
+// probeCheck is the check of the printer at t: dialled through the
+// transport of its URL with the session options of agent.OpenDevice, so a
+// probe talks to the printer as the agent will (a serial line gets the
+// agent's write timeout); timeout bounds it.
+func probeCheck(t drivers.Target, expectAnswers bool, timeout time.Duration) escpos.PrinterCheck {
+	return escpos.PrinterCheck{
+		Dial:    func(ctx context.Context) (escpos.Conn, error) { return drivers.OpenTarget(ctx, t, drivers.Options{}) },
+		Options: escpos.CheckOptions{Timeout: timeout, Session: agent.DeviceSession(t, expectAnswers, escpos.SessionOptions{})},
+	}
 }
 
 type jsonConfigured struct {
