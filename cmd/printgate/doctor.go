@@ -22,6 +22,7 @@ import (
 
 	"printgate/agent/apiclient"
 	"printgate/agent/config"
+	"printgate/cmd/printgate/internal/probe"
 	"printgate/drivers"
 	"printgate/drivers/escpos"
 	"printgate/sync/pair"
@@ -455,20 +456,20 @@ func checkPrinters(ctx context.Context, env doctorEnv, cfg *config.Config, runni
 			return rs
 		}
 	}
-	list := make([]configuredPrinter, len(cfg.Printers))
+	list := make([]probe.Printer, len(cfg.Printers))
 	for i, p := range cfg.Printers {
-		list[i] = configuredPrinter{Name: p.Name, URL: p.URL, ExpectAnswers: p.Profile.Ack != escpos.AckNone}
+		list[i] = probe.Printer{Name: p.Name, URL: p.URL, ExpectAnswers: p.Profile.Ack != escpos.AckNone}
 	}
 	out := make([]checkResult, len(list))
-	for i, c := range checkConfigured(ctx, list, true, env.probeTimeout) {
+	for i, c := range probe.Check(ctx, list, true, env.probeTimeout) {
 		out[i] = printerResult(cfg, &cfg.Printers[i], c)
 	}
 	return out
 }
 
 // printerResult turns one probe into a checklist line.
-func printerResult(cfg *config.Config, p *config.Printer, c configuredStatus) checkResult {
-	state, detail := c.describe()
+func printerResult(cfg *config.Config, p *config.Printer, c probe.Status) checkResult {
+	state, detail := c.Describe()
 	r := checkResult{Name: "printer " + p.Name, Detail: fmt.Sprintf("%s: %s", p.URL, state)}
 	if detail != "" {
 		r.Detail += " (" + detail + ")"

@@ -14,8 +14,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"printgate/agent"
 	"printgate/agent/config"
+	"printgate/cmd/printgate/internal/probe"
 	"printgate/drivers"
 	"printgate/drivers/escpos"
 )
@@ -24,22 +24,12 @@ func init() {
 	register("printers", command{summary: "list configured printers and printers found on this machine or network", run: runPrinters})
 }
 
-// configuredPrinter is one [[printers]] entry of the config, as far as this
-// command needs it.
-type configuredPrinter struct {
-	Name string
-	URL  string
-	// ExpectAnswers is set when the printer's profile promises status
-	// answers, as the agent reads it: silence is then "not answering".
-	ExpectAnswers bool
-}
-
 // printersEnv is where runPrinters gets its printers from; tests replace the
 // parts that depend on the machine.
 type printersEnv struct {
 	// configured returns the printers of the config at path; explicit says
 	// whether the user named the file (a missing default config is fine).
-	configured func(path string, explicit bool) ([]configuredPrinter, error)
+	configured func(path string, explicit bool) ([]probe.Printer, error)
 	serial     func() ([]drivers.Found, error)
 	usb        func() ([]drivers.Found, error)
 	scan       func(ctx context.Context, cidr string, port int, opts drivers.ScanOptions) ([]drivers.Found, error)
@@ -55,7 +45,7 @@ var defaultPrintersEnv = printersEnv{
 // loadConfigured reads the [[printers]] of the config at path. A default
 // config that does not exist yields none, so the command still lists what
 // it discovers on a machine that is not set up yet.
-func loadConfigured(path string, explicit bool) ([]configuredPrinter, error) {
+func loadConfigured(path string, explicit bool) ([]probe.Printer, error) {
 	cfg, err := config.Load(path)
 	if err != nil {
 		if !explicit && errors.Is(err, fs.ErrNotExist) {
@@ -63,11 +53,7 @@ func loadConfigured(path string, explicit bool) ([]configuredPrinter, error) {
 		}
 		return nil, err
 	}
-	out := make([]configuredPrinter, 0, len(cfg.Printers))
-	for _, p := range cfg.Printers {
-		out = append(out, configuredPrinter{Name: p.Name, URL: p.URL, ExpectAnswers: p.Profile.Ack != escpos.AckNone})
-	}
-	return out, nil
+	return probe.Configured(cfg), nil
 }
 
 func runPrinters(args []string, stdout, stderr io.Writer) int {
@@ -114,7 +100,7 @@ func printersCmd(ctx context.Context, env printersEnv, args []string, stdout, st
 		fmt.Fprintf(stderr, "printgate printers: %v\n", err)
 		return 1
 	}
-	rep := printersReport{Configured: checkConfigured(ctx, configured, !*noProbe, *probeTimeout)}
+	rep := printersReport{Configured: probe.Check(ctx, configured, !*noProbe, *probeTimeout)}
 	for _, src := range []struct {
 		name string
 		fn   func() ([]drivers.Found, error)
@@ -185,63 +171,9 @@ func (p *progress) finish() {
 
 // printersReport is what the command shows.
 type printersReport struct {
-	Configured []configuredStatus
+	Configured []probe.Status
 	Discovered []drivers.Found
 	Warnings   []string
-}
-
-type configuredStatus struct {
-	configuredPrinter
-	Err   error              // the URL does not parse
-	Check escpos.CheckResult // valid when Err is nil
-}
-
-// checkConfigured parses each printer's URL and, when probe is set, checks
-// the printers in parallel through the transport of their URL, as the agent
-// would connect; timeout bounds each printer.
-func checkConfigured(ctx context.Context, list []configuredPrinter, probe bool, timeout time.Duration) []configuredStatus {
-	out := make([]configuredStatus, len(list))
-	var (
-		checks []escpos.PrinterCheck
-		idx    []int
-	)
-	for i, p := range list {
-		out[i] = configuredStatus{configuredPrinter: p}
-		t, err := drivers.ParseURL(p.URL)
-		if err != nil {
-			out[i].Err = err
-			continue
-		}
-		if !probe {
-			out[i].Check = escpos.CheckResult{Health: escpos.HealthNotProbed, Err: errors.New("skipped (--no-probe)")}
-			continue
-		}
-		checks = append(checks, probeCheck(t, p.ExpectAnswers, timeout))
-		idx = append(idx, i)
-	}
-	if len(checks) == 0 {
-		return out
-	}
-	// Each check is bounded by timeout; the total by the rounds needed at
-	// the concurrency cap, plus a little for closing connections.
-	rounds := (len(checks) + escpos.DefaultCheckConcurrency - 1) / escpos.DefaultCheckConcurrency
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(rounds)*timeout+time.Second)
-	defer cancel()
-	for j, r := range escpos.CheckPrinters(ctx, checks, escpos.DefaultCheckConcurrency) {
-		out[idx[j]].Check = r
-	}
-	return out
-}
-
-// probeCheck is the check of the printer at t: dialled through the
-// transport of its URL with the session options of agent.OpenDevice, so a
-// probe talks to the printer as the agent will (a serial line gets the
-// agent's write timeout); timeout bounds it.
-func probeCheck(t drivers.Target, expectAnswers bool, timeout time.Duration) escpos.PrinterCheck {
-	return escpos.PrinterCheck{
-		Dial:    func(ctx context.Context) (escpos.Conn, error) { return drivers.OpenTarget(ctx, t, drivers.Options{}) },
-		Options: escpos.CheckOptions{Timeout: timeout, Session: agent.DeviceSession(t, expectAnswers, escpos.SessionOptions{})},
-	}
 }
 
 type jsonConfigured struct {
@@ -299,7 +231,7 @@ type jsonReport struct {
 func (r printersReport) toJSON() jsonReport {
 	out := jsonReport{Configured: []jsonConfigured{}, Discovered: []jsonFound{}, Warnings: r.Warnings}
 	for _, c := range r.Configured {
-		out.Configured = append(out.Configured, c.toJSON())
+		out.Configured = append(out.Configured, configuredJSON(c))
 	}
 	for _, f := range r.Discovered {
 		j := jsonFound{Kind: string(f.Kind), URL: f.URL, Device: f.Name, SerialNumber: f.SerialNumber, Product: f.Product, Model: f.Model}
@@ -314,7 +246,7 @@ func (r printersReport) toJSON() jsonReport {
 	return out
 }
 
-func (c configuredStatus) toJSON() jsonConfigured {
+func configuredJSON(c probe.Status) jsonConfigured {
 	j := jsonConfigured{Name: c.Name, URL: c.URL}
 	if c.Err != nil {
 		j.Error, j.State = c.Err.Error(), "bad_url"
@@ -349,7 +281,7 @@ func (r printersReport) writeText(w io.Writer, suggestScan bool) {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  NAME\tURL\tSTATE\tDETAILS")
 		for _, c := range r.Configured {
-			state, detail := c.describe()
+			state, detail := c.Describe()
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", c.Name, c.URL, state, detail)
 		}
 		tw.Flush()
@@ -393,52 +325,4 @@ func details(f drivers.Found) string {
 		}
 	}
 	return strings.Join(d, ", ")
-}
-
-// describe gives a configured printer's state in words ("paper out") and
-// what else a technician should know: why it is offline or not answering,
-// or what it was found to answer.
-func (c configuredStatus) describe() (state, detail string) {
-	if c.Err != nil {
-		return "bad url", c.Err.Error()
-	}
-	r := c.Check
-	state = strings.ReplaceAll(string(r.Health), "_", " ")
-	if r.Err != nil {
-		return state, r.Err.Error()
-	}
-	var d []string
-	if r.Probed {
-		switch {
-		case r.OneWay():
-			d = append(d, "one-way")
-		case !r.Caps.InOrderProbed:
-			d = append(d, "real-time status (in-order answers not probed while not ready)")
-		default:
-			var caps []string
-			if r.Caps.ProcessID {
-				caps = append(caps, "process-id barrier")
-			}
-			if r.Caps.TransmitStatus {
-				caps = append(caps, "transmit status")
-			}
-			if r.Caps.RealTime {
-				caps = append(caps, "real-time status")
-			}
-			d = append(d, strings.Join(caps, ", "))
-		}
-		if r.Caps.InOrderProbed {
-			d[0] += fmt.Sprintf(" (jobs confirmed %q)", r.Caps.Confirmation())
-		}
-		if id := strings.TrimSpace(r.Caps.Maker + " " + r.Caps.Model); id != "" {
-			d = append(d, id)
-		}
-	}
-	if r.Status.PaperNearEnd {
-		d = append(d, "paper near end")
-	}
-	if r.Health == escpos.HealthError || r.Health == escpos.HealthOffline {
-		d = append(d, "status "+r.Status.String())
-	}
-	return state, strings.Join(d, "; ")
 }

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"printgate/cmd/printgate/internal/probe"
 	"printgate/drivers"
-	"printgate/drivers/escpos"
 	"printgate/drivers/printertest"
 )
 
@@ -22,8 +22,8 @@ import (
 // for real (loopback only in these tests).
 func testEnv() printersEnv {
 	return printersEnv{
-		configured: func(string, bool) ([]configuredPrinter, error) {
-			return []configuredPrinter{{Name: "kitchen", URL: "tcp://127.0.0.2:9100"}, {Name: "bar", URL: "serial:///dev/ttyUSB0?flow=hardware"}}, nil
+		configured: func(string, bool) ([]probe.Printer, error) {
+			return []probe.Printer{{Name: "kitchen", URL: "tcp://127.0.0.2:9100"}, {Name: "bar", URL: "serial:///dev/ttyUSB0?flow=hardware"}}, nil
 		},
 		serial: func() ([]drivers.Found, error) {
 			return []drivers.Found{{Kind: drivers.SchemeSerial, URL: "serial:///dev/ttyUSB0", Name: "/dev/ttyUSB0", VendorID: 0x0403, ProductID: 0x6001, Product: "FT232R USB UART"}}, nil
@@ -238,9 +238,9 @@ func closedURL(t *testing.T) string {
 }
 
 // envWith is testEnv with the given configured printers.
-func envWith(list ...configuredPrinter) printersEnv {
+func envWith(list ...probe.Printer) printersEnv {
 	env := testEnv()
-	env.configured = func(string, bool) ([]configuredPrinter, error) { return list, nil }
+	env.configured = func(string, bool) ([]probe.Printer, error) { return list, nil }
 	return env
 }
 
@@ -257,12 +257,12 @@ func TestPrintersProbe(t *testing.T) {
 	oneway, onewayURL := startEmulator(t, printertest.ModelOneWay, "")
 	offURL := closedURL(t)
 	env := envWith(
-		configuredPrinter{Name: "kitchen", URL: readyURL, ExpectAnswers: true},
-		configuredPrinter{Name: "bar", URL: paperURL, ExpectAnswers: true},
-		configuredPrinter{Name: "pass", URL: offURL, ExpectAnswers: true},
-		configuredPrinter{Name: "cold", URL: statusURL, ExpectAnswers: true},
-		configuredPrinter{Name: "label", URL: onewayURL, ExpectAnswers: false},
-		configuredPrinter{Name: "silent", URL: onewayURL, ExpectAnswers: true},
+		probe.Printer{Name: "kitchen", URL: readyURL, ExpectAnswers: true},
+		probe.Printer{Name: "bar", URL: paperURL, ExpectAnswers: true},
+		probe.Printer{Name: "pass", URL: offURL, ExpectAnswers: true},
+		probe.Printer{Name: "cold", URL: statusURL, ExpectAnswers: true},
+		probe.Printer{Name: "label", URL: onewayURL, ExpectAnswers: false},
+		probe.Printer{Name: "silent", URL: onewayURL, ExpectAnswers: true},
 	)
 
 	var out, errb bytes.Buffer
@@ -353,7 +353,7 @@ func TestPrintersProbe(t *testing.T) {
 // and says "not probed".
 func TestPrintersNoProbe(t *testing.T) {
 	p, url := startEmulator(t, printertest.ModelEpson, "")
-	env := envWith(configuredPrinter{Name: "kitchen", URL: url, ExpectAnswers: true})
+	env := envWith(probe.Printer{Name: "kitchen", URL: url, ExpectAnswers: true})
 	var out, errb bytes.Buffer
 	if code := printersCmd(context.Background(), env, []string{"--no-probe"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "not probed") {
 		t.Errorf("exit %d stdout %q", code, out.String())
@@ -376,10 +376,10 @@ func TestPrintersNoProbe(t *testing.T) {
 // at most --probe-timeout, so eight of them take about one timeout (0.3 s),
 // not eight (2.4 s).
 func TestPrintersProbeBounded(t *testing.T) {
-	var list []configuredPrinter
+	var list []probe.Printer
 	for i := range 8 {
 		_, url := startEmulator(t, printertest.ModelEpson, printertest.FaultStall)
-		list = append(list, configuredPrinter{Name: fmt.Sprint("p", i), URL: url, ExpectAnswers: true})
+		list = append(list, probe.Printer{Name: fmt.Sprint("p", i), URL: url, ExpectAnswers: true})
 	}
 	var out, errb bytes.Buffer
 	start := time.Now()
@@ -405,7 +405,7 @@ func TestPrintersProbeBounded(t *testing.T) {
 // TestPrintersJSONNotHTMLEscaped ensures --json writes names and URLs as
 // written: "&", "<" and ">" stay themselves instead of \u0026-escapes.
 func TestPrintersJSONNotHTMLEscaped(t *testing.T) {
-	env := envWith(configuredPrinter{Name: "bar&grill", URL: "winspool://Bar & Grill <2>"})
+	env := envWith(probe.Printer{Name: "bar&grill", URL: "winspool://Bar & Grill <2>"})
 	var out, errb bytes.Buffer
 	if code := printersCmd(context.Background(), env, []string{"--json", "--no-probe"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
@@ -417,26 +417,5 @@ func TestPrintersJSONNotHTMLEscaped(t *testing.T) {
 	var rep jsonReport
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || rep.Configured[0].URL != "winspool://Bar & Grill <2>" {
 		t.Errorf("%v %+v", err, rep.Configured)
-	}
-}
-
-// TestProbeSessionIsTheAgents ensures printgate printers (and doctor)
-// probe a printer with the session options the agent's device uses: a
-// serial printer gets the agent's write timeout, so a probe of a slow line
-// is bounded as the agent's writes are.
-func TestProbeSessionIsTheAgents(t *testing.T) {
-	for _, u := range []string{"serial:///dev/ttyS0?baud=9600", "serial:///dev/ttyS0?baud=1200&flow=xonxoff", "tcp://192.0.2.1:9100"} {
-		tgt, err := drivers.ParseURL(u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := probeCheck(tgt, true, time.Second).Options.Session
-		want := escpos.SessionOptions{ExpectAnswers: true, XonXoff: tgt.Line.Flow == drivers.FlowXONXOFF}
-		if tgt.Scheme == drivers.SchemeSerial {
-			want.WriteTimeout = max(10*time.Second, escpos.JobTimeout(0, 4096, tgt.Line.Baud))
-		}
-		if got != want {
-			t.Errorf("%s: probe session %+v, want the agent's %+v", u, got, want)
-		}
 	}
 }
