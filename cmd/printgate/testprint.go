@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"time"
 
+	"printgate/agent"
 	"printgate/agent/apiclient"
 	"printgate/agent/config"
 	"printgate/cmd/printgate/internal/version"
@@ -92,7 +93,14 @@ func testPrintCmd(ctx context.Context, now func() time.Time, args []string, stdo
 
 	at := now()
 	taskNo := "TEST_" + name + "_" + at.Format("20060102-150405")
-	doc, err := json.Marshal(testTicket(pc, live, taskNo, at))
+	p := pc.Profile
+	doc, err := agent.TestTicket{Printer: name, Profile: p, At: at, TaskNo: taskNo, Ruler: true, Details: [][2]string{
+		{"URL", pc.Target.String()},
+		{"State", live.State},
+		{"Cutter", p.Cutter.String()},
+		{"Confirms", fmt.Sprintf("%s (ack %s)", p.Ack.Confirmation(), p.Ack)},
+		{"Agent", version.Version + " " + runtime.GOOS + "/" + runtime.GOARCH},
+	}}.Document()
 	if err != nil {
 		fmt.Fprintf(stderr, "printgate test-print: %v\n", err)
 		return 1
@@ -184,42 +192,4 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// testTicket is the document test-print sends: what a technician needs to
-// see on paper to know the printer, its profile and the agent agree. Text
-// is ASCII so every code page prints it.
-func testTicket(pc *config.Printer, live *apiclient.Printer, taskNo string, at time.Time) map[string]any {
-	p := pc.Profile
-	kv := func(k, v string) map[string]any { return map[string]any{"text": k, "right": v} }
-	return map[string]any{"lines": []any{
-		map[string]any{"text": "PRINTGATE TEST", "align": "center", "size": "2x2", "bold": true},
-		map[string]any{"rule": "-"},
-		kv("Printer", pc.Name),
-		kv("URL", pc.Target.String()),
-		kv("State", live.State),
-		kv("Profile", pc.ProfileName),
-		kv("Paper", fmt.Sprintf("%d dots, %d columns", p.Dots, p.Columns)),
-		kv("Encoding", p.Encoding),
-		kv("Cutter", p.Cutter.String()),
-		kv("Confirms", fmt.Sprintf("%s (ack %s)", p.Ack.Confirmation(), p.Ack)),
-		kv("Agent", version.Version+" "+runtime.GOOS+"/"+runtime.GOARCH),
-		kv("Time", at.Format("2006-01-02 15:04:05 -0700")),
-		map[string]any{"rule": "-"},
-		map[string]any{"text": "Width check:"},
-		map[string]any{"text": ruler(p.Columns)},
-		map[string]any{"qr": "printgate test " + taskNo, "size": 6},
-		map[string]any{"text": taskNo, "align": "center"},
-		map[string]any{"cut": "partial"},
-	}}
-}
-
-// ruler is a line exactly columns wide, so a wrong column count shows as a
-// wrap or a short line.
-func ruler(columns int) string {
-	b := make([]byte, max(columns, 1))
-	for i := range b {
-		b[i] = byte('0' + (i+1)%10)
-	}
-	return string(b)
 }
