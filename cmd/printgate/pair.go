@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/signal"
@@ -16,7 +15,6 @@ import (
 	"printgate/agent"
 	"printgate/agent/config"
 	"printgate/agent/wheel"
-	"printgate/drivers/escpos"
 	"printgate/sync/pair"
 )
 
@@ -92,7 +90,7 @@ func pairCmd(ctx context.Context, env pairEnv, args []string, stdout, stderr io.
 	fmt.Fprint(stdout, qr)
 	fmt.Fprintf(stdout, "\n  %s\n  code: %s\n\n", p.URL(), p.UserCode)
 	if printer != nil {
-		if err := printPairing(ctx, printer, p); err != nil {
+		if err := agent.PrintPairing(ctx, printer, p); err != nil {
 			// The terminal shows the same code: go on waiting.
 			fmt.Fprintf(stderr, "printgate pair: could not print the code on %s: %v\n", printer.Name, err)
 		} else {
@@ -139,39 +137,6 @@ func printerNames(cfg *config.Config) string {
 		names = append(names, p.Name)
 	}
 	return strings.Join(names, ", ")
-}
-
-// pairingTicket is the ticket printPairing prints: the QR of p's address
-// and the code, for a manager to scan at the counter.
-func pairingTicket(p *pair.Pending) *escpos.Document {
-	return &escpos.Document{Lines: []escpos.Line{
-		escpos.TextLine{Text: "Pair printgate", Align: escpos.AlignCenter, Bold: true, Size: escpos.TextSize{W: 2, H: 2}},
-		escpos.TextLine{Text: "Scan with a phone signed in to the cloud", Align: escpos.AlignCenter},
-		escpos.QRLine{Data: p.URL()},
-		escpos.TextLine{Text: "or open " + p.VerificationURI, Align: escpos.AlignCenter},
-		escpos.TextLine{Text: "and enter the code", Align: escpos.AlignCenter},
-		escpos.TextLine{Text: p.UserCode, Align: escpos.AlignCenter, Bold: true, Size: escpos.TextSize{W: 2, H: 2}},
-	}}
-}
-
-// printPairing prints the pairing ticket on pc the way the agent prints:
-// through the printer's URL with its profile, waiting for the proof of
-// paper the printer gives, within its job timeout.
-func printPairing(ctx context.Context, pc *config.Printer, p *pair.Pending) error {
-	job, err := escpos.Render(pairingTicket(p), pc.Profile, escpos.RenderOptions{})
-	if err != nil {
-		return fmt.Errorf("render the pairing ticket: %w", err)
-	}
-	dev := agent.OpenDevice(pc)
-	if c, ok := dev.(io.Closer); ok {
-		defer c.Close()
-	}
-	ctx, cancel := context.WithTimeout(ctx, escpos.JobTimeout(pc.JobTimeout, len(job), pc.Target.Line.Baud))
-	defer cancel()
-	if _, err := dev.Print(ctx, job, rand.Uint64()); err != nil {
-		return err
-	}
-	return nil
 }
 
 func runUnpair(args []string, stdout, stderr io.Writer) int {
