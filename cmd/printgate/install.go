@@ -113,7 +113,7 @@ func installCmd(ctx context.Context, env installEnv, args []string, stdout, stde
 			err = checkServicePaths(exe, path)
 		}
 		if err == nil {
-			err = prepareHost(stdout)
+			err = installer.PrepareHost(stdout)
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "printgate install: %v\n", err)
@@ -144,7 +144,11 @@ func installCmd(ctx context.Context, env installEnv, args []string, stdout, stde
 
 // installService is the service part of install on a real machine.
 func installService(configPath string, cfg *config.Config, stdout io.Writer) error {
-	if err := prepareDirs(configPath, cfg); err != nil {
+	dirs := installer.ServiceDirs{Config: configPath}
+	if cfg != nil {
+		dirs.DataDir, dirs.TokenFile = cfg.DataDir, cfg.APITokenFile
+	}
+	if err := installer.PrepareDirs(dirs); err != nil {
 		return err
 	}
 	exe, err := executable()

@@ -8,8 +8,6 @@ import (
 	"io"
 
 	"github.com/kardianos/service"
-
-	"printgate/agent/config"
 )
 
 // printgate ships for Linux and Windows; on other systems (a developer's
@@ -23,10 +21,6 @@ func noServiceManager() string { return "" }
 func adminHint() string { return "" }
 
 func checkServicePaths(exe, configPath string) error { return nil }
-
-func prepareHost(io.Writer) error { return nil }
-
-func prepareDirs(string, *config.Config) error { return nil }
 
 func registerService(s service.Service, w io.Writer) error {
 	if err := s.Install(); err != nil {

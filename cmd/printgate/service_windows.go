@@ -6,19 +6,16 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/kardianos/service"
-	"golang.org/x/sys/windows"
 	"golang.org/x/sys/windows/svc"
 	"golang.org/x/sys/windows/svc/eventlog"
 	"golang.org/x/sys/windows/svc/mgr"
 
 	"printgate/agent"
-	"printgate/agent/config"
 	"printgate/installer"
 )
 
@@ -32,38 +29,6 @@ func noServiceManager() string { return "" }
 func adminHint() string { return " (run it from an Administrator command prompt)" }
 
 func checkServicePaths(exe, configPath string) error { return nil }
-
-// prepareHost has nothing to do: the service runs as LocalSystem, which
-// reaches every printer.
-func prepareHost(io.Writer) error { return nil }
-
-// serviceDirSDDL lets only SYSTEM (the service) and Administrators into the
-// service's folder, which holds the config with the API token and the
-// spool with the tickets; by default any local user could read
-// %ProgramData%. Protected (P) so the folder no longer inherits that.
-const serviceDirSDDL = "D:PAI(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)"
-
-// prepareDirs locks the service's %ProgramData% folder down when the
-// config is there.
-func prepareDirs(configPath string, cfg *config.Config) error {
-	dir := filepath.Dir(configPath)
-	if !strings.EqualFold(dir, installer.WindowsDataDir(os.Getenv("ProgramData"))) {
-		return nil
-	}
-	sd, err := windows.SecurityDescriptorFromString(serviceDirSDDL)
-	if err != nil {
-		return fmt.Errorf("security descriptor: %w", err)
-	}
-	dacl, _, err := sd.DACL()
-	if err != nil {
-		return fmt.Errorf("security descriptor: %w", err)
-	}
-	if err := windows.SetNamedSecurityInfo(dir, windows.SE_FILE_OBJECT,
-		windows.DACL_SECURITY_INFORMATION|windows.PROTECTED_DACL_SECURITY_INFORMATION, nil, nil, dacl, nil); err != nil {
-		return fmt.Errorf("restrict %s to SYSTEM and Administrators: %w", dir, err)
-	}
-	return nil
-}
 
 // registerService creates the service through kardianos (automatic start,
 // event-log source) and then sets the recovery policy, which kardianos can
