@@ -108,9 +108,9 @@ func installCmd(ctx context.Context, env installEnv, args []string, stdout, stde
 		register = nil
 	}
 	if register != nil {
-		exe, err := executable()
+		exe, err := installer.Executable()
 		if err == nil {
-			err = checkServicePaths(exe, path)
+			err = installer.CheckServicePaths(exe, path)
 		}
 		if err == nil {
 			err = installer.PrepareHost(stdout)
@@ -128,7 +128,7 @@ func installCmd(ctx context.Context, env installEnv, args []string, stdout, stde
 	cfg, cfgErr := config.Load(path)
 	if register != nil {
 		if err := register(path, cfg, stdout); err != nil {
-			fmt.Fprintf(stderr, "printgate install: %v%s\n", err, adminHint())
+			fmt.Fprintf(stderr, "printgate install: %v%s\n", err, installer.AdminHint())
 			return 1
 		}
 	}
@@ -138,7 +138,7 @@ func installCmd(ctx context.Context, env installEnv, args []string, stdout, stde
 		fmt.Fprintf(stdout, "\nNo printer is configured yet: the agent starts and serves its page, but prints nothing until one is added (the page's Printers page, or a [[printers]] table in %s, then printgate reload).\n", path)
 	}
 	// Without a service manager (a container) the agent runs by hand.
-	writeNextSteps(stdout, env.goos, path, cfg, register != nil && noServiceManager() == "")
+	writeNextSteps(stdout, env.goos, path, cfg, register != nil && installer.NoServiceManager() == "")
 	return 0
 }
 
@@ -151,15 +151,15 @@ func installService(configPath string, cfg *config.Config, stdout io.Writer) err
 	if err := installer.PrepareDirs(dirs); err != nil {
 		return err
 	}
-	exe, err := executable()
+	exe, err := installer.Executable()
 	if err != nil {
 		return err
 	}
-	s, err := newService(exe, configPath)
+	s, err := installer.NewService(exe, configPath)
 	if err != nil {
 		return err
 	}
-	return registerService(s, stdout)
+	return installer.RegisterService(s, stdout)
 }
 
 // writeConfig makes sure a config is at path: a new commented one with the

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -30,37 +29,6 @@ func init() {
 	register("stop", command{summary: "stop the printgate service", run: serviceAction("stop")})
 	register("restart", command{summary: "restart the printgate service", run: serviceAction("restart")})
 	register("status", command{summary: "show the service state and the agent's health: printers, cloud link, outbox", run: runStatus})
-}
-
-// agentProgram is what the service manager starts and stops when printgate
-// runs as a Windows service (kardianos/service calls Start and Stop from
-// the SCM's control handler). On Linux systemd just runs `printgate run`
-// and stops it with SIGTERM, which run.go handles.
-type agentProgram struct{}
-
-func (agentProgram) Start(service.Service) error { return nil }
-func (agentProgram) Stop(service.Service) error  { return nil }
-
-// newService returns the kardianos service for the agent running exe with
-// the config at configPath (both absolute), with the OS's own options.
-func newService(exe, configPath string) (service.Service, error) {
-	return newServiceFor(agentProgram{}, exe, configPath)
-}
-
-func newServiceFor(p service.Interface, exe, configPath string) (service.Service, error) {
-	c := &service.Config{
-		Name:        installer.ServiceName,
-		DisplayName: installer.DisplayName,
-		Description: installer.Description,
-		Executable:  exe,
-		Arguments:   []string{"run", "--config", configPath},
-		Option:      serviceOptions(exe, configPath),
-	}
-	s, err := service.New(p, c)
-	if err != nil {
-		return nil, fmt.Errorf("service manager: %w", err)
-	}
-	return s, nil
 }
 
 // serviceFlags are the flags of the commands that act on the installed
@@ -97,18 +65,18 @@ func serviceAction(action string) func(args []string, stdout, stderr io.Writer) 
 				return 1
 			}
 		}
-		exe, err := executable()
+		exe, err := installer.Executable()
 		if err != nil {
 			fmt.Fprintf(stderr, "printgate %s: %v\n", action, err)
 			return 1
 		}
-		s, err := newService(exe, path)
+		s, err := installer.NewService(exe, path)
 		if err != nil {
 			fmt.Fprintf(stderr, "printgate %s: %v\n", action, err)
 			return 1
 		}
 		if err := service.Control(s, action); err != nil {
-			fmt.Fprintf(stderr, "printgate %s: %v%s\n", action, unwrapControl(err), adminHint())
+			fmt.Fprintf(stderr, "printgate %s: %v%s\n", action, unwrapControl(err), installer.AdminHint())
 			return 1
 		}
 		fmt.Fprintf(stdout, "printgate service: %s\n", map[string]string{"start": "started", "stop": "stopped", "restart": "restarted"}[action])
@@ -132,42 +100,29 @@ func runUninstall(args []string, stdout, stderr io.Writer) int {
 	if code, done := parseFlags(fs, args, stderr); done {
 		return code
 	}
-	exe, err := executable()
+	exe, err := installer.Executable()
 	if err != nil {
 		fmt.Fprintf(stderr, "printgate uninstall: %v\n", err)
 		return 1
 	}
 	path, _ := filepath.Abs(*configPath)
-	s, err := newService(exe, path)
+	s, err := installer.NewService(exe, path)
 	if err != nil {
 		fmt.Fprintf(stderr, "printgate uninstall: %v\n", err)
 		return 1
 	}
 	if st, err := s.Status(); err == nil && st == service.StatusRunning {
 		if err := s.Stop(); err != nil {
-			fmt.Fprintf(stderr, "printgate uninstall: stop the service: %v%s\n", err, adminHint())
+			fmt.Fprintf(stderr, "printgate uninstall: stop the service: %v%s\n", err, installer.AdminHint())
 			return 1
 		}
 	}
-	if err := unregisterService(s, stdout); err != nil {
-		fmt.Fprintf(stderr, "printgate uninstall: %v%s\n", err, adminHint())
+	if err := installer.UnregisterService(s, stdout); err != nil {
+		fmt.Fprintf(stderr, "printgate uninstall: %v%s\n", err, installer.AdminHint())
 		return 1
 	}
 	fmt.Fprintln(stdout, "printgate service removed; the config and the spool are kept.")
 	return 0
-}
-
-// executable is the absolute, symlink-free path of this binary: what the
-// service manager will run.
-func executable() (string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return "", fmt.Errorf("find this program's path: %w", err)
-	}
-	if r, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = r
-	}
-	return exe, nil
 }
 
 func runStatus(args []string, stdout, stderr io.Writer) int {
@@ -181,9 +136,9 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	state := "unknown"
-	if exe, err := executable(); err == nil {
-		if s, err := newService(exe, path); err == nil {
-			state = serviceState(s)
+	if exe, err := installer.Executable(); err == nil {
+		if s, err := installer.NewService(exe, path); err == nil {
+			state = installer.ServiceState(s)
 		}
 	}
 	cfg, err := config.Load(path)
@@ -206,25 +161,6 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-// serviceState describes kardianos's Status in words.
-func serviceState(s service.Service) string {
-	if why := noServiceManager(); why != "" {
-		return why
-	}
-	st, err := s.Status()
-	switch {
-	case errors.Is(err, service.ErrNotInstalled):
-		return "not installed (printgate install)"
-	case err != nil:
-		return "unknown: " + err.Error()
-	case st == service.StatusRunning:
-		return "running"
-	case st == service.StatusStopped:
-		return "stopped (printgate start)"
-	}
-	return "unknown"
 }
 
 // agentHealth is what `status` learned from the agent's API.
@@ -316,8 +252,10 @@ func writeStatus(w io.Writer, state string, h agentHealth) {
 // agent inside the SCM's service protocol (start, stop, event log), which
 // ignores ctx because the SCM says when to stop.
 func runAgent(ctx context.Context, configPath string, stderr io.Writer) error {
-	if underServiceManager() {
-		return runUnderServiceManager(configPath, stderr)
+	if installer.UnderServiceManager() {
+		return installer.RunUnderServiceManager(configPath, func(ctx context.Context) error {
+			return agent.RunService(ctx, configPath, io.Discard)
+		})
 	}
 	return agent.RunService(ctx, configPath, stderr)
 }
