@@ -114,9 +114,9 @@ func printersCmd(ctx context.Context, env printersEnv, args []string, stdout, st
 	}
 	code := 0
 	if *scan != "" {
-		p := &progress{w: stderr, cidr: *scan}
-		found, err := env.scan(ctx, *scan, *port, drivers.ScanOptions{Timeout: *timeout, Probe: true, Progress: p.report})
-		p.finish()
+		p := &probe.Progress{W: stderr, CIDR: *scan}
+		found, err := env.scan(ctx, *scan, *port, drivers.ScanOptions{Timeout: *timeout, Probe: true, Progress: p.Report})
+		p.Finish()
 		rep.Discovered = append(rep.Discovered, found...)
 		if err != nil {
 			fmt.Fprintf(stderr, "printgate printers: %v\n", err)
@@ -143,30 +143,6 @@ func printersCmd(ctx context.Context, env printersEnv, args []string, stdout, st
 	}
 	rep.writeText(stdout, *scan == "")
 	return code
-}
-
-// progress prints "scanned N/M hosts" on one terminal line, only when the
-// percentage moves, so a /22 does not produce a thousand writes.
-type progress struct {
-	w       io.Writer
-	cidr    string
-	lastPct int
-	printed bool
-}
-
-func (p *progress) report(done, total int) {
-	pct := done * 100 / total
-	if p.printed && pct == p.lastPct && done != total {
-		return
-	}
-	p.lastPct, p.printed = pct, true
-	fmt.Fprintf(p.w, "\rscanning %s: %d/%d hosts", p.cidr, done, total)
-}
-
-func (p *progress) finish() {
-	if p.printed {
-		fmt.Fprintln(p.w)
-	}
 }
 
 // printersReport is what the command shows.
