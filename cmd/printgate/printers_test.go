@@ -71,7 +71,7 @@ func TestPrintersJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %s", code, errb.String())
 	}
-	var rep jsonReport
+	var rep probe.JSONReport
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatalf("%v in %s", err, out.String())
 	}
@@ -177,7 +177,7 @@ func TestPrintersRegistered(t *testing.T) {
 	if code := dispatch([]string{"printers", "--json", "--no-probe"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	var rep jsonReport
+	var rep probe.JSONReport
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestPrintersConfigured(t *testing.T) {
 	cfg := filepath.Join(dir, "printgate.toml")
 	os.WriteFile(cfg, []byte("data_dir = \"d\"\napi_token = \"x-0123456789abcdef0123456\"\n[[printers]]\nname = \"kitchen\"\nurl = \"tcp://127.0.0.1:9100\"\n"+
 		"[[printers]]\nname = \"bar\"\nurl = \"tcp://127.0.0.1:9101\"\nprofile = \"oneway-80\"\n"), 0o600)
-	got, err := loadConfigured(cfg, true)
+	got, err := probe.Load(cfg, true)
 	if err != nil || len(got) != 2 || got[0].Name != "kitchen" || got[0].URL != "tcp://127.0.0.1:9100" {
 		t.Fatalf("configured %+v %v", got, err)
 	}
@@ -200,10 +200,10 @@ func TestPrintersConfigured(t *testing.T) {
 	if !got[0].ExpectAnswers || got[1].ExpectAnswers {
 		t.Errorf("expect answers: epson-80 %v, oneway-80 %v", got[0].ExpectAnswers, got[1].ExpectAnswers)
 	}
-	if _, err := loadConfigured(filepath.Join(dir, "nope.toml"), true); err == nil {
+	if _, err := probe.Load(filepath.Join(dir, "nope.toml"), true); err == nil {
 		t.Error("a named config that does not exist was accepted")
 	}
-	if got, err := loadConfigured(filepath.Join(dir, "nope.toml"), false); err != nil || len(got) != 0 {
+	if got, err := probe.Load(filepath.Join(dir, "nope.toml"), false); err != nil || len(got) != 0 {
 		t.Errorf("missing default config: %v %v", got, err)
 	}
 }
@@ -269,7 +269,7 @@ func TestPrintersProbe(t *testing.T) {
 	if code := printersCmd(context.Background(), env, []string{"--json"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d, stderr %s", code, errb.String())
 	}
-	var rep jsonReport
+	var rep probe.JSONReport
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatalf("%v in %s", err, out.String())
 	}
@@ -278,7 +278,7 @@ func TestPrintersProbe(t *testing.T) {
 	}
 	c := rep.Configured
 	type caps struct{ pid, transmit, rt, oneWay bool }
-	capsOf := func(j jsonConfigured) caps {
+	capsOf := func(j probe.JSONConfigured) caps {
 		if j.Capabilities == nil {
 			return caps{}
 		}
@@ -362,7 +362,7 @@ func TestPrintersNoProbe(t *testing.T) {
 	if code := printersCmd(context.Background(), env, []string{"--no-probe", "--json"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	var rep jsonReport
+	var rep probe.JSONReport
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || len(rep.Configured) != 1 || rep.Configured[0].State != "not_probed" || rep.Configured[0].Capabilities != nil {
 		t.Errorf("%v: %s", err, out.String())
 	}
@@ -388,7 +388,7 @@ func TestPrintersProbeBounded(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	var rep jsonReport
+	var rep probe.JSONReport
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +414,7 @@ func TestPrintersJSONNotHTMLEscaped(t *testing.T) {
 	if !strings.Contains(s, `"name": "bar&grill"`) || !strings.Contains(s, `"url": "winspool://Bar & Grill <2>"`) || strings.Contains(s, `\u00`) {
 		t.Errorf("escaped output:\n%s", s)
 	}
-	var rep jsonReport
+	var rep probe.JSONReport
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || rep.Configured[0].URL != "winspool://Bar & Grill <2>" {
 		t.Errorf("%v %+v", err, rep.Configured)
 	}
