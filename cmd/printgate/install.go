@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"printgate/agent/config"
+	"printgate/cmd/printgate/internal/console"
 	"printgate/cmd/printgate/internal/setup"
 	"printgate/drivers"
 	"printgate/installer"
@@ -32,7 +33,7 @@ func defaultInstallEnv() installEnv {
 		Env: setup.Env{
 			GOOS:        runtime.GOOS,
 			Stdin:       os.Stdin,
-			Interactive: isTerminal(os.Stdin), // render.go: a console, not /dev/null
+			Interactive: console.IsTerminal(os.Stdin), // a console, not /dev/null
 			Serial:      drivers.DiscoverSerial,
 			USB:         drivers.DiscoverUSB,
 			Networks: func() ([]string, error) {

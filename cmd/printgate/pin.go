@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
 
 	"golang.org/x/term"
 
 	"printgate/agent/config"
 	"printgate/agent/web"
+	"printgate/cmd/printgate/internal/console"
 )
 
 func init() {
@@ -46,7 +46,7 @@ type pinEnv struct {
 func runPin(args []string, stdout, stderr io.Writer) int {
 	fd := int(os.Stdin.Fd())
 	env := pinEnv{stdin: os.Stdin, terminal: term.IsTerminal(fd)}
-	env.readSecret = func(prompt string) (string, error) { return readTerminalSecret(fd, prompt, stderr) }
+	env.readSecret = func(prompt string) (string, error) { return console.ReadSecret(fd, prompt, stderr) }
 	return pinCmd(env, args, stdout, stderr)
 }
 
@@ -132,37 +132,4 @@ func pinSet(env pinEnv, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "Manager PIN set: its hash is in %s.\nThe manager page at %s/ now asks for it.\n", web.PINPath(cfg.DataDir), agentURL(cfg))
 	return 0
-}
-
-// readTerminalSecret prompts on w and reads a line from the terminal fd
-// with echo off. Ctrl-C while it waits puts the terminal back as it was
-// before the process ends, so the shell does not stay without echo.
-func readTerminalSecret(fd int, prompt string, w io.Writer) (string, error) {
-	state, err := term.GetState(fd)
-	if err != nil {
-		return "", fmt.Errorf("terminal state: %w", err)
-	}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt)
-	done := make(chan struct{})
-	defer func() {
-		signal.Stop(sig)
-		close(done)
-	}()
-	go func() {
-		select {
-		case <-sig:
-			_ = term.Restore(fd, state)
-			fmt.Fprintln(w, "\nprintgate pin set: stopped; nothing was changed")
-			os.Exit(130)
-		case <-done:
-		}
-	}()
-	fmt.Fprint(w, prompt)
-	b, err := term.ReadPassword(fd)
-	fmt.Fprintln(w)
-	if err != nil {
-		return "", err
-	}
-	return string(b), nil
 }
