@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -85,9 +85,13 @@ func logsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		q.Set("follow", "1")
 	}
 	for {
-		ended, err := streamLogs(ctx, client, cfg, q, stdout)
+		ended, err := client.Logs(ctx, q, stdout)
 		if ctx.Err() != nil {
 			return 0 // Ctrl-C: the normal end of a follow
+		}
+		var refused *apiclient.Error
+		if errors.As(err, &refused) {
+			err = answerError(client.Base(), cfg, refused)
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "printgate logs: %v\n", err)
@@ -102,43 +106,15 @@ func logsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-// streamLogs makes one request and copies its answer to stdout as it
-// arrives. ended reports that the agent ended the answer itself.
-func streamLogs(ctx context.Context, c *apiclient.Client, cfg *config.Config, q url.Values, stdout io.Writer) (ended bool, err error) {
-	resp, err := c.Open(ctx, http.MethodGet, "/api/v1/logs?"+q.Encode(), nil)
-	if err != nil {
-		return false, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return false, answerError(c.Base(), cfg, resp)
-	}
-	if _, err := io.Copy(stdout, resp.Body); err != nil {
-		if ctx.Err() != nil {
-			return false, nil
-		}
-		return false, fmt.Errorf("the agent at %s stopped sending its log: %w", c.Base(), err)
-	}
-	return true, nil
-}
-
-// answerError turns an API error answer into a message saying what to do.
-func answerError(base string, cfg *config.Config, resp *http.Response) error {
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	var e struct {
-		Error struct{ Code, Message string }
-	}
-	msg := strings.TrimSpace(string(body))
-	if json.Unmarshal(body, &e) == nil && e.Error.Message != "" {
-		msg = e.Error.Message
-	}
-	switch resp.StatusCode {
+// answerError says what to do about the agent's refusal e to send its log.
+func answerError(base string, cfg *config.Config, e *apiclient.Error) error {
+	switch e.Status {
 	case http.StatusUnauthorized:
-		return fmt.Errorf("the agent at %s refused the api_token of %s (%s); is the agent running with this config? A changed token takes effect when the agent restarts", base, cfg.Path, msg)
+		return fmt.Errorf("the agent at %s refused the api_token of %s (%s); is the agent running with this config? A changed token takes effect when the agent restarts", base, cfg.Path, e.Message)
 	case http.StatusNotFound:
-		return fmt.Errorf("the agent at %s does not serve its log over the API (%s); it may be an older version: read the log file %s instead", base, msg, cfg.Log.File)
+		return fmt.Errorf("the agent at %s does not serve its log over the API (%s); it may be an older version: read the log file %s instead", base, e.Message, cfg.Log.File)
 	}
-	return fmt.Errorf("the agent at %s answered %s: %s", base, resp.Status, msg)
+	return fmt.Errorf("the agent at %s answered %d %s: %s", base, e.Status, http.StatusText(e.Status), e.Message)
 }
 
 // agentURL is the base URL of the agent's local listener as a program on

@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -65,43 +64,21 @@ func reloadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	ctx, cancel := context.WithTimeout(ctx, reloadTimeout)
 	defer cancel()
-	resp, err := c.Open(ctx, http.MethodPost, "/api/v1/reload", nil)
-	if err != nil {
-		fmt.Fprintf(stderr, "printgate reload: %v\n", err)
-		return 1
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		fmt.Fprintf(stderr, "printgate reload: read the agent's answer: %v\n", err)
-		return 1
-	}
-	switch resp.StatusCode {
-	case http.StatusOK:
-		var res localapi.ReloadResult
-		if err := json.Unmarshal(data, &res); err != nil {
-			fmt.Fprintf(stderr, "printgate reload: the agent's answer is not what printgate expects (%v)\n", err)
-			return 1
-		}
-		printReload(stdout, res)
-		return 0
-	case http.StatusUnprocessableEntity:
-		var body struct {
-			Result localapi.ReloadResult `json:"result"`
-		}
-		_ = json.Unmarshal(data, &body)
-		fmt.Fprintf(stderr, "printgate reload: the agent refused %s and keeps its running config:\n", body.Result.Config)
-		for _, e := range body.Result.Errors {
+	res, err := c.Reload(ctx)
+	var refused *apiclient.ReloadRefused
+	switch {
+	case errors.As(err, &refused):
+		fmt.Fprintf(stderr, "printgate reload: the agent refused %s and keeps its running config:\n", refused.Result.Config)
+		for _, e := range refused.Result.Errors {
 			fmt.Fprintf(stderr, "  %s\n", e)
 		}
 		return 1
+	case err != nil:
+		fmt.Fprintf(stderr, "printgate reload: %v\n", err)
+		return 1
 	}
-	var eb struct {
-		Error struct{ Code, Message string } `json:"error"`
-	}
-	_ = json.Unmarshal(data, &eb)
-	fmt.Fprintf(stderr, "printgate reload: %v\n", &apiclient.Error{Status: resp.StatusCode, Code: eb.Error.Code, Message: eb.Error.Message})
-	return 1
+	printReload(stdout, res)
+	return 0
 }
 
 // printReload shows a reload's changes, one line each.

@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -176,30 +174,7 @@ type agentHealth struct {
 // /api/v1/printers.
 func fetchAgentHealth(ctx context.Context, c *apiclient.Client) agentHealth {
 	h := agentHealth{URL: c.Base() + "/"}
-	resp, err := c.Open(ctx, http.MethodGet, "/healthz", nil)
-	if err != nil {
-		h.Err = err
-		return h
-	}
-	defer resp.Body.Close()
-	// /healthz answers 503 with its body when the core has failed; read it.
-	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusServiceUnavailable {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		h.Err = fmt.Errorf("GET %s/healthz: %s: %s", c.Base(), resp.Status, strings.TrimSpace(string(msg)))
-		return h
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&h.Health); err != nil {
-		h.Err = fmt.Errorf("GET %s/healthz: %w", c.Base(), err)
-		return h
-	}
-	var body struct {
-		Printers []localapi.PrinterInfo `json:"printers"`
-	}
-	if _, err := c.Do(ctx, http.MethodGet, "/api/v1/printers", nil, &body); err != nil {
-		h.Err = err
-		return h
-	}
-	h.Printers = body.Printers
+	h.Health, h.Printers, h.Err = c.Status(ctx)
 	return h
 }
 

@@ -120,60 +120,35 @@ func testPrintCmd(ctx context.Context, now func() time.Time, args []string, stdo
 	fmt.Fprintln(stdout, taskNo)
 	fmt.Fprintf(stdout, "waiting for %s (state %s) to print on %s", taskNo, live.State, name)
 
-	deadline := time.NewTimer(*wait)
-	defer deadline.Stop()
-	tick := time.NewTicker(testPrintPoll)
-	defer tick.Stop()
 	dot := time.Now()
-	var last apiclient.Task
-	for {
-		t, err := c.Task(ctx, taskNo)
-		switch {
-		case err != nil && errors.Is(err, apiclient.ErrAgentDown):
-			fmt.Fprintln(stdout)
-			fmt.Fprintf(stderr, "printgate test-print: %s: %v\n", taskNo, err)
-			return 1
-		case err == nil:
-			last = t
-		}
-		if last.State == "PRINTED" {
-			on := last.Printer
-			if last.Target != "" {
-				on = last.Target // a backup printed it
-			}
-			fmt.Fprintf(stdout, "\nPRINTED on %s (confirmation: %s)\n", on, orDash(last.Confirmation))
-			return 0
-		}
-		if terminal(last.State) {
-			fmt.Fprintln(stdout)
-			fmt.Fprintf(stderr, "printgate test-print: %s is %s%s\n", taskNo, last.State, because(last))
-			return 1
-		}
+	last, err := c.WaitTask(ctx, taskNo, testPrintPoll, *wait, func(apiclient.Task) {
 		if time.Since(dot) >= time.Second {
 			fmt.Fprint(stdout, ".")
 			dot = time.Now()
 		}
-		select {
-		case <-ctx.Done():
-			fmt.Fprintln(stdout)
-			fmt.Fprintf(stderr, "printgate test-print: stopped while %s was %s\n", taskNo, orDash(last.State))
-			return 1
-		case <-deadline.C:
-			fmt.Fprintln(stdout)
-			fmt.Fprintf(stderr, "printgate test-print: %s is still %s%s after %v; see printgate printers and printgate doctor\n", taskNo, orDash(last.State), because(last), *wait)
-			return 1
-		case <-tick.C:
+	})
+	switch {
+	case err == nil && last.State == "PRINTED":
+		on := last.Printer
+		if last.Target != "" {
+			on = last.Target // a backup printed it
 		}
+		fmt.Fprintf(stdout, "\nPRINTED on %s (confirmation: %s)\n", on, orDash(last.Confirmation))
+		return 0
+	case err == nil:
+		fmt.Fprintln(stdout)
+		fmt.Fprintf(stderr, "printgate test-print: %s is %s%s\n", taskNo, last.State, because(last))
+	case errors.Is(err, apiclient.ErrAgentDown):
+		fmt.Fprintln(stdout)
+		fmt.Fprintf(stderr, "printgate test-print: %s: %v\n", taskNo, err)
+	case errors.Is(err, apiclient.ErrWaitOver):
+		fmt.Fprintln(stdout)
+		fmt.Fprintf(stderr, "printgate test-print: %s is still %s%s after %v; see printgate printers and printgate doctor\n", taskNo, orDash(last.State), because(last), *wait)
+	default:
+		fmt.Fprintln(stdout)
+		fmt.Fprintf(stderr, "printgate test-print: stopped while %s was %s\n", taskNo, orDash(last.State))
 	}
-}
-
-// terminal reports whether a task in state will not change any more.
-func terminal(state string) bool {
-	switch state {
-	case "PRINTED", "TIMED_OUT", "FAILED", "CANCELED":
-		return true
-	}
-	return false
+	return 1
 }
 
 func because(t apiclient.Task) string {
