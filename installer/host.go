@@ -1,5 +1,7 @@
 package installer
 
+import "io"
+
 // ServiceDirs are the folders and files install gives the service's
 // account, so the sandboxed service can use them from its first start.
 type ServiceDirs struct {
@@ -9,4 +11,22 @@ type ServiceDirs struct {
 	DataDir string
 	// TokenFile is the config's api_token_file, if any.
 	TokenFile string
+}
+
+// InstallService gives the service's account its folders (PrepareDirs),
+// then registers the service running this binary with the config d.Config
+// (RegisterService), saying on w what it did.
+func InstallService(d ServiceDirs, w io.Writer) error {
+	if err := PrepareDirs(d); err != nil {
+		return err
+	}
+	exe, err := Executable()
+	if err != nil {
+		return err
+	}
+	s, err := NewService(exe, d.Config)
+	if err != nil {
+		return err
+	}
+	return RegisterService(s, w)
 }

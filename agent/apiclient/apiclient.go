@@ -136,6 +136,17 @@ func Base(cfg *config.Config) (string, error) {
 	return scheme + "://" + net.JoinHostPort(host, port), nil
 }
 
+// URL is the base URL of the agent's local listener as a program on
+// this PC reaches it (see Base), or the default listener's when listen
+// cannot be read.
+func URL(cfg *config.Config) string {
+	base, err := Base(cfg)
+	if err != nil {
+		return "http://127.0.0.1:8631"
+	}
+	return base
+}
+
 // agentCertFile is the certificate the agent serves: the self-signed one
 // it keeps in its data dir, or the tls_cert file.
 func agentCertFile(cfg *config.Config) string {

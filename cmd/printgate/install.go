@@ -13,6 +13,7 @@ import (
 
 	"printgate/agent/config"
 	"printgate/cmd/printgate/internal/console"
+	"printgate/cmd/printgate/internal/screen"
 	"printgate/cmd/printgate/internal/setup"
 	"printgate/drivers"
 	"printgate/installer"
@@ -123,7 +124,7 @@ func installCmd(ctx context.Context, env installEnv, args []string, stdout, stde
 		fmt.Fprintf(stdout, "\nNo printer is configured yet: the agent starts and serves its page, but prints nothing until one is added (the page's Printers page, or a [[printers]] table in %s, then printgate reload).\n", path)
 	}
 	// Without a service manager (a container) the agent runs by hand.
-	writeNextSteps(stdout, env.GOOS, path, cfg, register != nil && installer.NoServiceManager() == "")
+	screen.NextSteps(stdout, env.GOOS, path, cfg, register != nil && installer.NoServiceManager() == "")
 	return 0
 }
 
@@ -133,54 +134,5 @@ func installService(configPath string, cfg *config.Config, stdout io.Writer) err
 	if cfg != nil {
 		dirs.DataDir, dirs.TokenFile = cfg.DataDir, cfg.APITokenFile
 	}
-	if err := installer.PrepareDirs(dirs); err != nil {
-		return err
-	}
-	exe, err := installer.Executable()
-	if err != nil {
-		return err
-	}
-	s, err := installer.NewService(exe, configPath)
-	if err != nil {
-		return err
-	}
-	return installer.RegisterService(s, stdout)
-}
-
-// writeNextSteps tells the technician how to get from here to the first
-// ticket: start, pair, the page and its PIN.
-func writeNextSteps(w io.Writer, goos, path string, cfg *config.Config, service bool) {
-	url := "http://127.0.0.1:8631/"
-	if cfg != nil {
-		url = agentURL(cfg) + "/"
-	}
-	sudo, asService := "", ""
-	if goos == "linux" {
-		sudo = "sudo "
-		asService = "sudo -u printgate "
-	}
-	cfgArg := ""
-	if path != config.DefaultConfigPath() {
-		cfgArg = " --config " + path
-	}
-	fmt.Fprintln(w, "\nNext steps:")
-	n := 1
-	step := func(format string, args ...any) {
-		fmt.Fprintf(w, "  %d. "+format+"\n", append([]any{n}, args...)...)
-		n++
-	}
-	if cfg == nil || len(cfg.Printers) == 0 {
-		step("add a printer to %s (see `printgate printers --scan 192.168.1.0/24`)", path)
-	}
-	if service {
-		step("start the service: %sprintgate start%s", sudo, cfgArg)
-	} else {
-		step("run the agent: printgate run --config %s", path)
-	}
-	step("pair with the cloud: set [cloud] in %s, then %sprintgate pair%s", path, asService, cfgArg)
-	step("open the manager page on this PC: %s", url)
-	step("set the page's PIN: %sprintgate pin set%s, or from this PC's browser on the page", sudo, cfgArg)
-	if service {
-		step("check everything: %sprintgate status%s", sudo, cfgArg)
-	}
+	return installer.InstallService(dirs, stdout)
 }

@@ -116,14 +116,3 @@ func answerError(base string, cfg *config.Config, e *apiclient.Error) error {
 	}
 	return fmt.Errorf("the agent at %s answered %d %s: %s", base, e.Status, http.StatusText(e.Status), e.Message)
 }
-
-// agentURL is the base URL of the agent's local listener as a program on
-// this PC reaches it (see apiBase), or the default listener's when listen
-// cannot be read.
-func agentURL(cfg *config.Config) string {
-	base, err := apiclient.Base(cfg)
-	if err != nil {
-		return "http://127.0.0.1:8631"
-	}
-	return base
-}

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/term"
 
+	"printgate/agent/apiclient"
 	"printgate/agent/config"
 	"printgate/agent/web"
 	"printgate/cmd/printgate/internal/console"
@@ -130,6 +131,6 @@ func pinSet(env pinEnv, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "printgate pin set: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "Manager PIN set: its hash is in %s.\nThe manager page at %s/ now asks for it.\n", web.PINPath(cfg.DataDir), agentURL(cfg))
+	fmt.Fprintf(stdout, "Manager PIN set: its hash is in %s.\nThe manager page at %s/ now asks for it.\n", web.PINPath(cfg.DataDir), apiclient.URL(cfg))
 	return 0
 }

@@ -8,12 +8,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"time"
 
 	"printgate/agent/apiclient"
 	"printgate/agent/config"
-	"printgate/agent/localapi"
+	"printgate/cmd/printgate/internal/screen"
 )
 
 func init() {
@@ -77,28 +76,6 @@ func reloadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "printgate reload: %v\n", err)
 		return 1
 	}
-	printReload(stdout, res)
+	screen.Reload(stdout, res)
 	return 0
-}
-
-// printReload shows a reload's changes, one line each.
-func printReload(w io.Writer, res localapi.ReloadResult) {
-	fmt.Fprintf(w, "reloaded %s\n", res.Config)
-	line := func(what string, names []string) {
-		if len(names) > 0 {
-			fmt.Fprintf(w, "  %-8s %s\n", what+":", strings.Join(names, ", "))
-		}
-	}
-	line("added", res.Added)
-	line("changed", res.Changed)
-	line("removed", res.Removed)
-	if len(res.Added)+len(res.Changed)+len(res.Removed) == 0 {
-		fmt.Fprintln(w, "  no printer changed")
-	}
-	for _, n := range res.Notes {
-		fmt.Fprintf(w, "  note: %s\n", n)
-	}
-	if len(res.RestartNeeded) > 0 {
-		fmt.Fprintf(w, "  not applied until the agent restarts: %s\n", strings.Join(res.RestartNeeded, ", "))
-	}
 }

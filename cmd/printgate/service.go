@@ -8,7 +8,6 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/kardianos/service"
@@ -16,7 +15,7 @@ import (
 	"printgate/agent"
 	"printgate/agent/apiclient"
 	"printgate/agent/config"
-	"printgate/agent/localapi"
+	"printgate/cmd/printgate/internal/screen"
 	"printgate/installer"
 )
 
@@ -140,7 +139,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	cfg, err := config.Load(path)
-	var h agentHealth
+	var h screen.AgentHealth
 	if err != nil {
 		h.Err = fmt.Errorf("cannot ask the agent: %w", err)
 	} else {
@@ -154,72 +153,19 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 			h = fetchAgentHealth(ctx, c)
 		}
 	}
-	writeStatus(stdout, state, h)
+	screen.Status(stdout, state, h)
 	if h.Err != nil || h.Health.Status != "ok" {
 		return 1
 	}
 	return 0
 }
 
-// agentHealth is what `status` learned from the agent's API.
-type agentHealth struct {
-	URL      string
-	Health   localapi.Health
-	Printers []localapi.PrinterInfo
-	// Err says why the agent could not be asked or did not answer.
-	Err error
-}
-
 // fetchAgentHealth asks the agent c talks to for /healthz and
 // /api/v1/printers.
-func fetchAgentHealth(ctx context.Context, c *apiclient.Client) agentHealth {
-	h := agentHealth{URL: c.Base() + "/"}
+func fetchAgentHealth(ctx context.Context, c *apiclient.Client) screen.AgentHealth {
+	h := screen.AgentHealth{URL: c.Base() + "/"}
 	h.Health, h.Printers, h.Err = c.Status(ctx)
 	return h
-}
-
-// writeStatus draws the status screen: the service, the agent, then one
-// line per printer.
-func writeStatus(w io.Writer, state string, h agentHealth) {
-	fmt.Fprintf(w, "service   %s\n", state)
-	if h.Err != nil {
-		fmt.Fprintf(w, "agent     not answering: %v\n", h.Err)
-		return
-	}
-	agent := h.Health.Status
-	if h.Health.Error != "" {
-		agent += ": " + h.Health.Error
-	}
-	fmt.Fprintf(w, "agent     %s at %s\n", agent, h.URL)
-	fmt.Fprintf(w, "cloud     %s\n", h.Health.Link)
-	outbox := fmt.Sprintf("%d events waiting for the cloud", h.Health.Outbox)
-	if h.Health.OutboxDropped > 0 {
-		outbox += fmt.Sprintf(", %d dropped (the cloud lacks that history)", h.Health.OutboxDropped)
-	}
-	fmt.Fprintf(w, "outbox    %s\n", outbox)
-	if len(h.Printers) == 0 {
-		fmt.Fprintln(w, "printers  none")
-		return
-	}
-	fmt.Fprintln(w, "\nprinters")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  NAME\tSTATE\tQUEUE\tSINCE\tURL")
-	for _, p := range h.Printers {
-		state := p.State
-		if p.FailoverTo != "" {
-			state += " → " + p.FailoverTo
-		}
-		since := "-"
-		if !p.Since.IsZero() {
-			since = p.Since.Local().Format("2006-01-02 15:04:05")
-		}
-		url := p.URL
-		if p.RawPort != "" {
-			url += "  (POS raw port " + p.RawPort + ")"
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\n", p.Name, state, p.Queue, since, url)
-	}
-	tw.Flush()
 }
 
 // runAgent is what `printgate run` runs: the agent in the foreground until

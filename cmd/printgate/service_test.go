@@ -11,6 +11,7 @@ import (
 
 	"printgate/agent/apiclient"
 	"printgate/agent/localapi"
+	"printgate/cmd/printgate/internal/screen"
 )
 
 // fakeAgent serves /healthz and /api/v1/printers as the agent's API does,
@@ -53,7 +54,7 @@ func TestStatusScreen(t *testing.T) {
 		t.Fatal(h.Err)
 	}
 	var b strings.Builder
-	writeStatus(&b, "running", h)
+	screen.Status(&b, "running", h)
 	out := b.String()
 	for _, want := range []string{
 		"service   running\n",
@@ -81,7 +82,7 @@ func TestStatusWrongTokenAndFailedAgent(t *testing.T) {
 		t.Fatalf("a failed agent's 503 /healthz is an answer, got %v", h.Err)
 	}
 	var b strings.Builder
-	writeStatus(&b, "running", h)
+	screen.Status(&b, "running", h)
 	if !strings.Contains(b.String(), "agent     failed: lane kitchen died") || !strings.Contains(b.String(), "printers  none") {
 		t.Errorf("status:\n%s", b.String())
 	}
@@ -89,7 +90,7 @@ func TestStatusWrongTokenAndFailedAgent(t *testing.T) {
 	srv.Close()
 	h = fetchAgentHealth(ctx, apiclient.New(srv.URL, "tok", srv.Client()))
 	b.Reset()
-	writeStatus(&b, "stopped (printgate start)", h)
+	screen.Status(&b, "stopped (printgate start)", h)
 	if !strings.Contains(b.String(), "agent     not answering: cannot reach the agent at "+srv.URL) {
 		t.Errorf("status of a stopped agent:\n%s", b.String())
 	}

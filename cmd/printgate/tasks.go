@@ -11,10 +11,10 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"text/tabwriter"
 
 	"printgate/agent/apiclient"
 	"printgate/agent/config"
+	"printgate/cmd/printgate/internal/screen"
 )
 
 func init() {
@@ -87,25 +87,7 @@ func tasksCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stdout, "no tasks")
 		return 0
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK_NO\tSTATE\tPRINTER\tORIGIN\tATTEMPTS\tACCEPTED")
-	for i := len(last) - 1; i >= 0; i-- {
-		t := last[i]
-		st := t.State
-		if t.Reason != "" {
-			st += " " + t.Reason
-		}
-		pr := t.Printer
-		if t.Target != "" && t.Target != t.Printer {
-			pr += " → " + t.Target
-		}
-		at := "-"
-		if a := t.Accepted(); !a.IsZero() {
-			at = a.Local().Format("2006-01-02 15:04:05")
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", t.TaskNo, st, pr, t.Origin, t.Attempts, at)
-	}
-	tw.Flush()
+	screen.Tasks(stdout, last)
 	return 0
 }
 
