@@ -3,6 +3,7 @@ package installer
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -70,4 +71,65 @@ func ServiceState(s service.Service) string {
 		return "stopped (printgate start)"
 	}
 	return "unknown"
+}
+
+// Control starts, stops or restarts (action) the installed service of the
+// config at configPath. A refusal of the service manager says how to run
+// the command with the rights it needs.
+func Control(action, configPath string) error {
+	s, err := serviceOf(configPath)
+	if err != nil {
+		return err
+	}
+	if err := service.Control(s, action); err != nil {
+		return fmt.Errorf("%v%s", unwrapControl(err), AdminHint())
+	}
+	return nil
+}
+
+// unwrapControl drops kardianos's "Failed to start printgate: " prefix
+// when the cause says enough.
+func unwrapControl(err error) error {
+	if u := errors.Unwrap(err); u != nil {
+		return u
+	}
+	return err
+}
+
+// Uninstall stops the service of the config at configPath when it runs,
+// and removes it (UnregisterService), saying on w what it did.
+func Uninstall(configPath string, w io.Writer) error {
+	s, err := serviceOf(configPath)
+	if err != nil {
+		return err
+	}
+	if st, err := s.Status(); err == nil && st == service.StatusRunning {
+		if err := s.Stop(); err != nil {
+			return fmt.Errorf("stop the service: %v%s", err, AdminHint())
+		}
+	}
+	if err := UnregisterService(s, w); err != nil {
+		return fmt.Errorf("%v%s", err, AdminHint())
+	}
+	return nil
+}
+
+// StateOf describes in words the state of the service of the config at
+// configPath (ServiceState), "unknown" when it cannot be asked.
+func StateOf(configPath string) string {
+	s, err := serviceOf(configPath)
+	if err != nil {
+		return "unknown"
+	}
+	return ServiceState(s)
+}
+
+// serviceOf is the service running this binary with the config at
+// configPath.
+func serviceOf(configPath string) (service.Service, error) {
+	exe, err := Executable()
+	if err != nil {
+		return nil, err
+	}
+	return NewService(exe, configPath)
 }

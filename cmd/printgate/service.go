@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/kardianos/service"
 
 	"printgate/agent"
 	"printgate/agent/apiclient"
@@ -62,18 +59,8 @@ func serviceAction(action string) func(args []string, stdout, stderr io.Writer) 
 				return 1
 			}
 		}
-		exe, err := installer.Executable()
-		if err != nil {
+		if err := installer.Control(action, path); err != nil {
 			fmt.Fprintf(stderr, "printgate %s: %v\n", action, err)
-			return 1
-		}
-		s, err := installer.NewService(exe, path)
-		if err != nil {
-			fmt.Fprintf(stderr, "printgate %s: %v\n", action, err)
-			return 1
-		}
-		if err := service.Control(s, action); err != nil {
-			fmt.Fprintf(stderr, "printgate %s: %v%s\n", action, unwrapControl(err), installer.AdminHint())
 			return 1
 		}
 		fmt.Fprintf(stdout, "printgate service: %s\n", map[string]string{"start": "started", "stop": "stopped", "restart": "restarted"}[action])
@@ -83,39 +70,14 @@ func serviceAction(action string) func(args []string, stdout, stderr io.Writer) 
 
 func capitalize(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
 
-// unwrapControl drops kardianos's "Failed to start printgate: " prefix
-// when the cause says enough.
-func unwrapControl(err error) error {
-	if u := errors.Unwrap(err); u != nil {
-		return u
-	}
-	return err
-}
-
 func runUninstall(args []string, stdout, stderr io.Writer) int {
 	fs, configPath := serviceFlags("uninstall", "usage: printgate uninstall\n\nStops and removes the printgate service. The config, the spool and the log stay\n(on Linux /etc/printgate and /var/lib/printgate; on Windows %ProgramData%\\printgate):\ndelete them by hand to remove every trace.", stderr)
 	if code, done := parseFlags(fs, args, stderr); done {
 		return code
 	}
-	exe, err := installer.Executable()
-	if err != nil {
-		fmt.Fprintf(stderr, "printgate uninstall: %v\n", err)
-		return 1
-	}
 	path, _ := filepath.Abs(*configPath)
-	s, err := installer.NewService(exe, path)
-	if err != nil {
+	if err := installer.Uninstall(path, stdout); err != nil {
 		fmt.Fprintf(stderr, "printgate uninstall: %v\n", err)
-		return 1
-	}
-	if st, err := s.Status(); err == nil && st == service.StatusRunning {
-		if err := s.Stop(); err != nil {
-			fmt.Fprintf(stderr, "printgate uninstall: stop the service: %v%s\n", err, installer.AdminHint())
-			return 1
-		}
-	}
-	if err := installer.UnregisterService(s, stdout); err != nil {
-		fmt.Fprintf(stderr, "printgate uninstall: %v%s\n", err, installer.AdminHint())
 		return 1
 	}
 	fmt.Fprintln(stdout, "printgate service removed; the config and the spool are kept.")
@@ -132,12 +94,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "printgate status: %v\n", err)
 		return 1
 	}
-	state := "unknown"
-	if exe, err := installer.Executable(); err == nil {
-		if s, err := installer.NewService(exe, path); err == nil {
-			state = installer.ServiceState(s)
-		}
-	}
+	state := installer.StateOf(path)
 	cfg, err := config.Load(path)
 	var h screen.AgentHealth
 	if err != nil {
