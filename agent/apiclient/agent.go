@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -80,11 +81,42 @@ func (c *Client) Reload(ctx context.Context) (localapi.ReloadResult, error) {
 	return res, ErrorOf(resp.StatusCode, data)
 }
 
-// Logs is GET /api/v1/logs with the query q (level, q, lines, follow),
-// copied to w as it arrives. ended reports that the agent ended the answer
-// itself (a follow ends after its maximum duration); an answer other than
-// 200 is an *Error whose Message is the error body's message, or the body.
-func (c *Client) Logs(ctx context.Context, q url.Values, w io.Writer) (ended bool, err error) {
+// LogQuery is what Logs asks GET /api/v1/logs for.
+type LogQuery struct {
+	Level  string // the least severe level shown: debug, info, warn or error
+	Grep   string // only lines holding this text (any case); "" for all
+	Lines  int    // how many recent lines first
+	Follow bool   // then new lines as they are logged, until ctx ends
+}
+
+// Logs copies the agent's log lines for q to w as they arrive: the recent
+// ones, then, following, new ones until ctx ends, asking again (without
+// the recent lines) each time the agent ends a follow after its log tail's
+// maximum duration. It returns nil once the answer has ended or ctx has;
+// an answer other than 200 is an *Error whose Message is the error body's
+// message, or the body.
+func (c *Client) Logs(ctx context.Context, q LogQuery, w io.Writer) error {
+	v := url.Values{}
+	v.Set("level", strings.ToLower(q.Level))
+	if q.Grep != "" {
+		v.Set("q", q.Grep)
+	}
+	v.Set("lines", strconv.Itoa(q.Lines))
+	if q.Follow {
+		v.Set("follow", "1")
+	}
+	for {
+		ended, err := c.logs(ctx, v, w)
+		if ctx.Err() != nil || err != nil || !q.Follow || !ended {
+			return err
+		}
+		v.Set("lines", "0")
+	}
+}
+
+// logs makes one request of Logs. ended reports that the agent ended the
+// answer itself.
+func (c *Client) logs(ctx context.Context, q url.Values, w io.Writer) (ended bool, err error) {
 	resp, err := c.Open(ctx, http.MethodGet, "/api/v1/logs?"+q.Encode(), nil)
 	if err != nil {
 		return false, err

@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -75,35 +73,19 @@ func logsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "printgate logs: %v\n", err)
 		return 1
 	}
-	q := url.Values{}
-	q.Set("level", strings.ToLower(*level))
-	if *grep != "" {
-		q.Set("q", *grep)
+	err = client.Logs(ctx, apiclient.LogQuery{Level: *level, Grep: *grep, Lines: *lines, Follow: *follow}, stdout)
+	if ctx.Err() != nil {
+		return 0 // Ctrl-C: the normal end of a follow
 	}
-	q.Set("lines", strconv.Itoa(*lines))
-	if *follow {
-		q.Set("follow", "1")
+	var refused *apiclient.Error
+	if errors.As(err, &refused) {
+		err = answerError(client.Base(), cfg, refused)
 	}
-	for {
-		ended, err := client.Logs(ctx, q, stdout)
-		if ctx.Err() != nil {
-			return 0 // Ctrl-C: the normal end of a follow
-		}
-		var refused *apiclient.Error
-		if errors.As(err, &refused) {
-			err = answerError(client.Base(), cfg, refused)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "printgate logs: %v\n", err)
-			return 1
-		}
-		if !*follow || !ended {
-			return 0
-		}
-		// The agent ends a follow after a while (its log tail's maximum
-		// duration); go on from there, without the recent lines again.
-		q.Set("lines", "0")
+	if err != nil {
+		fmt.Fprintf(stderr, "printgate logs: %v\n", err)
+		return 1
 	}
+	return 0
 }
 
 // answerError says what to do about the agent's refusal e to send its log.

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"golang.org/x/term"
 
@@ -88,43 +86,14 @@ func pinSet(env pinEnv, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 
-	var pin string
-	switch {
-	case *fromStdin:
-		line, err := bufio.NewReader(env.stdin).ReadString('\n')
-		if err != nil && !(errors.Is(err, io.EOF) && line != "") {
-			fmt.Fprintf(stderr, "printgate pin set: --pin-stdin: no PIN on standard input (%v)\n", err)
-			return 1
+	pin, err := console.ReadPIN(console.PINInput{FromStdin: *fromStdin, Stdin: env.stdin,
+		Terminal: env.terminal, ReadSecret: env.readSecret, Check: web.CheckPINFormat})
+	if err != nil {
+		fmt.Fprintf(stderr, "printgate pin set: %v\n", err)
+		if errors.Is(err, console.ErrNoTerminal) {
+			return 2
 		}
-		pin = strings.TrimRight(line, "\r\n")
-		if err := web.CheckPINFormat(pin); err != nil {
-			fmt.Fprintf(stderr, "printgate pin set: %v; nothing was changed\n", err)
-			return 1
-		}
-	case env.terminal:
-		first, err := env.readSecret("New manager PIN: ")
-		if err != nil {
-			fmt.Fprintf(stderr, "printgate pin set: reading the PIN: %v\n", err)
-			return 1
-		}
-		// Say what is wrong before asking for it again.
-		if err := web.CheckPINFormat(first); err != nil {
-			fmt.Fprintf(stderr, "printgate pin set: %v; nothing was changed\n", err)
-			return 1
-		}
-		second, err := env.readSecret("The same PIN again: ")
-		if err != nil {
-			fmt.Fprintf(stderr, "printgate pin set: reading the PIN: %v\n", err)
-			return 1
-		}
-		if first != second {
-			fmt.Fprintln(stderr, "printgate pin set: the two PINs differ; nothing was changed. Run printgate pin set again.")
-			return 1
-		}
-		pin = first
-	default:
-		fmt.Fprintln(stderr, "printgate pin set: standard input is not a terminal, so the PIN cannot be asked for; pass --pin-stdin to read it from standard input")
-		return 2
+		return 1
 	}
 
 	if err := web.SetPIN(cfg.DataDir, pin); err != nil {
