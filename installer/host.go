@@ -30,3 +30,17 @@ func InstallService(d ServiceDirs, w io.Writer) error {
 	}
 	return RegisterService(s, w)
 }
+
+// PrepareInstall checks that the service can run this binary with the
+// config at configPath (CheckServicePaths) and prepares the host for it
+// (PrepareHost), before install writes anything.
+func PrepareInstall(configPath string, w io.Writer) error {
+	exe, err := Executable()
+	if err != nil {
+		return err
+	}
+	if err := CheckServicePaths(exe, configPath); err != nil {
+		return err
+	}
+	return PrepareHost(w)
+}

@@ -362,3 +362,15 @@ func (c *Client) Payload(ctx context.Context, taskNo string, max int64) ([]byte,
 	}
 	return b, nil
 }
+
+// Printer is the printer name of GET /api/v1/printers, or nil when the
+// agent has none of that name.
+func (c *Client) Printer(ctx context.Context, name string) (*Printer, error) {
+	ps, err := c.Printers(ctx)
+	for i := range ps {
+		if ps[i].Name == name {
+			return &ps[i], err
+		}
+	}
+	return nil, err
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"syscall"
 
 	"printgate/agent"
@@ -15,13 +14,7 @@ import (
 )
 
 func init() {
-	register("demo", command{summary: "run everything on emulated printers and a local test cloud: no hardware, no account", run: runDemo})
-}
-
-func runDemo(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return demoCmd(ctx, args, stdout, stderr)
+	register("demo", command{summary: "run everything on emulated printers and a local test cloud: no hardware, no account", run: withSignals(demoCmd, os.Interrupt, syscall.SIGTERM)})
 }
 
 // demoCmd is `printgate demo [--duration D] [--dir DIR] [--listen ADDR]`:

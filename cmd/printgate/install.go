@@ -94,13 +94,7 @@ func installCmd(ctx context.Context, env installEnv, args []string, stdout, stde
 		register = nil
 	}
 	if register != nil {
-		exe, err := installer.Executable()
-		if err == nil {
-			err = installer.CheckServicePaths(exe, path)
-		}
-		if err == nil {
-			err = installer.PrepareHost(stdout)
-		}
+		err := installer.PrepareInstall(path, stdout)
 		if err != nil {
 			fmt.Fprintf(stderr, "printgate install: %v\n", err)
 			return 1

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/signal"
 	"strings"
 	"syscall"
 
@@ -17,7 +16,7 @@ import (
 )
 
 func init() {
-	register("logs", command{summary: "show the agent's recent log lines, or follow them (-f), through its API", run: runLogs})
+	register("logs", command{summary: "show the agent's recent log lines, or follow them (-f), through its API", run: withSignals(logsCmd, os.Interrupt, syscall.SIGTERM)})
 }
 
 // logsUsage is the usage line and what the command does.
@@ -27,12 +26,6 @@ Shows the running agent's recent log lines, redacted (no tokens or PINs),
 as the manager page's log tail shows them. It asks the agent's local API
 (listen, tls and api_token of the config) for them, so the agent must be
 running. With -f it goes on showing new lines until Ctrl-C.`
-
-func runLogs(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return logsCmd(ctx, args, stdout, stderr)
-}
 
 // logsCmd is `printgate logs`: it reads GET /api/v1/logs and copies the
 // lines to stdout until the answer ends or, following, until ctx ends.

@@ -84,17 +84,7 @@ func printersCmd(ctx context.Context, env printersEnv, args []string, stdout, st
 		return 1
 	}
 	rep := probe.Report{Configured: probe.Check(ctx, configured, !*noProbe, *probeTimeout)}
-	for _, src := range []struct {
-		name string
-		fn   func() ([]drivers.Found, error)
-	}{{"serial ports", env.serial}, {"usb printers", env.usb}} {
-		found, err := src.fn()
-		if err != nil {
-			// One source failing should not hide the others.
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("listing %s: %v", src.name, err))
-		}
-		rep.Discovered = append(rep.Discovered, found...)
-	}
+	rep.Discovered, rep.Warnings = probe.Discover(env.serial, env.usb)
 	code := 0
 	if *scan != "" {
 		p := &probe.Progress{W: stderr, CIDR: *scan}

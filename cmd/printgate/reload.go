@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"time"
 
 	"printgate/agent/apiclient"
@@ -16,13 +14,7 @@ import (
 )
 
 func init() {
-	register("reload", command{summary: "make the running agent re-read its config: printers added, changed, removed (through the local API)", run: runReload})
-}
-
-func runReload(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	return reloadCmd(ctx, args, stdout, stderr)
+	register("reload", command{summary: "make the running agent re-read its config: printers added, changed, removed (through the local API)", run: withSignals(reloadCmd)})
 }
 
 // reloadTimeout bounds the wait for the agent's answer: a changed or

@@ -8,8 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"os/signal"
 	"strings"
 
 	"printgate/agent/apiclient"
@@ -18,14 +16,8 @@ import (
 )
 
 func init() {
-	register("tasks", command{summary: "list the agent's recent print tasks, newest first (through the local API)", run: runTasks})
-	register("reprint", command{summary: "print a task again as a new version (through the local API)", run: runReprint})
-}
-
-func runTasks(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	return tasksCmd(ctx, args, stdout, stderr)
+	register("tasks", command{summary: "list the agent's recent print tasks, newest first (through the local API)", run: withSignals(tasksCmd)})
+	register("reprint", command{summary: "print a task again as a new version (through the local API)", run: withSignals(reprintCmd)})
 }
 
 // tasksPage is the largest page the API serves (localapi maxLimit).
@@ -91,12 +83,6 @@ func tasksCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return 0
 }
 
-func runReprint(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	return reprintCmd(ctx, args, stdout, stderr)
-}
-
 // reprintCmd is `printgate reprint TASK_NO [--config FILE]`: the agent
 // accepts a new version of the task (_vN → _vN+1), printed under the
 // REPRINT banner.
@@ -112,11 +98,8 @@ func reprintCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
-	taskNo, rest, code, done := positional(fs, args, stderr)
+	taskNo, code, done := oneArg(fs, args, stderr)
 	if done {
-		return code
-	}
-	if code, done := parseFlags(fs, rest, stderr); done {
 		return code
 	}
 	if taskNo == "" {
@@ -135,23 +118,4 @@ func reprintCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	fmt.Fprintf(stdout, "%s %s (reprint of %s on %s)\n", t.TaskNo, t.State, taskNo, t.Printer)
 	return 0
-}
-
-// positional takes the one positional argument of a command that has one
-// (TASK_NO, NAME), wherever it stands among the flags: "reprint X --config
-// F" and "reprint --config F X" both work. It returns the argument ("" when
-// absent) and the flags left for parseFlags, which refuses anything more.
-// --help is left to parseFlags.
-func positional(fs *flag.FlagSet, args []string, stderr io.Writer) (arg string, rest []string, code int, done bool) {
-	// Flags before the argument: parse them, then take the argument.
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return "", nil, 0, true
-		}
-		return "", nil, 2, true
-	}
-	if fs.NArg() == 0 {
-		return "", nil, 0, false
-	}
-	return fs.Arg(0), fs.Args()[1:], 0, false
 }

@@ -50,11 +50,8 @@ func testPrintCmd(ctx context.Context, now func() time.Time, args []string, stdo
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
-	name, rest, code, done := positional(fs, args, stderr)
+	name, code, done := oneArg(fs, args, stderr)
 	if done {
-		return code
-	}
-	if code, done := parseFlags(fs, rest, stderr); done {
 		return code
 	}
 	if name == "" {
@@ -75,16 +72,10 @@ func testPrintCmd(ctx context.Context, now func() time.Time, args []string, stdo
 		fmt.Fprintf(stderr, "printgate test-print: %s has no printer %q (it has %s)\n", cfg.Path, name, printerNames(cfg))
 		return 2
 	}
-	printers, err := c.Printers(ctx)
+	live, err := c.Printer(ctx, name)
 	if err != nil {
 		fmt.Fprintf(stderr, "printgate test-print: %v\n", err)
 		return 1
-	}
-	var live *apiclient.Printer
-	for i := range printers {
-		if printers[i].Name == name {
-			live = &printers[i]
-		}
 	}
 	if live == nil {
 		fmt.Fprintf(stderr, "printgate test-print: the running agent has no printer %q, though %s has: it runs another config or has not reloaded it; restart the agent\n", name, cfg.Path)

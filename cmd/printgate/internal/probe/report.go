@@ -192,3 +192,20 @@ func details(f drivers.Found) string {
 	}
 	return strings.Join(d, ", ")
 }
+
+// Discover lists the serial ports and the USB printers of this machine,
+// through the listings given; one that fails is named in a warning and
+// does not hide the other.
+func Discover(serial, usb func() ([]drivers.Found, error)) (found []drivers.Found, warnings []string) {
+	for _, src := range []struct {
+		name string
+		fn   func() ([]drivers.Found, error)
+	}{{"serial ports", serial}, {"usb printers", usb}} {
+		f, err := src.fn()
+		if err != nil {
+			warnings = append(warnings, fmt.Sprintf("listing %s: %v", src.name, err))
+		}
+		found = append(found, f...)
+	}
+	return found, warnings
+}
