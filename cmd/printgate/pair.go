@@ -9,12 +9,12 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"time"
 
 	"printgate/agent"
 	"printgate/agent/config"
 	"printgate/agent/wheel"
+	"printgate/cmd/printgate/internal/screen"
 	"printgate/sync/pair"
 )
 
@@ -71,7 +71,7 @@ func pairCmd(ctx context.Context, env pairEnv, args []string, stdout, stderr io.
 	if *printQR != "" {
 		var ok bool
 		if printer, ok = cfg.Printer(*printQR); !ok {
-			fmt.Fprintf(stderr, "printgate pair: --print-qr %q: %s has no such printer (it has %s)\n", *printQR, cfg.Path, printerNames(cfg))
+			fmt.Fprintf(stderr, "printgate pair: --print-qr %q: %s has no such printer (it has %s)\n", *printQR, cfg.Path, screen.PrinterNames(cfg))
 			return 2
 		}
 	}
@@ -100,7 +100,7 @@ func pairCmd(ctx context.Context, env pairEnv, args []string, stdout, stderr io.
 
 	last := ""
 	p.Progress = func(left time.Duration) {
-		if s := leftText(left); s != last {
+		if s := screen.Left(left); s != last {
 			last = s
 			fmt.Fprintf(stdout, "waiting for approval… (expires in %s)\n", s)
 		}
@@ -120,23 +120,6 @@ func pairCmd(ctx context.Context, env pairEnv, args []string, stdout, stderr io.
 	}
 	fmt.Fprintf(stdout, "Paired. The device token is in %s; a running agent uses it when it next connects to the cloud.\n", pair.TokenPath(cfg.DataDir))
 	return 0
-}
-
-// leftText says how long a code stays valid, in whole minutes: the
-// progress line changes once a minute, not at every poll.
-func leftText(left time.Duration) string {
-	if left < time.Minute {
-		return "less than a minute"
-	}
-	return fmt.Sprintf("%dm", int(left/time.Minute))
-}
-
-func printerNames(cfg *config.Config) string {
-	names := make([]string, 0, len(cfg.Printers))
-	for _, p := range cfg.Printers {
-		names = append(names, p.Name)
-	}
-	return strings.Join(names, ", ")
 }
 
 func runUnpair(args []string, stdout, stderr io.Writer) int {

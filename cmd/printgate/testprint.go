@@ -16,6 +16,7 @@ import (
 	"printgate/agent"
 	"printgate/agent/apiclient"
 	"printgate/agent/config"
+	"printgate/cmd/printgate/internal/screen"
 	"printgate/cmd/printgate/internal/version"
 )
 
@@ -69,7 +70,7 @@ func testPrintCmd(ctx context.Context, now func() time.Time, args []string, stdo
 	}
 	pc, ok := cfg.Printer(name)
 	if !ok {
-		fmt.Fprintf(stderr, "printgate test-print: %s has no printer %q (it has %s)\n", cfg.Path, name, printerNames(cfg))
+		fmt.Fprintf(stderr, "printgate test-print: %s has no printer %q (it has %s)\n", cfg.Path, name, screen.PrinterNames(cfg))
 		return 2
 	}
 	live, err := c.Printer(ctx, name)
@@ -124,38 +125,20 @@ func testPrintCmd(ctx context.Context, now func() time.Time, args []string, stdo
 		if last.Target != "" {
 			on = last.Target // a backup printed it
 		}
-		fmt.Fprintf(stdout, "\nPRINTED on %s (confirmation: %s)\n", on, orDash(last.Confirmation))
+		fmt.Fprintf(stdout, "\nPRINTED on %s (confirmation: %s)\n", on, screen.OrDash(last.Confirmation))
 		return 0
 	case err == nil:
 		fmt.Fprintln(stdout)
-		fmt.Fprintf(stderr, "printgate test-print: %s is %s%s\n", taskNo, last.State, because(last))
+		fmt.Fprintf(stderr, "printgate test-print: %s is %s%s\n", taskNo, last.State, screen.Because(last))
 	case errors.Is(err, apiclient.ErrAgentDown):
 		fmt.Fprintln(stdout)
 		fmt.Fprintf(stderr, "printgate test-print: %s: %v\n", taskNo, err)
 	case errors.Is(err, apiclient.ErrWaitOver):
 		fmt.Fprintln(stdout)
-		fmt.Fprintf(stderr, "printgate test-print: %s is still %s%s after %v; see printgate printers and printgate doctor\n", taskNo, orDash(last.State), because(last), *wait)
+		fmt.Fprintf(stderr, "printgate test-print: %s is still %s%s after %v; see printgate printers and printgate doctor\n", taskNo, screen.OrDash(last.State), screen.Because(last), *wait)
 	default:
 		fmt.Fprintln(stdout)
-		fmt.Fprintf(stderr, "printgate test-print: stopped while %s was %s\n", taskNo, orDash(last.State))
+		fmt.Fprintf(stderr, "printgate test-print: stopped while %s was %s\n", taskNo, screen.OrDash(last.State))
 	}
 	return 1
-}
-
-func because(t apiclient.Task) string {
-	s := ""
-	if t.Reason != "" {
-		s += " (" + t.Reason + ")"
-	}
-	if t.Message != "" {
-		s += ": " + t.Message
-	}
-	return s
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

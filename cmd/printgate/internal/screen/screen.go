@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"printgate/agent/apiclient"
 	"printgate/agent/config"
@@ -151,4 +152,43 @@ func NextSteps(w io.Writer, goos, path string, cfg *config.Config, service bool)
 	if service {
 		step("check everything: %sprintgate status%s", sudo, cfgArg)
 	}
+}
+
+// Left says how long a pairing code stays valid, in whole minutes: the
+// progress line changes once a minute, not at every poll.
+func Left(left time.Duration) string {
+	if left < time.Minute {
+		return "less than a minute"
+	}
+	return fmt.Sprintf("%dm", int(left/time.Minute))
+}
+
+// PrinterNames lists the printers of cfg for a message ("k, bar").
+func PrinterNames(cfg *config.Config) string {
+	names := make([]string, 0, len(cfg.Printers))
+	for _, p := range cfg.Printers {
+		names = append(names, p.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Because is why a task is in its state, to follow the state: " (REASON):
+// message", either part left out when empty.
+func Because(t apiclient.Task) string {
+	s := ""
+	if t.Reason != "" {
+		s += " (" + t.Reason + ")"
+	}
+	if t.Message != "" {
+		s += ": " + t.Message
+	}
+	return s
+}
+
+// OrDash is s, or "-" for nothing.
+func OrDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
