@@ -27,19 +27,29 @@ func openDevice(pc *config.Printer, so escpos.SessionOptions, onDowngrade func(f
 	dial := func(ctx context.Context) (escpos.Conn, error) {
 		return drivers.OpenTarget(ctx, target, drivers.Options{})
 	}
-	so.ExpectAnswers = pc.Profile.Ack != escpos.AckNone
+	return escpos.NewDevice(dial, escpos.DeviceOptions{
+		Session:     DeviceSession(target, pc.Profile.Ack != escpos.AckNone, so),
+		Expected:    pc.Profile.Ack.Confirmation(),
+		OnDowngrade: onDowngrade,
+		Now:         now,
+	})
+}
+
+// DeviceSession completes so with what the printer at target needs, for
+// the agent's device and for every probe that should talk to the printer
+// as the agent will (printgate printers, doctor): expectAnswers (its
+// profile promises status answers, so a silent printer counts as not
+// answering rather than as one-way), XON/XOFF when its line has it, and
+// on a serial line a write timeout the transport's writes must fit.
+func DeviceSession(target drivers.Target, expectAnswers bool, so escpos.SessionOptions) escpos.SessionOptions {
+	so.ExpectAnswers = expectAnswers
 	so.XonXoff = target.Line.Flow == drivers.FlowXONXOFF
 	if target.Scheme == drivers.SchemeSerial && so.WriteTimeout == 0 {
 		// Each write chunk (4 KiB) must fit its wire time at this baud
 		// rate: over 10 s below about 4800 baud.
 		so.WriteTimeout = max(10*time.Second, escpos.JobTimeout(0, 4096, target.Line.Baud))
 	}
-	return escpos.NewDevice(dial, escpos.DeviceOptions{
-		Session:     so,
-		Expected:    pc.Profile.Ack.Confirmation(),
-		OnDowngrade: onDowngrade,
-		Now:         now,
-	})
+	return so
 }
 
 // reportDowngrade is the OnDowngrade of printer's device: a WARN line and a

@@ -2,11 +2,9 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"printgate/agent/localapi"
 	"printgate/agent/logring"
@@ -156,44 +154,6 @@ func capabilityPhrases(p escpos.Profile, c escpos.Capabilities) []string {
 		out = append(out, "one-way (no status)")
 	}
 	return out
-}
-
-// scriptCheck is, per double-byte encoding, a line of the printer's own
-// script for its test ticket ("test: printing works"): a printer whose
-// font is another set prints it as garbage, which shows the encoding is
-// wrong before a real order does.
-var scriptCheck = map[string]string{
-	escpos.EncodingGB18030:  "中文测试：打印正常",
-	escpos.EncodingBig5:     "中文測試：列印正常",
-	escpos.EncodingShiftJIS: "日本語テスト：印刷正常",
-}
-
-// testTicket is the test print's document for printer with profile p.
-func testTicket(printer string, p escpos.Profile, now time.Time) (json.RawMessage, error) {
-	doc := &escpos.Document{Lines: []escpos.Line{
-		escpos.TextLine{Text: "PRINTGATE TEST", Align: escpos.AlignCenter, Size: escpos.TextSize{W: 2, H: 2}, Bold: true},
-		escpos.RuleLine{Char: "-"},
-		escpos.TextLine{Text: "Printer", Right: printer},
-		escpos.TextLine{Text: "Time", Right: now.Format("2006-01-02 15:04:05")},
-		escpos.TextLine{Text: "Profile", Right: p.Name},
-		escpos.TextLine{Text: "Paper", Right: fmt.Sprintf("%d dots, %d columns", p.Dots, p.Columns)},
-		escpos.TextLine{Text: "Encoding", Right: p.Encoding},
-		escpos.RuleLine{Char: "-"},
-		escpos.QRLine{Data: fmt.Sprintf("printgate test %s %s", printer, now.Format(time.RFC3339))},
-	}}
-	if text, ok := scriptCheck[p.Encoding]; ok {
-		line := escpos.TextLine{Text: text, Align: escpos.AlignCenter}
-		withScript := &escpos.Document{Lines: append(append([]escpos.Line(nil), doc.Lines...), line)}
-		if escpos.CheckDocument(withScript, p) == nil {
-			doc = withScript
-		}
-	}
-	doc.Lines = append(doc.Lines, escpos.TextLine{Text: "If you can read this, the printer works.", Align: escpos.AlignCenter},
-		escpos.CutLine{Kind: escpos.CutPartial})
-	if err := escpos.CheckDocument(doc, p); err != nil {
-		return nil, err
-	}
-	return json.Marshal(doc)
 }
 
 // Link describes the cloud link for the dashboard.

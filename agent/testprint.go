@@ -9,7 +9,7 @@ import (
 )
 
 // TestPrint stays in the core: it needs the running lane's profile (a
-// reload may have changed it) and the agent's clock. Its ticket, testTicket,
+// reload may have changed it) and the agent's clock. Its ticket, TestTicket,
 // is built in page.go.
 
 // TestPrint queues a short test ticket on printer: its name, the time, its
@@ -20,7 +20,7 @@ func (a *Agent) TestPrint(ctx context.Context, printer string) (*spool.Task, err
 		return nil, fmt.Errorf("test print: %w: %q (configured: %v)", localapi.ErrUnknownPrinter, printer, a.laneNames())
 	}
 	now := a.opts.Clock.Now()
-	doc, err := testTicket(printer, l.pc.Profile, now)
+	doc, err := TestTicket{Printer: printer, Profile: l.pc.Profile, At: now}.Document()
 	if err != nil {
 		return nil, fmt.Errorf("test print on %s: %w", printer, err)
 	}

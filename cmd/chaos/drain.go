@@ -2,17 +2,15 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"printgate/agent/apiclient"
 	"printgate/sync/wire"
 )
 
@@ -145,39 +143,15 @@ func (r *runner) accepted() []string {
 // listTasks reads every task from the agent's API, a page at a time.
 func (r *runner) listTasks(ctx context.Context) (map[string]apiTask, error) {
 	out := map[string]apiTask{}
-	after := ""
-	for {
-		q := url.Values{"limit": {"1000"}}
-		if after != "" {
-			q.Set("after", after)
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.base+"/api/v1/tasks?"+q.Encode(), nil)
-		if err != nil {
-			return nil, fmt.Errorf("list tasks: %w", err)
-		}
-		req.Header.Set("Authorization", "Bearer "+r.token)
-		resp, err := r.client.Do(req)
-		if err != nil {
-			return nil, fmt.Errorf("list tasks: %w", err)
-		}
-		var page struct {
-			Tasks []apiTask `json:"tasks"`
-			Next  *uint64   `json:"next"`
-		}
-		err = json.NewDecoder(resp.Body).Decode(&page)
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || err != nil {
-			return nil, fmt.Errorf("list tasks: HTTP %d: %v", resp.StatusCode, err)
-		}
-		for _, t := range page.Tasks {
+	err := apiclient.ListTasks(ctx, r.api, nil, 1000, func(page []apiTask) {
+		for _, t := range page {
 			out[t.TaskNo] = t
 		}
-		if page.Next == nil {
-			return out, nil
-		}
-		after = strconv.FormatUint(*page.Next, 10)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list tasks: %w", err)
 	}
+	return out, nil
 }
 
 // observe collects what the run saw for check.
@@ -260,22 +234,5 @@ func (r *runner) observe(ctx context.Context) observed {
 
 // payload reads a task's stored bytes from the agent's API.
 func (r *runner) payload(ctx context.Context, taskNo string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.base+"/api/v1/tasks/"+url.PathEscape(taskNo)+"/payload", nil)
-	if err != nil {
-		return nil, fmt.Errorf("payload of %s: %w", taskNo, err)
-	}
-	req.Header.Set("Authorization", "Bearer "+r.token)
-	resp, err := r.client.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("payload of %s: %w", taskNo, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return nil, fmt.Errorf("payload of %s: %w", taskNo, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("payload of %s: HTTP %d: %s", taskNo, resp.StatusCode, strings.TrimSpace(string(b)))
-	}
-	return b, nil
+	return r.api.Payload(ctx, taskNo, 1<<20)
 }

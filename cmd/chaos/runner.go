@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"printgate/agent"
+	"printgate/agent/apiclient"
 	"printgate/drivers/printertest"
 	"printgate/sync/cloudtest"
 	"printgate/sync/pair"
@@ -79,6 +80,8 @@ type runner struct {
 	dir, dataDir, cfgPath string
 	base, token           string
 	client                *http.Client
+	// api is the agent's local API through client.
+	api *apiclient.Client
 
 	cloud      *cloudtest.Cloud
 	cloudStop  func()
@@ -240,6 +243,7 @@ func (r *runner) setUp(ctx context.Context) error {
 	}
 	r.base = "http://" + listen
 	r.token = "chaos-" + randomToken()
+	r.api = apiclient.New(r.base, r.token, r.client)
 	var cfg strings.Builder
 	fmt.Fprintf(&cfg, "data_dir = %q\nlisten = %q\napi_token = %q\n\n[cloud]\nurl = \"ws://%s%s\"\nauth_url = \"http://%s/oauth\"\n\n[log]\nlevel = \"info\"\n",
 		r.dataDir, listen, r.token, r.cloudURL, cloudtest.AgentPath, r.cloudURL)
@@ -449,16 +453,8 @@ func (r *runner) submitLAN(ctx context.Context, i int) {
 		r.mu.Unlock()
 		return
 	}
-	body, _ := json.Marshal(map[string]any{"task_no": t.No, "printer": fmt.Sprintf("p%d", t.Printer), "document": ticketDoc(t.No)})
-	code := 0
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, r.base+"/api/v1/tasks", strings.NewReader(string(body)))
-	req.Header.Set("Authorization", "Bearer "+r.token)
-	req.Header.Set("Content-Type", "application/json")
-	if resp, err := r.client.Do(req); err == nil {
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		code = resp.StatusCode
-	}
+	// The status alone is filed: 0 when no answer came.
+	code, _ := r.api.Submit(ctx, map[string]any{"task_no": t.No, "printer": fmt.Sprintf("p%d", t.Printer), "document": ticketDoc(t.No)}, nil)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch code {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"printgate/agent/config"
+	"printgate/cmd/printgate/internal/setup"
 	"printgate/drivers"
 	"printgate/drivers/printertest"
 	"printgate/installer"
@@ -28,23 +29,23 @@ func testInstallEnv(t *testing.T, emuAddr string) installEnv {
 		t.Fatal(err)
 	}
 	port, _ := strconv.Atoi(portStr)
-	return installEnv{
-		goos: runtime.GOOS,
-		usb: func() ([]drivers.Found, error) {
+	return installEnv{Env: setup.Env{
+		GOOS: runtime.GOOS,
+		USB: func() ([]drivers.Found, error) {
 			return []drivers.Found{{Kind: drivers.SchemeUSB, URL: "usb://04b8:0202", Name: "/dev/usb/lp0", VendorID: 0x04b8, ProductID: 0x0202, Model: "EPSON TM-T20II"}}, nil
 		},
-		serial: func() ([]drivers.Found, error) {
+		Serial: func() ([]drivers.Found, error) {
 			return []drivers.Found{
 				{Kind: drivers.SchemeSerial, URL: "serial:///dev/ttyS0", Name: "/dev/ttyS0"},
 				{Kind: drivers.SchemeSerial, URL: "serial:///dev/ttyUSB0", Name: "/dev/ttyUSB0", VendorID: 0x067b, ProductID: 0x2303},
 			}, nil
 		},
-		networks:    func() ([]string, error) { return []string{"127.0.0.1/32"}, nil },
-		scan:        drivers.ScanTCP,
-		scanPort:    port,
-		scanTimeout: 2 * time.Second,
-		scanBudget:  10 * time.Second,
-	}
+		Networks:    func() ([]string, error) { return []string{"127.0.0.1/32"}, nil },
+		Scan:        drivers.ScanTCP,
+		ScanPort:    port,
+		ScanTimeout: 2 * time.Second,
+		ScanBudget:  10 * time.Second,
+	}}
 }
 
 func startLANEmulator(t *testing.T) string {
@@ -130,7 +131,7 @@ func TestInstallNeverOverwritesConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := testInstallEnv(t, "127.0.0.1:1")
-	env.networks = func() ([]string, error) { t.Error("a config with printers must not start a scan"); return nil, nil }
+	env.Networks = func() ([]string, error) { t.Error("a config with printers must not start a scan"); return nil, nil }
 	code, out, errOut := runInstallTest(t, env, "--config", path, "--yes")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
@@ -148,7 +149,7 @@ func TestInstallNotTerminalTakesNone(t *testing.T) {
 	emu := startLANEmulator(t)
 	path := filepath.Join(t.TempDir(), "printgate.toml")
 	env := testInstallEnv(t, emu)
-	env.stdin = strings.NewReader("y\ny\ny\ny\n") // ignored: not a terminal
+	env.Stdin = strings.NewReader("y\ny\ny\ny\n") // ignored: not a terminal
 	code, out, errOut := runInstallTest(t, env, "--config", path)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
@@ -171,10 +172,10 @@ func TestInstallInteractive(t *testing.T) {
 	emu := startLANEmulator(t)
 	path := filepath.Join(t.TempDir(), "printgate.toml")
 	env := testInstallEnv(t, emu)
-	env.interactive = true
+	env.Interactive = true
 	// usb: no; ttyS0: default (no); ttyUSB0: yes, a bad name then "bar";
 	// network: default (yes), default name.
-	env.stdin = strings.NewReader("n\n\ny\nbad name\nbar\n\n\n")
+	env.Stdin = strings.NewReader("n\n\ny\nbad name\nbar\n\n\n")
 	code, out, errOut := runInstallTest(t, env, "--config", path)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
@@ -227,8 +228,8 @@ func TestInstallNoDiscover(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "printgate.toml")
 	env := testInstallEnv(t, "127.0.0.1:1")
 	fail := func() ([]drivers.Found, error) { t.Error("--no-discover looked for printers"); return nil, nil }
-	env.usb, env.serial = fail, fail
-	env.networks = func() ([]string, error) { t.Error("--no-discover scanned"); return nil, nil }
+	env.USB, env.Serial = fail, fail
+	env.Networks = func() ([]string, error) { t.Error("--no-discover scanned"); return nil, nil }
 	code, out, errOut := runInstallTest(t, env, "--config", path, "--no-discover")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)

@@ -2,23 +2,21 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
-	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 
+	"printgate/agent/apiclient"
 	"printgate/agent/config"
 )
 
 func init() {
-	register("logs", command{summary: "show the agent's recent log lines, or follow them (-f), through its API", run: runLogs})
+	register("logs", command{summary: "show the agent's recent log lines, or follow them (-f), through its API", run: withSignals(logsCmd, os.Interrupt, syscall.SIGTERM)})
 }
 
 // logsUsage is the usage line and what the command does.
@@ -28,12 +26,6 @@ Shows the running agent's recent log lines, redacted (no tokens or PINs),
 as the manager page's log tail shows them. It asks the agent's local API
 (listen, tls and api_token of the config) for them, so the agent must be
 running. With -f it goes on showing new lines until Ctrl-C.`
-
-func runLogs(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return logsCmd(ctx, args, stdout, stderr)
-}
 
 // logsCmd is `printgate logs`: it reads GET /api/v1/logs and copies the
 // lines to stdout until the answer ends or, following, until ctx ends.
@@ -69,84 +61,33 @@ func logsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	// No request timeout: a follow lasts until Ctrl-C.
-	client, err := newAPIClient(cfg, 0)
+	client, err := apiclient.ForConfig(cfg, 0)
 	if err != nil {
 		fmt.Fprintf(stderr, "printgate logs: %v\n", err)
 		return 1
 	}
-	q := url.Values{}
-	q.Set("level", strings.ToLower(*level))
-	if *grep != "" {
-		q.Set("q", *grep)
+	err = client.Logs(ctx, apiclient.LogQuery{Level: *level, Grep: *grep, Lines: *lines, Follow: *follow}, stdout)
+	if ctx.Err() != nil {
+		return 0 // Ctrl-C: the normal end of a follow
 	}
-	q.Set("lines", strconv.Itoa(*lines))
-	if *follow {
-		q.Set("follow", "1")
+	var refused *apiclient.Error
+	if errors.As(err, &refused) {
+		err = answerError(client.Base(), cfg, refused)
 	}
-	for {
-		ended, err := streamLogs(ctx, client, cfg, q, stdout)
-		if ctx.Err() != nil {
-			return 0 // Ctrl-C: the normal end of a follow
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "printgate logs: %v\n", err)
-			return 1
-		}
-		if !*follow || !ended {
-			return 0
-		}
-		// The agent ends a follow after a while (its log tail's maximum
-		// duration); go on from there, without the recent lines again.
-		q.Set("lines", "0")
-	}
-}
-
-// streamLogs makes one request and copies its answer to stdout as it
-// arrives. ended reports that the agent ended the answer itself.
-func streamLogs(ctx context.Context, c *apiClient, cfg *config.Config, q url.Values, stdout io.Writer) (ended bool, err error) {
-	resp, err := c.open(ctx, http.MethodGet, "/api/v1/logs?"+q.Encode(), nil)
 	if err != nil {
-		return false, err
+		fmt.Fprintf(stderr, "printgate logs: %v\n", err)
+		return 1
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return false, answerError(c.base, cfg, resp)
-	}
-	if _, err := io.Copy(stdout, resp.Body); err != nil {
-		if ctx.Err() != nil {
-			return false, nil
-		}
-		return false, fmt.Errorf("the agent at %s stopped sending its log: %w", c.base, err)
-	}
-	return true, nil
+	return 0
 }
 
-// answerError turns an API error answer into a message saying what to do.
-func answerError(base string, cfg *config.Config, resp *http.Response) error {
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	var e struct {
-		Error struct{ Code, Message string }
-	}
-	msg := strings.TrimSpace(string(body))
-	if json.Unmarshal(body, &e) == nil && e.Error.Message != "" {
-		msg = e.Error.Message
-	}
-	switch resp.StatusCode {
+// answerError says what to do about the agent's refusal e to send its log.
+func answerError(base string, cfg *config.Config, e *apiclient.Error) error {
+	switch e.Status {
 	case http.StatusUnauthorized:
-		return fmt.Errorf("the agent at %s refused the api_token of %s (%s); is the agent running with this config? A changed token takes effect when the agent restarts", base, cfg.Path, msg)
+		return fmt.Errorf("the agent at %s refused the api_token of %s (%s); is the agent running with this config? A changed token takes effect when the agent restarts", base, cfg.Path, e.Message)
 	case http.StatusNotFound:
-		return fmt.Errorf("the agent at %s does not serve its log over the API (%s); it may be an older version: read the log file %s instead", base, msg, cfg.Log.File)
+		return fmt.Errorf("the agent at %s does not serve its log over the API (%s); it may be an older version: read the log file %s instead", base, e.Message, cfg.Log.File)
 	}
-	return fmt.Errorf("the agent at %s answered %s: %s", base, resp.Status, msg)
-}
-
-// agentURL is the base URL of the agent's local listener as a program on
-// this PC reaches it (see apiBase), or the default listener's when listen
-// cannot be read.
-func agentURL(cfg *config.Config) string {
-	base, err := apiBase(cfg)
-	if err != nil {
-		return "http://127.0.0.1:8631"
-	}
-	return base
+	return fmt.Errorf("the agent at %s answered %d %s: %s", base, e.Status, http.StatusText(e.Status), e.Message)
 }

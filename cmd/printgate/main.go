@@ -5,11 +5,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"sort"
 )
 
@@ -25,6 +27,20 @@ type command struct {
 var commands = map[string]command{}
 
 func register(name string, c command) { commands[name] = c }
+
+// withSignals is the run of a command that stops cleanly (and says so) at
+// Ctrl-C: cmd gets a context that ends at the first of sigs (os.Interrupt
+// when none are given).
+func withSignals(cmd func(ctx context.Context, args []string, stdout, stderr io.Writer) int, sigs ...os.Signal) func([]string, io.Writer, io.Writer) int {
+	if len(sigs) == 0 {
+		sigs = []os.Signal{os.Interrupt}
+	}
+	return func(args []string, stdout, stderr io.Writer) int {
+		ctx, stop := signal.NotifyContext(context.Background(), sigs...)
+		defer stop()
+		return cmd(ctx, args, stdout, stderr)
+	}
+}
 
 func main() {
 	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
@@ -77,4 +93,24 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, do
 		return 2, true
 	}
 	return 0, false
+}
+
+// oneArg parses the flags of a command that takes one positional argument
+// (TASK_NO, NAME) wherever it stands among them: "reprint X --config F"
+// and "reprint --config F X" both work. It returns the argument ("" when
+// absent); a second one is refused as parseFlags refuses one.
+func oneArg(fs *flag.FlagSet, args []string, stderr io.Writer) (arg string, code int, done bool) {
+	pos, code, ok := parseInterspersed(fs, args)
+	if !ok {
+		return "", code, true
+	}
+	if len(pos) > 1 {
+		fmt.Fprintf(stderr, "printgate %s: unexpected argument %q\n", fs.Name(), pos[1])
+		fs.Usage()
+		return "", 2, true
+	}
+	if len(pos) == 1 {
+		arg = pos[0]
+	}
+	return arg, 0, false
 }

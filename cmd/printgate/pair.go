@@ -6,17 +6,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"time"
 
 	"printgate/agent"
 	"printgate/agent/config"
 	"printgate/agent/wheel"
-	"printgate/drivers/escpos"
+	"printgate/cmd/printgate/internal/screen"
 	"printgate/sync/pair"
 )
 
@@ -73,7 +71,7 @@ func pairCmd(ctx context.Context, env pairEnv, args []string, stdout, stderr io.
 	if *printQR != "" {
 		var ok bool
 		if printer, ok = cfg.Printer(*printQR); !ok {
-			fmt.Fprintf(stderr, "printgate pair: --print-qr %q: %s has no such printer (it has %s)\n", *printQR, cfg.Path, printerNames(cfg))
+			fmt.Fprintf(stderr, "printgate pair: --print-qr %q: %s has no such printer (it has %s)\n", *printQR, cfg.Path, screen.PrinterNames(cfg))
 			return 2
 		}
 	}
@@ -92,7 +90,7 @@ func pairCmd(ctx context.Context, env pairEnv, args []string, stdout, stderr io.
 	fmt.Fprint(stdout, qr)
 	fmt.Fprintf(stdout, "\n  %s\n  code: %s\n\n", p.URL(), p.UserCode)
 	if printer != nil {
-		if err := printPairing(ctx, printer, p); err != nil {
+		if err := agent.PrintPairing(ctx, printer, p); err != nil {
 			// The terminal shows the same code: go on waiting.
 			fmt.Fprintf(stderr, "printgate pair: could not print the code on %s: %v\n", printer.Name, err)
 		} else {
@@ -102,7 +100,7 @@ func pairCmd(ctx context.Context, env pairEnv, args []string, stdout, stderr io.
 
 	last := ""
 	p.Progress = func(left time.Duration) {
-		if s := leftText(left); s != last {
+		if s := screen.Left(left); s != last {
 			last = s
 			fmt.Fprintf(stdout, "waiting for approval… (expires in %s)\n", s)
 		}
@@ -122,56 +120,6 @@ func pairCmd(ctx context.Context, env pairEnv, args []string, stdout, stderr io.
 	}
 	fmt.Fprintf(stdout, "Paired. The device token is in %s; a running agent uses it when it next connects to the cloud.\n", pair.TokenPath(cfg.DataDir))
 	return 0
-}
-
-// leftText says how long a code stays valid, in whole minutes: the
-// progress line changes once a minute, not at every poll.
-func leftText(left time.Duration) string {
-	if left < time.Minute {
-		return "less than a minute"
-	}
-	return fmt.Sprintf("%dm", int(left/time.Minute))
-}
-
-func printerNames(cfg *config.Config) string {
-	names := make([]string, 0, len(cfg.Printers))
-	for _, p := range cfg.Printers {
-		names = append(names, p.Name)
-	}
-	return strings.Join(names, ", ")
-}
-
-// pairingTicket is the ticket printPairing prints: the QR of p's address
-// and the code, for a manager to scan at the counter.
-func pairingTicket(p *pair.Pending) *escpos.Document {
-	return &escpos.Document{Lines: []escpos.Line{
-		escpos.TextLine{Text: "Pair printgate", Align: escpos.AlignCenter, Bold: true, Size: escpos.TextSize{W: 2, H: 2}},
-		escpos.TextLine{Text: "Scan with a phone signed in to the cloud", Align: escpos.AlignCenter},
-		escpos.QRLine{Data: p.URL()},
-		escpos.TextLine{Text: "or open " + p.VerificationURI, Align: escpos.AlignCenter},
-		escpos.TextLine{Text: "and enter the code", Align: escpos.AlignCenter},
-		escpos.TextLine{Text: p.UserCode, Align: escpos.AlignCenter, Bold: true, Size: escpos.TextSize{W: 2, H: 2}},
-	}}
-}
-
-// printPairing prints the pairing ticket on pc the way the agent prints:
-// through the printer's URL with its profile, waiting for the proof of
-// paper the printer gives, within its job timeout.
-func printPairing(ctx context.Context, pc *config.Printer, p *pair.Pending) error {
-	job, err := escpos.Render(pairingTicket(p), pc.Profile, escpos.RenderOptions{})
-	if err != nil {
-		return fmt.Errorf("render the pairing ticket: %w", err)
-	}
-	dev := agent.OpenDevice(pc)
-	if c, ok := dev.(io.Closer); ok {
-		defer c.Close()
-	}
-	ctx, cancel := context.WithTimeout(ctx, escpos.JobTimeout(pc.JobTimeout, len(job), pc.Target.Line.Baud))
-	defer cancel()
-	if _, err := dev.Print(ctx, job, rand.Uint64()); err != nil {
-		return err
-	}
-	return nil
 }
 
 func runUnpair(args []string, stdout, stderr io.Writer) int {

@@ -1,19 +1,18 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"strings"
 
 	"golang.org/x/term"
 
+	"printgate/agent/apiclient"
 	"printgate/agent/config"
 	"printgate/agent/web"
+	"printgate/cmd/printgate/internal/console"
 )
 
 func init() {
@@ -46,7 +45,7 @@ type pinEnv struct {
 func runPin(args []string, stdout, stderr io.Writer) int {
 	fd := int(os.Stdin.Fd())
 	env := pinEnv{stdin: os.Stdin, terminal: term.IsTerminal(fd)}
-	env.readSecret = func(prompt string) (string, error) { return readTerminalSecret(fd, prompt, stderr) }
+	env.readSecret = func(prompt string) (string, error) { return console.ReadSecret(fd, prompt, stderr) }
 	return pinCmd(env, args, stdout, stderr)
 }
 
@@ -87,82 +86,20 @@ func pinSet(env pinEnv, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 
-	var pin string
-	switch {
-	case *fromStdin:
-		line, err := bufio.NewReader(env.stdin).ReadString('\n')
-		if err != nil && !(errors.Is(err, io.EOF) && line != "") {
-			fmt.Fprintf(stderr, "printgate pin set: --pin-stdin: no PIN on standard input (%v)\n", err)
-			return 1
+	pin, err := console.ReadPIN(console.PINInput{FromStdin: *fromStdin, Stdin: env.stdin,
+		Terminal: env.terminal, ReadSecret: env.readSecret, Check: web.CheckPINFormat})
+	if err != nil {
+		fmt.Fprintf(stderr, "printgate pin set: %v\n", err)
+		if errors.Is(err, console.ErrNoTerminal) {
+			return 2
 		}
-		pin = strings.TrimRight(line, "\r\n")
-		if err := web.CheckPINFormat(pin); err != nil {
-			fmt.Fprintf(stderr, "printgate pin set: %v; nothing was changed\n", err)
-			return 1
-		}
-	case env.terminal:
-		first, err := env.readSecret("New manager PIN: ")
-		if err != nil {
-			fmt.Fprintf(stderr, "printgate pin set: reading the PIN: %v\n", err)
-			return 1
-		}
-		// Say what is wrong before asking for it again.
-		if err := web.CheckPINFormat(first); err != nil {
-			fmt.Fprintf(stderr, "printgate pin set: %v; nothing was changed\n", err)
-			return 1
-		}
-		second, err := env.readSecret("The same PIN again: ")
-		if err != nil {
-			fmt.Fprintf(stderr, "printgate pin set: reading the PIN: %v\n", err)
-			return 1
-		}
-		if first != second {
-			fmt.Fprintln(stderr, "printgate pin set: the two PINs differ; nothing was changed. Run printgate pin set again.")
-			return 1
-		}
-		pin = first
-	default:
-		fmt.Fprintln(stderr, "printgate pin set: standard input is not a terminal, so the PIN cannot be asked for; pass --pin-stdin to read it from standard input")
-		return 2
+		return 1
 	}
 
 	if err := web.SetPIN(cfg.DataDir, pin); err != nil {
 		fmt.Fprintf(stderr, "printgate pin set: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "Manager PIN set: its hash is in %s.\nThe manager page at %s/ now asks for it.\n", web.PINPath(cfg.DataDir), agentURL(cfg))
+	fmt.Fprintf(stdout, "Manager PIN set: its hash is in %s.\nThe manager page at %s/ now asks for it.\n", web.PINPath(cfg.DataDir), apiclient.URL(cfg))
 	return 0
-}
-
-// readTerminalSecret prompts on w and reads a line from the terminal fd
-// with echo off. Ctrl-C while it waits puts the terminal back as it was
-// before the process ends, so the shell does not stay without echo.
-func readTerminalSecret(fd int, prompt string, w io.Writer) (string, error) {
-	state, err := term.GetState(fd)
-	if err != nil {
-		return "", fmt.Errorf("terminal state: %w", err)
-	}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt)
-	done := make(chan struct{})
-	defer func() {
-		signal.Stop(sig)
-		close(done)
-	}()
-	go func() {
-		select {
-		case <-sig:
-			_ = term.Restore(fd, state)
-			fmt.Fprintln(w, "\nprintgate pin set: stopped; nothing was changed")
-			os.Exit(130)
-		case <-done:
-		}
-	}()
-	fmt.Fprint(w, prompt)
-	b, err := term.ReadPassword(fd)
-	fmt.Fprintln(w)
-	if err != nil {
-		return "", err
-	}
-	return string(b), nil
 }

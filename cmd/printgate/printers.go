@@ -7,14 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/signal"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"printgate/agent/config"
+	"printgate/cmd/printgate/internal/probe"
 	"printgate/drivers"
 	"printgate/drivers/escpos"
 )
@@ -23,50 +21,22 @@ func init() {
 	register("printers", command{summary: "list configured printers and printers found on this machine or network", run: runPrinters})
 }
 
-// configuredPrinter is one [[printers]] entry of the config, as far as this
-// command needs it.
-type configuredPrinter struct {
-	Name string
-	URL  string
-	// ExpectAnswers is set when the printer's profile promises status
-	// answers, as the agent reads it: silence is then "not answering".
-	ExpectAnswers bool
-}
-
 // printersEnv is where runPrinters gets its printers from; tests replace the
 // parts that depend on the machine.
 type printersEnv struct {
 	// configured returns the printers of the config at path; explicit says
 	// whether the user named the file (a missing default config is fine).
-	configured func(path string, explicit bool) ([]configuredPrinter, error)
+	configured func(path string, explicit bool) ([]probe.Printer, error)
 	serial     func() ([]drivers.Found, error)
 	usb        func() ([]drivers.Found, error)
 	scan       func(ctx context.Context, cidr string, port int, opts drivers.ScanOptions) ([]drivers.Found, error)
 }
 
 var defaultPrintersEnv = printersEnv{
-	configured: loadConfigured,
+	configured: probe.Load,
 	serial:     drivers.DiscoverSerial,
 	usb:        drivers.DiscoverUSB,
 	scan:       drivers.ScanTCP,
-}
-
-// loadConfigured reads the [[printers]] of the config at path. A default
-// config that does not exist yields none, so the command still lists what
-// it discovers on a machine that is not set up yet.
-func loadConfigured(path string, explicit bool) ([]configuredPrinter, error) {
-	cfg, err := config.Load(path)
-	if err != nil {
-		if !explicit && errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	out := make([]configuredPrinter, 0, len(cfg.Printers))
-	for _, p := range cfg.Printers {
-		out = append(out, configuredPrinter{Name: p.Name, URL: p.URL, ExpectAnswers: p.Profile.Ack != escpos.AckNone})
-	}
-	return out, nil
 }
 
 func runPrinters(args []string, stdout, stderr io.Writer) int {
@@ -113,23 +83,13 @@ func printersCmd(ctx context.Context, env printersEnv, args []string, stdout, st
 		fmt.Fprintf(stderr, "printgate printers: %v\n", err)
 		return 1
 	}
-	rep := printersReport{Configured: checkConfigured(ctx, configured, !*noProbe, *probeTimeout)}
-	for _, src := range []struct {
-		name string
-		fn   func() ([]drivers.Found, error)
-	}{{"serial ports", env.serial}, {"usb printers", env.usb}} {
-		found, err := src.fn()
-		if err != nil {
-			// One source failing should not hide the others.
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("listing %s: %v", src.name, err))
-		}
-		rep.Discovered = append(rep.Discovered, found...)
-	}
+	rep := probe.Report{Configured: probe.Check(ctx, configured, !*noProbe, *probeTimeout)}
+	rep.Discovered, rep.Warnings = probe.Discover(env.serial, env.usb)
 	code := 0
 	if *scan != "" {
-		p := &progress{w: stderr, cidr: *scan}
-		found, err := env.scan(ctx, *scan, *port, drivers.ScanOptions{Timeout: *timeout, Probe: true, Progress: p.report})
-		p.finish()
+		p := &probe.Progress{W: stderr, CIDR: *scan}
+		found, err := env.scan(ctx, *scan, *port, drivers.ScanOptions{Timeout: *timeout, Probe: true, Progress: p.Report})
+		p.Finish()
 		rep.Discovered = append(rep.Discovered, found...)
 		if err != nil {
 			fmt.Fprintf(stderr, "printgate printers: %v\n", err)
@@ -148,292 +108,12 @@ func printersCmd(ctx context.Context, env printersEnv, args []string, stdout, st
 		enc.SetIndent("", "  ")
 		// Names, URLs and queue names are shown as written ("Bar & Grill").
 		enc.SetEscapeHTML(false)
-		if err := enc.Encode(rep.toJSON()); err != nil {
+		if err := enc.Encode(rep.JSON()); err != nil {
 			fmt.Fprintf(stderr, "printgate printers: %v\n", err)
 			return 1
 		}
 		return code
 	}
-	rep.writeText(stdout, *scan == "")
+	rep.WriteText(stdout, *scan == "")
 	return code
-}
-
-// progress prints "scanned N/M hosts" on one terminal line, only when the
-// percentage moves, so a /22 does not produce a thousand writes.
-type progress struct {
-	w       io.Writer
-	cidr    string
-	lastPct int
-	printed bool
-}
-
-func (p *progress) report(done, total int) {
-	pct := done * 100 / total
-	if p.printed && pct == p.lastPct && done != total {
-		return
-	}
-	p.lastPct, p.printed = pct, true
-	fmt.Fprintf(p.w, "\rscanning %s: %d/%d hosts", p.cidr, done, total)
-}
-
-func (p *progress) finish() {
-	if p.printed {
-		fmt.Fprintln(p.w)
-	}
-}
-
-// printersReport is what the command shows.
-type printersReport struct {
-	Configured []configuredStatus
-	Discovered []drivers.Found
-	Warnings   []string
-}
-
-type configuredStatus struct {
-	configuredPrinter
-	Err   error              // the URL does not parse
-	Check escpos.CheckResult // valid when Err is nil
-}
-
-// checkConfigured parses each printer's URL and, when probe is set, checks
-// the printers in parallel through the transport of their URL, as the agent
-// would connect; timeout bounds each printer.
-func checkConfigured(ctx context.Context, list []configuredPrinter, probe bool, timeout time.Duration) []configuredStatus {
-	out := make([]configuredStatus, len(list))
-	var (
-		checks []escpos.PrinterCheck
-		idx    []int
-	)
-	for i, p := range list {
-		out[i] = configuredStatus{configuredPrinter: p}
-		t, err := drivers.ParseURL(p.URL)
-		if err != nil {
-			out[i].Err = err
-			continue
-		}
-		if !probe {
-			out[i].Check = escpos.CheckResult{Health: escpos.HealthNotProbed, Err: errors.New("skipped (--no-probe)")}
-			continue
-		}
-		checks = append(checks, escpos.PrinterCheck{
-			Dial: func(ctx context.Context) (escpos.Conn, error) { return drivers.OpenTarget(ctx, t, drivers.Options{}) },
-			// The session options of agent.OpenDevice.
-			Options: escpos.CheckOptions{Timeout: timeout, Session: escpos.SessionOptions{
-				ExpectAnswers: p.ExpectAnswers,
-				XonXoff:       t.Line.Flow == drivers.FlowXONXOFF,
-			}},
-		})
-		idx = append(idx, i)
-	}
-	if len(checks) == 0 {
-		return out
-	}
-	// Each check is bounded by timeout; the total by the rounds needed at
-	// the concurrency cap, plus a little for closing connections.
-	rounds := (len(checks) + escpos.DefaultCheckConcurrency - 1) / escpos.DefaultCheckConcurrency
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(rounds)*timeout+time.Second)
-	defer cancel()
-	for j, r := range escpos.CheckPrinters(ctx, checks, escpos.DefaultCheckConcurrency) {
-		out[idx[j]].Check = r
-	}
-	return out
-}
-
-type jsonConfigured struct {
-	Name  string `json:"name"`
-	URL   string `json:"url"`
-	Error string `json:"error,omitempty"` // the URL does not parse
-	// State is an escpos.Health word, or "bad_url".
-	State string `json:"state"`
-	// Reason says why the state is offline (the dial error), not_answering
-	// or not_probed.
-	Reason string `json:"reason,omitempty"`
-	// Status is the decoded real-time status, as the agent logs it.
-	Status       string    `json:"escpos_status,omitempty"`
-	PaperNearEnd bool      `json:"paper_near_end,omitempty"`
-	Capabilities *jsonCaps `json:"capabilities,omitempty"`
-}
-
-// jsonCaps is what the probe found the printer answers.
-type jsonCaps struct {
-	ProcessID      bool `json:"process_id"`
-	TransmitStatus bool `json:"transmit_status"`
-	RealTimeStatus bool `json:"real_time_status"`
-	OneWay         bool `json:"one_way"`
-	// InOrderProbed is false when the printer was not ready: process_id and
-	// transmit_status are then unknown.
-	InOrderProbed bool `json:"in_order_probed"`
-	// Confirmation is the strongest proof a job can get there: printed,
-	// consumed or delivered.
-	// Empty while in_order_probed is false.
-	Confirmation string `json:"confirmation,omitempty"`
-	Maker        string `json:"maker,omitempty"`
-	Model        string `json:"model,omitempty"`
-	Firmware     string `json:"firmware,omitempty"`
-}
-
-type jsonFound struct {
-	Kind         string `json:"kind"`
-	URL          string `json:"url"`
-	Device       string `json:"device"`
-	VendorID     string `json:"vendor_id,omitempty"`
-	ProductID    string `json:"product_id,omitempty"`
-	SerialNumber string `json:"serial_number,omitempty"`
-	Product      string `json:"product,omitempty"`
-	Model        string `json:"model,omitempty"`
-	// Status is the DLE EOT 1 answer of a scanned host, in hex.
-	Status string `json:"escpos_status,omitempty"`
-}
-
-type jsonReport struct {
-	Configured []jsonConfigured `json:"configured"`
-	Discovered []jsonFound      `json:"discovered"`
-	Warnings   []string         `json:"warnings,omitempty"`
-}
-
-func (r printersReport) toJSON() jsonReport {
-	out := jsonReport{Configured: []jsonConfigured{}, Discovered: []jsonFound{}, Warnings: r.Warnings}
-	for _, c := range r.Configured {
-		out.Configured = append(out.Configured, c.toJSON())
-	}
-	for _, f := range r.Discovered {
-		j := jsonFound{Kind: string(f.Kind), URL: f.URL, Device: f.Name, SerialNumber: f.SerialNumber, Product: f.Product, Model: f.Model}
-		if f.VendorID != 0 || f.ProductID != 0 {
-			j.VendorID, j.ProductID = fmt.Sprintf("%04x", f.VendorID), fmt.Sprintf("%04x", f.ProductID)
-		}
-		if f.Answers {
-			j.Status = fmt.Sprintf("%02x", f.Status)
-		}
-		out.Discovered = append(out.Discovered, j)
-	}
-	return out
-}
-
-func (c configuredStatus) toJSON() jsonConfigured {
-	j := jsonConfigured{Name: c.Name, URL: c.URL}
-	if c.Err != nil {
-		j.Error, j.State = c.Err.Error(), "bad_url"
-		return j
-	}
-	r := c.Check
-	j.State = string(r.Health)
-	if r.Err != nil {
-		j.Reason = r.Err.Error()
-	}
-	if r.Status.Answered != 0 {
-		j.Status, j.PaperNearEnd = r.Status.String(), r.Status.PaperNearEnd
-	}
-	if r.Probed {
-		j.Capabilities = &jsonCaps{
-			ProcessID: r.Caps.ProcessID, TransmitStatus: r.Caps.TransmitStatus, RealTimeStatus: r.Caps.RealTime,
-			OneWay: r.OneWay(), InOrderProbed: r.Caps.InOrderProbed,
-			Maker: r.Caps.Maker, Model: r.Caps.Model, Firmware: r.Caps.Firmware,
-		}
-		if r.Caps.InOrderProbed {
-			j.Capabilities.Confirmation = r.Caps.Confirmation().String()
-		}
-	}
-	return j
-}
-
-func (r printersReport) writeText(w io.Writer, suggestScan bool) {
-	fmt.Fprintln(w, "CONFIGURED")
-	if len(r.Configured) == 0 {
-		fmt.Fprintln(w, "  (none: add [[printers]] entries to the config)")
-	} else {
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  NAME\tURL\tSTATE\tDETAILS")
-		for _, c := range r.Configured {
-			state, detail := c.describe()
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", c.Name, c.URL, state, detail)
-		}
-		tw.Flush()
-	}
-	fmt.Fprintln(w, "\nDISCOVERED")
-	if len(r.Discovered) == 0 {
-		fmt.Fprint(w, "  (none found")
-		if suggestScan {
-			fmt.Fprint(w, "; for network printers try --scan 192.168.1.0/24 with your network")
-		}
-		fmt.Fprintln(w, ")")
-		return
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  KIND\tURL\tDEVICE\tDETAILS")
-	for _, f := range r.Discovered {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", f.Kind, f.URL, f.Name, details(f))
-	}
-	tw.Flush()
-}
-
-func details(f drivers.Found) string {
-	var d []string
-	if f.Model != "" {
-		d = append(d, f.Model)
-	}
-	if f.VendorID != 0 || f.ProductID != 0 {
-		d = append(d, fmt.Sprintf("%04x:%04x", f.VendorID, f.ProductID))
-	}
-	if f.Product != "" && f.Product != f.Model {
-		d = append(d, f.Product)
-	}
-	if f.SerialNumber != "" {
-		d = append(d, "serial "+f.SerialNumber)
-	}
-	if f.Kind == drivers.SchemeTCP {
-		if f.Answers {
-			d = append(d, fmt.Sprintf("answers ESC/POS status (%02x)", f.Status))
-		} else {
-			d = append(d, "port open, no ESC/POS status answer (busy, or not a receipt printer)")
-		}
-	}
-	return strings.Join(d, ", ")
-}
-
-// describe gives a configured printer's state in words ("paper out") and
-// what else a technician should know: why it is offline or not answering,
-// or what it was found to answer.
-func (c configuredStatus) describe() (state, detail string) {
-	if c.Err != nil {
-		return "bad url", c.Err.Error()
-	}
-	r := c.Check
-	state = strings.ReplaceAll(string(r.Health), "_", " ")
-	if r.Err != nil {
-		return state, r.Err.Error()
-	}
-	var d []string
-	if r.Probed {
-		switch {
-		case r.OneWay():
-			d = append(d, "one-way")
-		case !r.Caps.InOrderProbed:
-			d = append(d, "real-time status (in-order answers not probed while not ready)")
-		default:
-			var caps []string
-			if r.Caps.ProcessID {
-				caps = append(caps, "process-id barrier")
-			}
-			if r.Caps.TransmitStatus {
-				caps = append(caps, "transmit status")
-			}
-			if r.Caps.RealTime {
-				caps = append(caps, "real-time status")
-			}
-			d = append(d, strings.Join(caps, ", "))
-		}
-		if r.Caps.InOrderProbed {
-			d[0] += fmt.Sprintf(" (jobs confirmed %q)", r.Caps.Confirmation())
-		}
-		if id := strings.TrimSpace(r.Caps.Maker + " " + r.Caps.Model); id != "" {
-			d = append(d, id)
-		}
-	}
-	if r.Status.PaperNearEnd {
-		d = append(d, "paper near end")
-	}
-	if r.Health == escpos.HealthError || r.Health == escpos.HealthOffline {
-		d = append(d, "status "+r.Status.String())
-	}
-	return state, strings.Join(d, "; ")
 }

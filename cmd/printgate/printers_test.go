@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"printgate/cmd/printgate/internal/probe"
 	"printgate/drivers"
 	"printgate/drivers/printertest"
 )
@@ -21,8 +22,8 @@ import (
 // for real (loopback only in these tests).
 func testEnv() printersEnv {
 	return printersEnv{
-		configured: func(string, bool) ([]configuredPrinter, error) {
-			return []configuredPrinter{{Name: "kitchen", URL: "tcp://127.0.0.2:9100"}, {Name: "bar", URL: "serial:///dev/ttyUSB0?flow=hardware"}}, nil
+		configured: func(string, bool) ([]probe.Printer, error) {
+			return []probe.Printer{{Name: "kitchen", URL: "tcp://127.0.0.2:9100"}, {Name: "bar", URL: "serial:///dev/ttyUSB0?flow=hardware"}}, nil
 		},
 		serial: func() ([]drivers.Found, error) {
 			return []drivers.Found{{Kind: drivers.SchemeSerial, URL: "serial:///dev/ttyUSB0", Name: "/dev/ttyUSB0", VendorID: 0x0403, ProductID: 0x6001, Product: "FT232R USB UART"}}, nil
@@ -70,7 +71,7 @@ func TestPrintersJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %s", code, errb.String())
 	}
-	var rep jsonReport
+	var rep probe.JSONReport
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatalf("%v in %s", err, out.String())
 	}
@@ -176,7 +177,7 @@ func TestPrintersRegistered(t *testing.T) {
 	if code := dispatch([]string{"printers", "--json", "--no-probe"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	var rep jsonReport
+	var rep probe.JSONReport
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func TestPrintersConfigured(t *testing.T) {
 	cfg := filepath.Join(dir, "printgate.toml")
 	os.WriteFile(cfg, []byte("data_dir = \"d\"\napi_token = \"x-0123456789abcdef0123456\"\n[[printers]]\nname = \"kitchen\"\nurl = \"tcp://127.0.0.1:9100\"\n"+
 		"[[printers]]\nname = \"bar\"\nurl = \"tcp://127.0.0.1:9101\"\nprofile = \"oneway-80\"\n"), 0o600)
-	got, err := loadConfigured(cfg, true)
+	got, err := probe.Load(cfg, true)
 	if err != nil || len(got) != 2 || got[0].Name != "kitchen" || got[0].URL != "tcp://127.0.0.1:9100" {
 		t.Fatalf("configured %+v %v", got, err)
 	}
@@ -199,10 +200,10 @@ func TestPrintersConfigured(t *testing.T) {
 	if !got[0].ExpectAnswers || got[1].ExpectAnswers {
 		t.Errorf("expect answers: epson-80 %v, oneway-80 %v", got[0].ExpectAnswers, got[1].ExpectAnswers)
 	}
-	if _, err := loadConfigured(filepath.Join(dir, "nope.toml"), true); err == nil {
+	if _, err := probe.Load(filepath.Join(dir, "nope.toml"), true); err == nil {
 		t.Error("a named config that does not exist was accepted")
 	}
-	if got, err := loadConfigured(filepath.Join(dir, "nope.toml"), false); err != nil || len(got) != 0 {
+	if got, err := probe.Load(filepath.Join(dir, "nope.toml"), false); err != nil || len(got) != 0 {
 		t.Errorf("missing default config: %v %v", got, err)
 	}
 }
@@ -237,9 +238,9 @@ func closedURL(t *testing.T) string {
 }
 
 // envWith is testEnv with the given configured printers.
-func envWith(list ...configuredPrinter) printersEnv {
+func envWith(list ...probe.Printer) printersEnv {
 	env := testEnv()
-	env.configured = func(string, bool) ([]configuredPrinter, error) { return list, nil }
+	env.configured = func(string, bool) ([]probe.Printer, error) { return list, nil }
 	return env
 }
 
@@ -256,19 +257,19 @@ func TestPrintersProbe(t *testing.T) {
 	oneway, onewayURL := startEmulator(t, printertest.ModelOneWay, "")
 	offURL := closedURL(t)
 	env := envWith(
-		configuredPrinter{Name: "kitchen", URL: readyURL, ExpectAnswers: true},
-		configuredPrinter{Name: "bar", URL: paperURL, ExpectAnswers: true},
-		configuredPrinter{Name: "pass", URL: offURL, ExpectAnswers: true},
-		configuredPrinter{Name: "cold", URL: statusURL, ExpectAnswers: true},
-		configuredPrinter{Name: "label", URL: onewayURL, ExpectAnswers: false},
-		configuredPrinter{Name: "silent", URL: onewayURL, ExpectAnswers: true},
+		probe.Printer{Name: "kitchen", URL: readyURL, ExpectAnswers: true},
+		probe.Printer{Name: "bar", URL: paperURL, ExpectAnswers: true},
+		probe.Printer{Name: "pass", URL: offURL, ExpectAnswers: true},
+		probe.Printer{Name: "cold", URL: statusURL, ExpectAnswers: true},
+		probe.Printer{Name: "label", URL: onewayURL, ExpectAnswers: false},
+		probe.Printer{Name: "silent", URL: onewayURL, ExpectAnswers: true},
 	)
 
 	var out, errb bytes.Buffer
 	if code := printersCmd(context.Background(), env, []string{"--json"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d, stderr %s", code, errb.String())
 	}
-	var rep jsonReport
+	var rep probe.JSONReport
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatalf("%v in %s", err, out.String())
 	}
@@ -277,7 +278,7 @@ func TestPrintersProbe(t *testing.T) {
 	}
 	c := rep.Configured
 	type caps struct{ pid, transmit, rt, oneWay bool }
-	capsOf := func(j jsonConfigured) caps {
+	capsOf := func(j probe.JSONConfigured) caps {
 		if j.Capabilities == nil {
 			return caps{}
 		}
@@ -352,7 +353,7 @@ func TestPrintersProbe(t *testing.T) {
 // and says "not probed".
 func TestPrintersNoProbe(t *testing.T) {
 	p, url := startEmulator(t, printertest.ModelEpson, "")
-	env := envWith(configuredPrinter{Name: "kitchen", URL: url, ExpectAnswers: true})
+	env := envWith(probe.Printer{Name: "kitchen", URL: url, ExpectAnswers: true})
 	var out, errb bytes.Buffer
 	if code := printersCmd(context.Background(), env, []string{"--no-probe"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "not probed") {
 		t.Errorf("exit %d stdout %q", code, out.String())
@@ -361,7 +362,7 @@ func TestPrintersNoProbe(t *testing.T) {
 	if code := printersCmd(context.Background(), env, []string{"--no-probe", "--json"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	var rep jsonReport
+	var rep probe.JSONReport
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || len(rep.Configured) != 1 || rep.Configured[0].State != "not_probed" || rep.Configured[0].Capabilities != nil {
 		t.Errorf("%v: %s", err, out.String())
 	}
@@ -375,10 +376,10 @@ func TestPrintersNoProbe(t *testing.T) {
 // at most --probe-timeout, so eight of them take about one timeout (0.3 s),
 // not eight (2.4 s).
 func TestPrintersProbeBounded(t *testing.T) {
-	var list []configuredPrinter
+	var list []probe.Printer
 	for i := range 8 {
 		_, url := startEmulator(t, printertest.ModelEpson, printertest.FaultStall)
-		list = append(list, configuredPrinter{Name: fmt.Sprint("p", i), URL: url, ExpectAnswers: true})
+		list = append(list, probe.Printer{Name: fmt.Sprint("p", i), URL: url, ExpectAnswers: true})
 	}
 	var out, errb bytes.Buffer
 	start := time.Now()
@@ -387,7 +388,7 @@ func TestPrintersProbeBounded(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	var rep jsonReport
+	var rep probe.JSONReport
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -404,7 +405,7 @@ func TestPrintersProbeBounded(t *testing.T) {
 // TestPrintersJSONNotHTMLEscaped ensures --json writes names and URLs as
 // written: "&", "<" and ">" stay themselves instead of \u0026-escapes.
 func TestPrintersJSONNotHTMLEscaped(t *testing.T) {
-	env := envWith(configuredPrinter{Name: "bar&grill", URL: "winspool://Bar & Grill <2>"})
+	env := envWith(probe.Printer{Name: "bar&grill", URL: "winspool://Bar & Grill <2>"})
 	var out, errb bytes.Buffer
 	if code := printersCmd(context.Background(), env, []string{"--json", "--no-probe"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
@@ -413,7 +414,7 @@ func TestPrintersJSONNotHTMLEscaped(t *testing.T) {
 	if !strings.Contains(s, `"name": "bar&grill"`) || !strings.Contains(s, `"url": "winspool://Bar & Grill <2>"`) || strings.Contains(s, `\u00`) {
 		t.Errorf("escaped output:\n%s", s)
 	}
-	var rep jsonReport
+	var rep probe.JSONReport
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || rep.Configured[0].URL != "winspool://Bar & Grill <2>" {
 		t.Errorf("%v %+v", err, rep.Configured)
 	}

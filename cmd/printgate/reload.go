@@ -2,28 +2,19 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
-	"os"
-	"os/signal"
-	"strings"
 	"time"
 
+	"printgate/agent/apiclient"
 	"printgate/agent/config"
-	"printgate/agent/localapi"
+	"printgate/cmd/printgate/internal/screen"
 )
 
 func init() {
-	register("reload", command{summary: "make the running agent re-read its config: printers added, changed, removed (through the local API)", run: runReload})
-}
-
-func runReload(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	return reloadCmd(ctx, args, stdout, stderr)
+	register("reload", command{summary: "make the running agent re-read its config: printers added, changed, removed (through the local API)", run: withSignals(reloadCmd)})
 }
 
 // reloadTimeout bounds the wait for the agent's answer: a changed or
@@ -57,70 +48,26 @@ func reloadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "printgate reload: the config has errors; nothing was reloaded, the agent keeps its running config:\n%v\n", err)
 		return 1
 	}
-	c, err := newAPIClient(cfg, reloadTimeout)
+	c, err := apiclient.ForConfig(cfg, reloadTimeout)
 	if err != nil {
 		fmt.Fprintf(stderr, "printgate reload: %v\n", err)
 		return 1
 	}
 	ctx, cancel := context.WithTimeout(ctx, reloadTimeout)
 	defer cancel()
-	resp, err := c.open(ctx, http.MethodPost, "/api/v1/reload", nil)
-	if err != nil {
-		fmt.Fprintf(stderr, "printgate reload: %v\n", err)
-		return 1
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		fmt.Fprintf(stderr, "printgate reload: read the agent's answer: %v\n", err)
-		return 1
-	}
-	switch resp.StatusCode {
-	case http.StatusOK:
-		var res localapi.ReloadResult
-		if err := json.Unmarshal(data, &res); err != nil {
-			fmt.Fprintf(stderr, "printgate reload: the agent's answer is not what printgate expects (%v)\n", err)
-			return 1
-		}
-		printReload(stdout, res)
-		return 0
-	case http.StatusUnprocessableEntity:
-		var body struct {
-			Result localapi.ReloadResult `json:"result"`
-		}
-		_ = json.Unmarshal(data, &body)
-		fmt.Fprintf(stderr, "printgate reload: the agent refused %s and keeps its running config:\n", body.Result.Config)
-		for _, e := range body.Result.Errors {
+	res, err := c.Reload(ctx)
+	var refused *apiclient.ReloadRefused
+	switch {
+	case errors.As(err, &refused):
+		fmt.Fprintf(stderr, "printgate reload: the agent refused %s and keeps its running config:\n", refused.Result.Config)
+		for _, e := range refused.Result.Errors {
 			fmt.Fprintf(stderr, "  %s\n", e)
 		}
 		return 1
+	case err != nil:
+		fmt.Fprintf(stderr, "printgate reload: %v\n", err)
+		return 1
 	}
-	var eb struct {
-		Error struct{ Code, Message string } `json:"error"`
-	}
-	_ = json.Unmarshal(data, &eb)
-	fmt.Fprintf(stderr, "printgate reload: %v\n", &apiError{Status: resp.StatusCode, Code: eb.Error.Code, Message: eb.Error.Message})
-	return 1
-}
-
-// printReload shows a reload's changes, one line each.
-func printReload(w io.Writer, res localapi.ReloadResult) {
-	fmt.Fprintf(w, "reloaded %s\n", res.Config)
-	line := func(what string, names []string) {
-		if len(names) > 0 {
-			fmt.Fprintf(w, "  %-8s %s\n", what+":", strings.Join(names, ", "))
-		}
-	}
-	line("added", res.Added)
-	line("changed", res.Changed)
-	line("removed", res.Removed)
-	if len(res.Added)+len(res.Changed)+len(res.Removed) == 0 {
-		fmt.Fprintln(w, "  no printer changed")
-	}
-	for _, n := range res.Notes {
-		fmt.Fprintf(w, "  note: %s\n", n)
-	}
-	if len(res.RestartNeeded) > 0 {
-		fmt.Fprintf(w, "  not applied until the agent restarts: %s\n", strings.Join(res.RestartNeeded, ", "))
-	}
+	screen.Reload(stdout, res)
+	return 0
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"printgate/cmd/printgate/internal/console"
 	"printgate/drivers/escpos"
 )
 
@@ -28,7 +29,7 @@ type renderEnv struct {
 // the renderer the agent uses, on its own, so an integrator can check a
 // document before sending it ("-" reads the document from stdin).
 func runRender(args []string, stdout, stderr io.Writer) int {
-	return renderCmd(renderEnv{stdin: os.Stdin, isTerminal: isTerminal}, args, stdout, stderr)
+	return renderCmd(renderEnv{stdin: os.Stdin, isTerminal: console.IsTerminal}, args, stdout, stderr)
 }
 
 func renderCmd(env renderEnv, args []string, stdout, stderr io.Writer) int {
@@ -105,25 +106,6 @@ func renderCmd(env renderEnv, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-// isTerminal reports whether w is a terminal (a console on Windows): a
-// character device that is not the null device. It is deliberately simple
-// and portable; it also counts other character devices (a printer's
-// /dev/usb/lp0) as terminals, for which `-o DEVICE` is the way to write.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
-		return false
-	}
-	if null, err := os.Stat(os.DevNull); err == nil && os.SameFile(fi, null) {
-		return false
-	}
-	return true
 }
 
 // parseInterspersed parses fs over args allowing positional arguments

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"printgate/cmd/printgate/internal/console"
 	"printgate/drivers/escpos/decode"
 	"printgate/drivers/printertest"
 )
@@ -17,7 +18,7 @@ const kitchenDoc = "../../testdata/escpos/kitchen-zh.json"
 
 func runRenderCmd(stdin string, args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
-	code = renderCmd(renderEnv{stdin: strings.NewReader(stdin), isTerminal: isTerminal}, args, &out, &errb)
+	code = renderCmd(renderEnv{stdin: strings.NewReader(stdin), isTerminal: console.IsTerminal}, args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -151,50 +152,6 @@ func TestRenderRefusesTerminal(t *testing.T) {
 	code = renderCmd(renderEnv{stdin: strings.NewReader(`{"lines":[{"text":"hello"}]}`), isTerminal: term}, []string{"-", "--profile", "epson-80", "-o", dst}, &out, &errb)
 	if b, _ := os.ReadFile(dst); code != 0 || !bytes.Contains(b, []byte("hello")) || out.Len() != 0 {
 		t.Errorf("-o on a terminal: exit %d, file %q, stdout %q, stderr %q", code, b, out.String(), errb.String())
-	}
-}
-
-// TestIsTerminal ensures the real check tells a terminal from a pipe, a
-// file, the null device and a buffer, so `render ... | nc` and
-// `render ... > ticket.bin` keep working and a pty (Linux) is refused.
-func TestIsTerminal(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
-	f, err := os.Create(filepath.Join(t.TempDir(), "ticket.bin"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer null.Close()
-	for name, w := range map[string]io.Writer{"pipe": w, "file": f, "null device": null, "buffer": &bytes.Buffer{}} {
-		if isTerminal(w) {
-			t.Errorf("%s taken for a terminal", name)
-		}
-	}
-	if runtime.GOOS != "linux" {
-		return
-	}
-	p := printertest.New(printertest.Options{})
-	defer p.Close()
-	path, err := p.OpenPTY()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tty, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tty.Close()
-	if !isTerminal(tty) {
-		t.Errorf("pty %s not taken for a terminal", path)
 	}
 }
 

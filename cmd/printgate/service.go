@@ -2,23 +2,17 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
-	"github.com/kardianos/service"
-
+	"printgate/agent/apiclient"
 	"printgate/agent/config"
 	"printgate/agent/daemon"
-	"printgate/agent/localapi"
+	"printgate/cmd/printgate/internal/screen"
 	"printgate/installer"
 )
 
@@ -29,37 +23,6 @@ func init() {
 	register("stop", command{summary: "stop the printgate service", run: serviceAction("stop")})
 	register("restart", command{summary: "restart the printgate service", run: serviceAction("restart")})
 	register("status", command{summary: "show the service state and the agent's health: printers, cloud link, outbox", run: runStatus})
-}
-
-// agentProgram is what the service manager starts and stops when printgate
-// runs as a Windows service (kardianos/service calls Start and Stop from
-// the SCM's control handler). On Linux systemd just runs `printgate run`
-// and stops it with SIGTERM, which run.go handles.
-type agentProgram struct{}
-
-func (agentProgram) Start(service.Service) error { return nil }
-func (agentProgram) Stop(service.Service) error  { return nil }
-
-// newService returns the kardianos service for the agent running exe with
-// the config at configPath (both absolute), with the OS's own options.
-func newService(exe, configPath string) (service.Service, error) {
-	return newServiceFor(agentProgram{}, exe, configPath)
-}
-
-func newServiceFor(p service.Interface, exe, configPath string) (service.Service, error) {
-	c := &service.Config{
-		Name:        installer.ServiceName,
-		DisplayName: installer.DisplayName,
-		Description: installer.Description,
-		Executable:  exe,
-		Arguments:   []string{"run", "--config", configPath},
-		Option:      serviceOptions(exe, configPath),
-	}
-	s, err := service.New(p, c)
-	if err != nil {
-		return nil, fmt.Errorf("service manager: %w", err)
-	}
-	return s, nil
 }
 
 // serviceFlags are the flags of the commands that act on the installed
@@ -96,18 +59,8 @@ func serviceAction(action string) func(args []string, stdout, stderr io.Writer) 
 				return 1
 			}
 		}
-		exe, err := executable()
-		if err != nil {
+		if err := installer.Control(action, path); err != nil {
 			fmt.Fprintf(stderr, "printgate %s: %v\n", action, err)
-			return 1
-		}
-		s, err := newService(exe, path)
-		if err != nil {
-			fmt.Fprintf(stderr, "printgate %s: %v\n", action, err)
-			return 1
-		}
-		if err := service.Control(s, action); err != nil {
-			fmt.Fprintf(stderr, "printgate %s: %v%s\n", action, unwrapControl(err), adminHint())
 			return 1
 		}
 		fmt.Fprintf(stdout, "printgate service: %s\n", map[string]string{"start": "started", "stop": "stopped", "restart": "restarted"}[action])
@@ -117,56 +70,18 @@ func serviceAction(action string) func(args []string, stdout, stderr io.Writer) 
 
 func capitalize(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
 
-// unwrapControl drops kardianos's "Failed to start printgate: " prefix
-// when the cause says enough.
-func unwrapControl(err error) error {
-	if u := errors.Unwrap(err); u != nil {
-		return u
-	}
-	return err
-}
-
 func runUninstall(args []string, stdout, stderr io.Writer) int {
 	fs, configPath := serviceFlags("uninstall", "usage: printgate uninstall\n\nStops and removes the printgate service. The config, the spool and the log stay\n(on Linux /etc/printgate and /var/lib/printgate; on Windows %ProgramData%\\printgate):\ndelete them by hand to remove every trace.", stderr)
 	if code, done := parseFlags(fs, args, stderr); done {
 		return code
 	}
-	exe, err := executable()
-	if err != nil {
-		fmt.Fprintf(stderr, "printgate uninstall: %v\n", err)
-		return 1
-	}
 	path, _ := filepath.Abs(*configPath)
-	s, err := newService(exe, path)
-	if err != nil {
+	if err := installer.Uninstall(path, stdout); err != nil {
 		fmt.Fprintf(stderr, "printgate uninstall: %v\n", err)
-		return 1
-	}
-	if st, err := s.Status(); err == nil && st == service.StatusRunning {
-		if err := s.Stop(); err != nil {
-			fmt.Fprintf(stderr, "printgate uninstall: stop the service: %v%s\n", err, adminHint())
-			return 1
-		}
-	}
-	if err := unregisterService(s, stdout); err != nil {
-		fmt.Fprintf(stderr, "printgate uninstall: %v%s\n", err, adminHint())
 		return 1
 	}
 	fmt.Fprintln(stdout, "printgate service removed; the config and the spool are kept.")
 	return 0
-}
-
-// executable is the absolute, symlink-free path of this binary: what the
-// service manager will run.
-func executable() (string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return "", fmt.Errorf("find this program's path: %w", err)
-	}
-	if r, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = r
-	}
-	return exe, nil
 }
 
 func runStatus(args []string, stdout, stderr io.Writer) int {
@@ -179,14 +94,9 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "printgate status: %v\n", err)
 		return 1
 	}
-	state := "unknown"
-	if exe, err := executable(); err == nil {
-		if s, err := newService(exe, path); err == nil {
-			state = serviceState(s)
-		}
-	}
+	state := installer.StateOf(path)
 	cfg, err := config.Load(path)
-	var h agentHealth
+	var h screen.AgentHealth
 	if err != nil {
 		h.Err = fmt.Errorf("cannot ask the agent: %w", err)
 	} else {
@@ -194,120 +104,25 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		defer cancel()
 		// The same client as every API command: the agent's own
 		// certificate pinned when its listener has TLS.
-		if c, err := newAPIClient(cfg, 5*time.Second); err != nil {
+		if c, err := apiclient.ForConfig(cfg, 5*time.Second); err != nil {
 			h.Err = fmt.Errorf("cannot ask the agent: %w", err)
 		} else {
 			h = fetchAgentHealth(ctx, c)
 		}
 	}
-	writeStatus(stdout, state, h)
+	screen.Status(stdout, state, h)
 	if h.Err != nil || h.Health.Status != "ok" {
 		return 1
 	}
 	return 0
 }
 
-// serviceState describes kardianos's Status in words.
-func serviceState(s service.Service) string {
-	if why := noServiceManager(); why != "" {
-		return why
-	}
-	st, err := s.Status()
-	switch {
-	case errors.Is(err, service.ErrNotInstalled):
-		return "not installed (printgate install)"
-	case err != nil:
-		return "unknown: " + err.Error()
-	case st == service.StatusRunning:
-		return "running"
-	case st == service.StatusStopped:
-		return "stopped (printgate start)"
-	}
-	return "unknown"
-}
-
-// agentHealth is what `status` learned from the agent's API.
-type agentHealth struct {
-	URL      string
-	Health   localapi.Health
-	Printers []localapi.PrinterInfo
-	// Err says why the agent could not be asked or did not answer.
-	Err error
-}
-
 // fetchAgentHealth asks the agent c talks to for /healthz and
 // /api/v1/printers.
-func fetchAgentHealth(ctx context.Context, c *apiClient) agentHealth {
-	h := agentHealth{URL: c.base + "/"}
-	resp, err := c.open(ctx, http.MethodGet, "/healthz", nil)
-	if err != nil {
-		h.Err = err
-		return h
-	}
-	defer resp.Body.Close()
-	// /healthz answers 503 with its body when the core has failed; read it.
-	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusServiceUnavailable {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		h.Err = fmt.Errorf("GET %s/healthz: %s: %s", c.base, resp.Status, strings.TrimSpace(string(msg)))
-		return h
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&h.Health); err != nil {
-		h.Err = fmt.Errorf("GET %s/healthz: %w", c.base, err)
-		return h
-	}
-	var body struct {
-		Printers []localapi.PrinterInfo `json:"printers"`
-	}
-	if _, err := c.do(ctx, http.MethodGet, "/api/v1/printers", nil, &body); err != nil {
-		h.Err = err
-		return h
-	}
-	h.Printers = body.Printers
+func fetchAgentHealth(ctx context.Context, c *apiclient.Client) screen.AgentHealth {
+	h := screen.AgentHealth{URL: c.Base() + "/"}
+	h.Health, h.Printers, h.Err = c.Status(ctx)
 	return h
-}
-
-// writeStatus draws the status screen: the service, the agent, then one
-// line per printer.
-func writeStatus(w io.Writer, state string, h agentHealth) {
-	fmt.Fprintf(w, "service   %s\n", state)
-	if h.Err != nil {
-		fmt.Fprintf(w, "agent     not answering: %v\n", h.Err)
-		return
-	}
-	agent := h.Health.Status
-	if h.Health.Error != "" {
-		agent += ": " + h.Health.Error
-	}
-	fmt.Fprintf(w, "agent     %s at %s\n", agent, h.URL)
-	fmt.Fprintf(w, "cloud     %s\n", h.Health.Link)
-	outbox := fmt.Sprintf("%d events waiting for the cloud", h.Health.Outbox)
-	if h.Health.OutboxDropped > 0 {
-		outbox += fmt.Sprintf(", %d dropped (the cloud lacks that history)", h.Health.OutboxDropped)
-	}
-	fmt.Fprintf(w, "outbox    %s\n", outbox)
-	if len(h.Printers) == 0 {
-		fmt.Fprintln(w, "printers  none")
-		return
-	}
-	fmt.Fprintln(w, "\nprinters")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  NAME\tSTATE\tQUEUE\tSINCE\tURL")
-	for _, p := range h.Printers {
-		state := p.State
-		if p.FailoverTo != "" {
-			state += " → " + p.FailoverTo
-		}
-		since := "-"
-		if !p.Since.IsZero() {
-			since = p.Since.Local().Format("2006-01-02 15:04:05")
-		}
-		url := p.URL
-		if p.RawPort != "" {
-			url += "  (POS raw port " + p.RawPort + ")"
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\n", p.Name, state, p.Queue, since, url)
-	}
-	tw.Flush()
 }
 
 // runAgent is what `printgate run` runs: the agent in the foreground until
@@ -315,8 +130,10 @@ func writeStatus(w io.Writer, state string, h agentHealth) {
 // agent inside the SCM's service protocol (start, stop, event log), which
 // ignores ctx because the SCM says when to stop.
 func runAgent(ctx context.Context, configPath string, stderr io.Writer) error {
-	if underServiceManager() {
-		return runUnderServiceManager(configPath, stderr)
+	if installer.UnderServiceManager() {
+		return installer.RunUnderServiceManager(configPath, func(ctx context.Context) error {
+			return daemon.RunService(ctx, configPath, io.Discard)
+		})
 	}
 	return daemon.RunService(ctx, configPath, stderr)
 }

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"printgate/agent/apiclient"
 	"printgate/agent/localapi"
+	"printgate/cmd/printgate/internal/screen"
 )
 
 // fakeAgent serves /healthz and /api/v1/printers as the agent's API does,
@@ -47,12 +49,12 @@ func TestStatusScreen(t *testing.T) {
 		})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	h := fetchAgentHealth(ctx, &apiClient{base: srv.URL, token: "tok", http: srv.Client()})
+	h := fetchAgentHealth(ctx, apiclient.New(srv.URL, "tok", srv.Client()))
 	if h.Err != nil {
 		t.Fatal(h.Err)
 	}
 	var b strings.Builder
-	writeStatus(&b, "running", h)
+	screen.Status(&b, "running", h)
 	out := b.String()
 	for _, want := range []string{
 		"service   running\n",
@@ -71,24 +73,24 @@ func TestStatusScreen(t *testing.T) {
 func TestStatusWrongTokenAndFailedAgent(t *testing.T) {
 	srv := fakeAgent(t, "tok", localapi.Health{Status: "failed", Link: "offline", Error: "lane kitchen died"}, nil)
 	ctx := context.Background()
-	h := fetchAgentHealth(ctx, &apiClient{base: srv.URL, token: "wrong", http: srv.Client()})
+	h := fetchAgentHealth(ctx, apiclient.New(srv.URL, "wrong", srv.Client()))
 	if h.Err == nil || !strings.Contains(h.Err.Error(), "401") {
 		t.Errorf("wrong token: err %v, want the 401", h.Err)
 	}
-	h = fetchAgentHealth(ctx, &apiClient{base: srv.URL, token: "tok", http: srv.Client()})
+	h = fetchAgentHealth(ctx, apiclient.New(srv.URL, "tok", srv.Client()))
 	if h.Err != nil {
 		t.Fatalf("a failed agent's 503 /healthz is an answer, got %v", h.Err)
 	}
 	var b strings.Builder
-	writeStatus(&b, "running", h)
+	screen.Status(&b, "running", h)
 	if !strings.Contains(b.String(), "agent     failed: lane kitchen died") || !strings.Contains(b.String(), "printers  none") {
 		t.Errorf("status:\n%s", b.String())
 	}
 
 	srv.Close()
-	h = fetchAgentHealth(ctx, &apiClient{base: srv.URL, token: "tok", http: srv.Client()})
+	h = fetchAgentHealth(ctx, apiclient.New(srv.URL, "tok", srv.Client()))
 	b.Reset()
-	writeStatus(&b, "stopped (printgate start)", h)
+	screen.Status(&b, "stopped (printgate start)", h)
 	if !strings.Contains(b.String(), "agent     not answering: cannot reach the agent at "+srv.URL) {
 		t.Errorf("status of a stopped agent:\n%s", b.String())
 	}

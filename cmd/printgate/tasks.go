@@ -8,24 +8,16 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"os/signal"
-	"strconv"
 	"strings"
-	"text/tabwriter"
 
+	"printgate/agent/apiclient"
 	"printgate/agent/config"
+	"printgate/cmd/printgate/internal/screen"
 )
 
 func init() {
-	register("tasks", command{summary: "list the agent's recent print tasks, newest first (through the local API)", run: runTasks})
-	register("reprint", command{summary: "print a task again as a new version (through the local API)", run: runReprint})
-}
-
-func runTasks(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	return tasksCmd(ctx, args, stdout, stderr)
+	register("tasks", command{summary: "list the agent's recent print tasks, newest first (through the local API)", run: withSignals(tasksCmd)})
+	register("reprint", command{summary: "print a task again as a new version (through the local API)", run: withSignals(reprintCmd)})
 }
 
 // tasksPage is the largest page the API serves (localapi maxLimit).
@@ -60,71 +52,35 @@ func tasksCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if !ok {
 		return 1
 	}
-	var last []apiTask // a ring of the newest *n, oldest first once unrolled
-	after := ""
-	for {
-		q := url.Values{"limit": {strconv.Itoa(tasksPage)}}
-		if *state != "" {
-			q.Set("state", strings.ToUpper(*state))
-		}
-		if *printer != "" {
-			q.Set("printer", *printer)
-		}
-		if after != "" {
-			q.Set("after", after)
-		}
-		var page struct {
-			Tasks []apiTask `json:"tasks"`
-			Next  *uint64   `json:"next"`
-		}
-		if _, err := c.do(ctx, http.MethodGet, "/api/v1/tasks?"+q.Encode(), nil, &page); err != nil {
-			var ae *apiError
-			if errors.As(err, &ae) && ae.Code == "bad_query" {
-				fmt.Fprintf(stderr, "printgate tasks: %s\n", ae.Message)
-				return 2
-			}
-			fmt.Fprintf(stderr, "printgate tasks: %v\n", err)
-			return 1
-		}
-		last = append(last, page.Tasks...)
+	q := url.Values{}
+	if *state != "" {
+		q.Set("state", strings.ToUpper(*state))
+	}
+	if *printer != "" {
+		q.Set("printer", *printer)
+	}
+	var last []apiclient.Task // the newest *n, oldest first
+	err := apiclient.ListTasks(ctx, c, q, tasksPage, func(page []apiclient.Task) {
+		last = append(last, page...)
 		if len(last) > *n {
 			last = append(last[:0], last[len(last)-*n:]...)
 		}
-		if page.Next == nil {
-			break
+	})
+	if err != nil {
+		var ae *apiclient.Error
+		if errors.As(err, &ae) && ae.Code == "bad_query" {
+			fmt.Fprintf(stderr, "printgate tasks: %s\n", ae.Message)
+			return 2
 		}
-		after = strconv.FormatUint(*page.Next, 10)
+		fmt.Fprintf(stderr, "printgate tasks: %v\n", err)
+		return 1
 	}
 	if len(last) == 0 {
 		fmt.Fprintln(stdout, "no tasks")
 		return 0
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK_NO\tSTATE\tPRINTER\tORIGIN\tATTEMPTS\tACCEPTED")
-	for i := len(last) - 1; i >= 0; i-- {
-		t := last[i]
-		st := t.State
-		if t.Reason != "" {
-			st += " " + t.Reason
-		}
-		pr := t.Printer
-		if t.Target != "" && t.Target != t.Printer {
-			pr += " → " + t.Target
-		}
-		at := "-"
-		if a := t.accepted(); !a.IsZero() {
-			at = a.Local().Format("2006-01-02 15:04:05")
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", t.TaskNo, st, pr, t.Origin, t.Attempts, at)
-	}
-	tw.Flush()
+	screen.Tasks(stdout, last)
 	return 0
-}
-
-func runReprint(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	return reprintCmd(ctx, args, stdout, stderr)
 }
 
 // reprintCmd is `printgate reprint TASK_NO [--config FILE]`: the agent
@@ -142,11 +98,8 @@ func reprintCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
-	taskNo, rest, code, done := positional(fs, args, stderr)
+	taskNo, code, done := oneArg(fs, args, stderr)
 	if done {
-		return code
-	}
-	if code, done := parseFlags(fs, rest, stderr); done {
 		return code
 	}
 	if taskNo == "" {
@@ -158,30 +111,11 @@ func reprintCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if !ok {
 		return 1
 	}
-	var t apiTask
-	if _, err := c.do(ctx, http.MethodPost, "/api/v1/tasks/"+url.PathEscape(taskNo)+"/reprint", nil, &t); err != nil {
+	var t apiclient.Task
+	if _, err := c.Do(ctx, http.MethodPost, "/api/v1/tasks/"+url.PathEscape(taskNo)+"/reprint", nil, &t); err != nil {
 		fmt.Fprintf(stderr, "printgate reprint: %s: %v\n", taskNo, err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s %s (reprint of %s on %s)\n", t.TaskNo, t.State, taskNo, t.Printer)
 	return 0
-}
-
-// positional takes the one positional argument of a command that has one
-// (TASK_NO, NAME), wherever it stands among the flags: "reprint X --config
-// F" and "reprint --config F X" both work. It returns the argument ("" when
-// absent) and the flags left for parseFlags, which refuses anything more.
-// --help is left to parseFlags.
-func positional(fs *flag.FlagSet, args []string, stderr io.Writer) (arg string, rest []string, code int, done bool) {
-	// Flags before the argument: parse them, then take the argument.
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return "", nil, 0, true
-		}
-		return "", nil, 2, true
-	}
-	if fs.NArg() == 0 {
-		return "", nil, 0, false
-	}
-	return fs.Arg(0), fs.Args()[1:], 0, false
 }

@@ -13,7 +13,10 @@ import (
 	"runtime"
 	"time"
 
+	"printgate/agent"
+	"printgate/agent/apiclient"
 	"printgate/agent/config"
+	"printgate/cmd/printgate/internal/screen"
 	"printgate/cmd/printgate/internal/version"
 )
 
@@ -48,11 +51,8 @@ func testPrintCmd(ctx context.Context, now func() time.Time, args []string, stdo
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
-	name, rest, code, done := positional(fs, args, stderr)
+	name, code, done := oneArg(fs, args, stderr)
 	if done {
-		return code
-	}
-	if code, done := parseFlags(fs, rest, stderr); done {
 		return code
 	}
 	if name == "" {
@@ -70,19 +70,13 @@ func testPrintCmd(ctx context.Context, now func() time.Time, args []string, stdo
 	}
 	pc, ok := cfg.Printer(name)
 	if !ok {
-		fmt.Fprintf(stderr, "printgate test-print: %s has no printer %q (it has %s)\n", cfg.Path, name, printerNames(cfg))
+		fmt.Fprintf(stderr, "printgate test-print: %s has no printer %q (it has %s)\n", cfg.Path, name, screen.PrinterNames(cfg))
 		return 2
 	}
-	printers, err := c.printers(ctx)
+	live, err := c.Printer(ctx, name)
 	if err != nil {
 		fmt.Fprintf(stderr, "printgate test-print: %v\n", err)
 		return 1
-	}
-	var live *apiPrinter
-	for i := range printers {
-		if printers[i].Name == name {
-			live = &printers[i]
-		}
 	}
 	if live == nil {
 		fmt.Fprintf(stderr, "printgate test-print: the running agent has no printer %q, though %s has: it runs another config or has not reloaded it; restart the agent\n", name, cfg.Path)
@@ -91,7 +85,14 @@ func testPrintCmd(ctx context.Context, now func() time.Time, args []string, stdo
 
 	at := now()
 	taskNo := "TEST_" + name + "_" + at.Format("20060102-150405")
-	doc, err := json.Marshal(testTicket(pc, live, taskNo, at))
+	p := pc.Profile
+	doc, err := agent.TestTicket{Printer: name, Profile: p, At: at, TaskNo: taskNo, Ruler: true, Details: [][2]string{
+		{"URL", pc.Target.String()},
+		{"State", live.State},
+		{"Cutter", p.Cutter.String()},
+		{"Confirms", fmt.Sprintf("%s (ack %s)", p.Ack.Confirmation(), p.Ack)},
+		{"Agent", version.Version + " " + runtime.GOOS + "/" + runtime.GOARCH},
+	}}.Document()
 	if err != nil {
 		fmt.Fprintf(stderr, "printgate test-print: %v\n", err)
 		return 1
@@ -104,121 +105,40 @@ func testPrintCmd(ctx context.Context, now func() time.Time, args []string, stdo
 		State     string `json:"state"`
 		Duplicate bool   `json:"duplicate"`
 	}
-	if _, err := c.do(ctx, http.MethodPost, "/api/v1/tasks", req, &sub); err != nil {
+	if _, err := c.Do(ctx, http.MethodPost, "/api/v1/tasks", req, &sub); err != nil {
 		fmt.Fprintf(stderr, "printgate test-print: %v\n", err)
 		return 1
 	}
 	fmt.Fprintln(stdout, taskNo)
 	fmt.Fprintf(stdout, "waiting for %s (state %s) to print on %s", taskNo, live.State, name)
 
-	deadline := time.NewTimer(*wait)
-	defer deadline.Stop()
-	tick := time.NewTicker(testPrintPoll)
-	defer tick.Stop()
 	dot := time.Now()
-	var last apiTask
-	for {
-		t, err := c.task(ctx, taskNo)
-		switch {
-		case err != nil && errors.Is(err, errAgentDown):
-			fmt.Fprintln(stdout)
-			fmt.Fprintf(stderr, "printgate test-print: %s: %v\n", taskNo, err)
-			return 1
-		case err == nil:
-			last = t
-		}
-		if last.State == "PRINTED" {
-			on := last.Printer
-			if last.Target != "" {
-				on = last.Target // a backup printed it
-			}
-			fmt.Fprintf(stdout, "\nPRINTED on %s (confirmation: %s)\n", on, orDash(last.Confirmation))
-			return 0
-		}
-		if terminal(last.State) {
-			fmt.Fprintln(stdout)
-			fmt.Fprintf(stderr, "printgate test-print: %s is %s%s\n", taskNo, last.State, because(last))
-			return 1
-		}
+	last, err := c.WaitTask(ctx, taskNo, testPrintPoll, *wait, func(apiclient.Task) {
 		if time.Since(dot) >= time.Second {
 			fmt.Fprint(stdout, ".")
 			dot = time.Now()
 		}
-		select {
-		case <-ctx.Done():
-			fmt.Fprintln(stdout)
-			fmt.Fprintf(stderr, "printgate test-print: stopped while %s was %s\n", taskNo, orDash(last.State))
-			return 1
-		case <-deadline.C:
-			fmt.Fprintln(stdout)
-			fmt.Fprintf(stderr, "printgate test-print: %s is still %s%s after %v; see printgate printers and printgate doctor\n", taskNo, orDash(last.State), because(last), *wait)
-			return 1
-		case <-tick.C:
+	})
+	switch {
+	case err == nil && last.State == "PRINTED":
+		on := last.Printer
+		if last.Target != "" {
+			on = last.Target // a backup printed it
 		}
+		fmt.Fprintf(stdout, "\nPRINTED on %s (confirmation: %s)\n", on, screen.OrDash(last.Confirmation))
+		return 0
+	case err == nil:
+		fmt.Fprintln(stdout)
+		fmt.Fprintf(stderr, "printgate test-print: %s is %s%s\n", taskNo, last.State, screen.Because(last))
+	case errors.Is(err, apiclient.ErrAgentDown):
+		fmt.Fprintln(stdout)
+		fmt.Fprintf(stderr, "printgate test-print: %s: %v\n", taskNo, err)
+	case errors.Is(err, apiclient.ErrWaitOver):
+		fmt.Fprintln(stdout)
+		fmt.Fprintf(stderr, "printgate test-print: %s is still %s%s after %v; see printgate printers and printgate doctor\n", taskNo, screen.OrDash(last.State), screen.Because(last), *wait)
+	default:
+		fmt.Fprintln(stdout)
+		fmt.Fprintf(stderr, "printgate test-print: stopped while %s was %s\n", taskNo, screen.OrDash(last.State))
 	}
-}
-
-// terminal reports whether a task in state will not change any more.
-func terminal(state string) bool {
-	switch state {
-	case "PRINTED", "TIMED_OUT", "FAILED", "CANCELED":
-		return true
-	}
-	return false
-}
-
-func because(t apiTask) string {
-	s := ""
-	if t.Reason != "" {
-		s += " (" + t.Reason + ")"
-	}
-	if t.Message != "" {
-		s += ": " + t.Message
-	}
-	return s
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-// testTicket is the document test-print sends: what a technician needs to
-// see on paper to know the printer, its profile and the agent agree. Text
-// is ASCII so every code page prints it.
-func testTicket(pc *config.Printer, live *apiPrinter, taskNo string, at time.Time) map[string]any {
-	p := pc.Profile
-	kv := func(k, v string) map[string]any { return map[string]any{"text": k, "right": v} }
-	return map[string]any{"lines": []any{
-		map[string]any{"text": "PRINTGATE TEST", "align": "center", "size": "2x2", "bold": true},
-		map[string]any{"rule": "-"},
-		kv("Printer", pc.Name),
-		kv("URL", pc.Target.String()),
-		kv("State", live.State),
-		kv("Profile", pc.ProfileName),
-		kv("Paper", fmt.Sprintf("%d dots, %d columns", p.Dots, p.Columns)),
-		kv("Encoding", p.Encoding),
-		kv("Cutter", p.Cutter.String()),
-		kv("Confirms", fmt.Sprintf("%s (ack %s)", p.Ack.Confirmation(), p.Ack)),
-		kv("Agent", version.Version+" "+runtime.GOOS+"/"+runtime.GOARCH),
-		kv("Time", at.Format("2006-01-02 15:04:05 -0700")),
-		map[string]any{"rule": "-"},
-		map[string]any{"text": "Width check:"},
-		map[string]any{"text": ruler(p.Columns)},
-		map[string]any{"qr": "printgate test " + taskNo, "size": 6},
-		map[string]any{"text": taskNo, "align": "center"},
-		map[string]any{"cut": "partial"},
-	}}
-}
-
-// ruler is a line exactly columns wide, so a wrong column count shows as a
-// wrap or a short line.
-func ruler(columns int) string {
-	b := make([]byte, max(columns, 1))
-	for i := range b {
-		b[i] = byte('0' + (i+1)%10)
-	}
-	return string(b)
+	return 1
 }

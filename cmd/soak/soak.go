@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"printgate/agent"
+	"printgate/agent/apiclient"
 	"printgate/drivers/printertest"
 )
 
@@ -523,6 +524,7 @@ type load struct {
 	base     string
 	interval time.Duration
 	client   *http.Client
+	api      *apiclient.Client // the agent's API through client
 
 	mu       sync.Mutex
 	accepted []string
@@ -530,7 +532,7 @@ type load struct {
 }
 
 func newLoad(base string, rate float64) *load {
-	return &load{
+	l := &load{
 		base:     base,
 		interval: time.Duration(float64(time.Second) / rate),
 		// No keep-alive: an idle pooled connection is a goroutine and an fd
@@ -540,6 +542,8 @@ func newLoad(base string, rate float64) *load {
 		client:  &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}},
 		refused: map[string]int{},
 	}
+	l.api = apiclient.New(base, soakToken, l.client)
+	return l
 }
 
 // run submits one task per interval until ctx ends; up to 16 requests are
@@ -588,22 +592,16 @@ func (l *load) run(ctx context.Context) {
 func (l *load) submit(i int) {
 	no := fmt.Sprintf("S%07d_v1", i)
 	body := fmt.Sprintf(`{"task_no":%q,"printer":"p%d","document":{"lines":[{"text":"SOAK %s"},{"text":"1 x coffee        2.50"},{"text":"1 x croissant     1.90"},{"cut":"partial"}]}}`, no, i%printerCount, no)
-	req, err := http.NewRequest(http.MethodPost, l.base+"/api/v1/tasks", strings.NewReader(body))
-	if err != nil {
+	code, err := l.api.Submit(context.Background(), json.RawMessage(body), nil)
+	switch {
+	case code == 0 && err != nil && !errors.Is(err, apiclient.ErrAgentDown):
 		l.refuse("request: " + err.Error())
 		return
-	}
-	req.Header.Set("Authorization", "Bearer "+soakToken)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := l.client.Do(req)
-	if err != nil {
+	case code == 0:
 		l.refuse("no answer")
 		return
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusAccepted {
-		l.refuse("HTTP " + strconv.Itoa(resp.StatusCode))
+	case code != http.StatusAccepted:
+		l.refuse("HTTP " + strconv.Itoa(code))
 		return
 	}
 	l.mu.Lock()
@@ -635,20 +633,17 @@ func (l *load) acceptedNos() []string {
 
 // taskState asks the agent what became of a task, for the report.
 func taskState(base, no string) string {
-	req, _ := http.NewRequest(http.MethodGet, base+"/api/v1/tasks/"+no, nil)
-	req.Header.Set("Authorization", "Bearer "+soakToken)
-	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	resp, err := c.Do(req)
-	if err != nil {
-		return "agent unreachable"
-	}
-	defer resp.Body.Close()
+	c := apiclient.New(base, soakToken, &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}})
 	var v struct {
 		State  string `json:"state"`
 		Reason string `json:"reason"`
 	}
-	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&v) != nil {
-		return "HTTP " + strconv.Itoa(resp.StatusCode)
+	code, err := c.Do(context.Background(), http.MethodGet, "/api/v1/tasks/"+no, nil, &v)
+	switch {
+	case errors.Is(err, apiclient.ErrAgentDown):
+		return "agent unreachable"
+	case err != nil:
+		return "HTTP " + strconv.Itoa(code)
 	}
 	return strings.TrimSpace(v.State + " " + v.Reason)
 }
@@ -718,10 +713,8 @@ func parseStatus(s string) map[string]float64 {
 // /metrics (the Go collector is registered by agent/metrics). A name not
 // found is NaN.
 func scrapeMetrics(base string, names ...string) (map[string]float64, error) {
-	req, _ := http.NewRequest(http.MethodGet, base+"/metrics", nil)
-	req.Header.Set("Authorization", "Bearer "+soakToken)
-	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	resp, err := c.Do(req)
+	c := apiclient.New(base, soakToken, &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}})
+	resp, err := c.Open(context.Background(), http.MethodGet, "/metrics", nil)
 	if err != nil {
 		return nil, fmt.Errorf("scrape metrics: %w", err)
 	}

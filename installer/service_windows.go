@@ -1,4 +1,4 @@
-package main
+package installer
 
 import (
 	"context"
@@ -6,20 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/kardianos/service"
-	"golang.org/x/sys/windows"
 	"golang.org/x/sys/windows/svc"
 	"golang.org/x/sys/windows/svc/eventlog"
 	"golang.org/x/sys/windows/svc/mgr"
-
-	"printgate/agent/config"
-	"printgate/agent/daemon"
-	"printgate/installer"
 )
 
 // serviceOptions: start with Windows, as its own process.
@@ -27,48 +21,20 @@ func serviceOptions(exe, configPath string) service.KeyValue {
 	return service.KeyValue{"StartType": service.ServiceStartAutomatic}
 }
 
-func noServiceManager() string { return "" }
+// NoServiceManager says why there is no service manager to ask, or "".
+func NoServiceManager() string { return "" }
 
-func adminHint() string { return " (run it from an Administrator command prompt)" }
+// AdminHint is what to add to a service command's error: how to run it
+// with the rights it needs.
+func AdminHint() string { return " (run it from an Administrator command prompt)" }
 
-func checkServicePaths(exe, configPath string) error { return nil }
+// CheckServicePaths refuses paths the service could not use; none here.
+func CheckServicePaths(exe, configPath string) error { return nil }
 
-// prepareHost has nothing to do: the service runs as LocalSystem, which
-// reaches every printer.
-func prepareHost(io.Writer) error { return nil }
-
-// serviceDirSDDL lets only SYSTEM (the service) and Administrators into the
-// service's folder, which holds the config with the API token and the
-// spool with the tickets; by default any local user could read
-// %ProgramData%. Protected (P) so the folder no longer inherits that.
-const serviceDirSDDL = "D:PAI(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)"
-
-// prepareDirs locks the service's %ProgramData% folder down when the
-// config is there.
-func prepareDirs(configPath string, cfg *config.Config) error {
-	dir := filepath.Dir(configPath)
-	if !strings.EqualFold(dir, installer.WindowsDataDir(os.Getenv("ProgramData"))) {
-		return nil
-	}
-	sd, err := windows.SecurityDescriptorFromString(serviceDirSDDL)
-	if err != nil {
-		return fmt.Errorf("security descriptor: %w", err)
-	}
-	dacl, _, err := sd.DACL()
-	if err != nil {
-		return fmt.Errorf("security descriptor: %w", err)
-	}
-	if err := windows.SetNamedSecurityInfo(dir, windows.SE_FILE_OBJECT,
-		windows.DACL_SECURITY_INFORMATION|windows.PROTECTED_DACL_SECURITY_INFORMATION, nil, nil, dacl, nil); err != nil {
-		return fmt.Errorf("restrict %s to SYSTEM and Administrators: %w", dir, err)
-	}
-	return nil
-}
-
-// registerService creates the service through kardianos (automatic start,
+// RegisterService creates the service through kardianos (automatic start,
 // event-log source) and then sets the recovery policy, which kardianos can
 // only set to a single delay.
-func registerService(s service.Service, w io.Writer) error {
+func RegisterService(s service.Service, w io.Writer) error {
 	if err := s.Install(); err != nil {
 		if !strings.Contains(err.Error(), "already exists") {
 			return fmt.Errorf("install the service: %w", err)
@@ -77,7 +43,7 @@ func registerService(s service.Service, w io.Writer) error {
 	} else {
 		fmt.Fprintln(w, "service installed: starts with Windows")
 	}
-	if err := eventlog.InstallAsEventCreate(installer.ServiceName, eventlog.Error|eventlog.Warning|eventlog.Info); err != nil && !strings.Contains(err.Error(), "exists") {
+	if err := eventlog.InstallAsEventCreate(ServiceName, eventlog.Error|eventlog.Warning|eventlog.Info); err != nil && !strings.Contains(err.Error(), "exists") {
 		return fmt.Errorf("register the event-log source: %w", err)
 	}
 	m, err := mgr.Connect()
@@ -85,12 +51,12 @@ func registerService(s service.Service, w io.Writer) error {
 		return fmt.Errorf("connect to the service manager: %w", err)
 	}
 	defer m.Disconnect()
-	ms, err := m.OpenService(installer.ServiceName)
+	ms, err := m.OpenService(ServiceName)
 	if err != nil {
 		return fmt.Errorf("open the service: %w", err)
 	}
 	defer ms.Close()
-	if err := ms.SetRecoveryActions(recoveryActions(), uint32(installer.WindowsRecoveryReset/time.Second)); err != nil {
+	if err := ms.SetRecoveryActions(recoveryActions(), uint32(WindowsRecoveryReset/time.Second)); err != nil {
 		return fmt.Errorf("set the recovery actions: %w", err)
 	}
 	// Also when the agent exits with an error rather than crashing.
@@ -103,22 +69,23 @@ func registerService(s service.Service, w io.Writer) error {
 
 func recoveryActions() []mgr.RecoveryAction {
 	var out []mgr.RecoveryAction
-	for _, s := range installer.WindowsRecovery() {
+	for _, s := range WindowsRecovery() {
 		out = append(out, mgr.RecoveryAction{Type: mgr.ServiceRestart, Delay: s.Delay})
 	}
 	return out
 }
 
-func unregisterService(s service.Service, w io.Writer) error {
+// UnregisterService removes the service.
+func UnregisterService(s service.Service, w io.Writer) error {
 	if err := s.Uninstall(); err != nil {
 		return fmt.Errorf("remove the service: %w", err)
 	}
 	return nil
 }
 
-// underServiceManager reports that the SCM started this process: `run`
+// UnderServiceManager reports that the SCM started this process: `run`
 // must then answer the SCM's control requests.
-func underServiceManager() bool {
+func UnderServiceManager() bool {
 	ok, err := svc.IsWindowsService()
 	return err == nil && ok
 }
@@ -128,6 +95,7 @@ func underServiceManager() bool {
 // errors go to the Windows event log under the source "printgate".
 type winProgram struct {
 	configPath string
+	run        func(ctx context.Context) error
 	elog       *eventlog.Log
 
 	mu     sync.Mutex
@@ -145,19 +113,19 @@ func (p *winProgram) Start(service.Service) error {
 	p.cancel, p.done = cancel, make(chan error, 1)
 	p.mu.Unlock()
 	go func() {
-		err := daemon.RunService(ctx, p.configPath, io.Discard)
+		err := p.run(ctx)
 		if ctx.Err() == nil {
 			// The agent ended by itself: a fatal error. Exiting non-zero
 			// makes the SCM run the recovery actions.
 			if err == nil {
 				err = errors.New("the agent stopped without being asked")
 			}
-			p.event(installer.EventFailed, "printgate stopped on an error and will be restarted by the service manager: "+err.Error())
+			p.event(EventFailed, "printgate stopped on an error and will be restarted by the service manager: "+err.Error())
 			os.Exit(1)
 		}
 		p.done <- err
 	}()
-	p.event(installer.EventStarted, "printgate started with the config "+p.configPath)
+	p.event(EventStarted, "printgate started with the config "+p.configPath)
 	return nil
 }
 
@@ -172,14 +140,14 @@ func (p *winProgram) Stop(service.Service) error {
 	select {
 	case err := <-done:
 		if err != nil {
-			p.event(installer.EventFailed, "printgate stopped with an error: "+err.Error())
+			p.event(EventFailed, "printgate stopped with an error: "+err.Error())
 			return err
 		}
 	case <-time.After(stopWait):
-		p.event(installer.EventFailed, fmt.Sprintf("printgate did not stop within %v; the service manager ends it", stopWait))
+		p.event(EventFailed, fmt.Sprintf("printgate did not stop within %v; the service manager ends it", stopWait))
 		return fmt.Errorf("the agent did not stop within %v", stopWait)
 	}
-	p.event(installer.EventStopped, "printgate stopped")
+	p.event(EventStopped, "printgate stopped")
 	return nil
 }
 
@@ -187,32 +155,32 @@ func (p *winProgram) event(id uint32, msg string) {
 	if p.elog == nil {
 		return
 	}
-	if id == installer.EventFailed {
+	if id == EventFailed {
 		_ = p.elog.Error(id, msg)
 		return
 	}
 	_ = p.elog.Info(id, msg)
 }
 
-// runUnderServiceManager runs the agent as the SCM's service until the SCM
-// stops it.
-func runUnderServiceManager(configPath string, stderr io.Writer) error {
-	p := &winProgram{configPath: configPath}
-	if l, err := eventlog.Open(installer.ServiceName); err == nil {
+// RunUnderServiceManager runs the agent (run, until its context ends) as
+// the SCM's service for the config at configPath, until the SCM stops it.
+func RunUnderServiceManager(configPath string, run func(ctx context.Context) error) error {
+	p := &winProgram{configPath: configPath, run: run}
+	if l, err := eventlog.Open(ServiceName); err == nil {
 		p.elog = l
 		defer l.Close()
 	}
-	exe, err := executable()
+	exe, err := Executable()
 	if err != nil {
 		return err
 	}
 	s, err := newServiceFor(p, exe, configPath)
 	if err != nil {
-		p.event(installer.EventFailed, err.Error())
+		p.event(EventFailed, err.Error())
 		return err
 	}
 	if err := s.Run(); err != nil {
-		p.event(installer.EventFailed, "printgate service: "+err.Error())
+		p.event(EventFailed, "printgate service: "+err.Error())
 		return err
 	}
 	return nil

@@ -1,6 +1,6 @@
 //go:build windows
 
-package main
+package doctor
 
 import (
 	"fmt"
@@ -46,6 +46,6 @@ func whoListensHint(port string) string {
 // devicePermission is not checked on Windows: COM ports and USB printers
 // are opened by the service account, which Windows does not restrict by
 // group.
-func devicePermission(path string, scheme drivers.Scheme) checkResult {
-	return checkResult{Status: checkSkip, Detail: path + ": not checked on Windows (the service account opens devices; a port held by another program shows in the printer check)"}
+func devicePermission(path string, scheme drivers.Scheme) Result {
+	return Result{Status: Skip, Detail: path + ": not checked on Windows (the service account opens devices; a port held by another program shows in the printer check)"}
 }

@@ -1,4 +1,4 @@
-package main
+package installer
 
 import (
 	"strings"
@@ -18,19 +18,19 @@ func TestServiceUsesOwnUnit(t *testing.T) {
 	if strings.Contains(unit, "{{") {
 		t.Error("the unit has template actions kardianos would run")
 	}
-	if _, err := newService("/usr/local/bin/printgate", "/etc/printgate/printgate.toml"); err != nil {
+	if _, err := NewService("/usr/local/bin/printgate", "/etc/printgate/printgate.toml"); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestCheckServicePaths(t *testing.T) {
-	if err := checkServicePaths("/root/printgate", "/etc/printgate/printgate.toml"); err == nil || !strings.Contains(err.Error(), "install -m 0755") {
+	if err := CheckServicePaths("/root/printgate", "/etc/printgate/printgate.toml"); err == nil || !strings.Contains(err.Error(), "install -m 0755") {
 		t.Errorf("binary in /root: %v", err)
 	}
-	if err := checkServicePaths("/usr/local/bin/printgate", "/srv/printgate.toml"); err == nil || !strings.Contains(err.Error(), "--config-only") {
+	if err := CheckServicePaths("/usr/local/bin/printgate", "/srv/printgate.toml"); err == nil || !strings.Contains(err.Error(), "--config-only") {
 		t.Errorf("config outside /etc/printgate: %v", err)
 	}
-	if err := checkServicePaths("/usr/bin/printgate", "/etc/printgate/printgate.toml"); err != nil {
+	if err := CheckServicePaths("/usr/bin/printgate", "/etc/printgate/printgate.toml"); err != nil {
 		t.Error(err)
 	}
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package doctor
 
 import (
 	"fmt"
@@ -45,11 +45,11 @@ func whoListensHint(port string) string {
 
 // devicePermission checks that the current user can read and write the
 // device at path, and names the group to join when not.
-func devicePermission(path string, scheme drivers.Scheme) checkResult {
-	var r checkResult
+func devicePermission(path string, scheme drivers.Scheme) Result {
+	var r Result
 	fi, err := os.Stat(path)
 	if err != nil {
-		r.Status = checkFail
+		r.Status = Fail
 		r.Detail = fmt.Sprintf("%s: %v", path, unwrapPath(err))
 		r.Fix = "plug the printer in and switch it on, or correct the device in its url; printgate printers lists the serial ports and USB printers this PC sees"
 		return r
@@ -71,7 +71,7 @@ func devicePermission(path string, scheme drivers.Scheme) checkResult {
 			group = strconv.Itoa(gid)
 		}
 	}
-	r.Status = checkFail
+	r.Status = Fail
 	r.Detail = fmt.Sprintf("%s: %s cannot read and write it (mode %s, group %s)", path, who, fi.Mode().Perm(), orDash(group))
 	want := "dialout"
 	if scheme == drivers.SchemeUSB {
@@ -86,4 +86,11 @@ func devicePermission(path string, scheme drivers.Scheme) checkResult {
 		r.Fix = fmt.Sprintf("sudo usermod -aG %s printgate (the service's account; for yourself: sudo usermod -aG %s %s and log in again), then restart the service", group, group, who)
 	}
 	return r
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
