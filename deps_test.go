@@ -88,8 +88,8 @@ var releaseOSes = []string{"linux", "windows"}
 // one file of a package. The demo is the README's main job and runs the
 // emulated printers and cloud; nothing else in the binary may use them.
 var testDoubles = map[string][]string{
-	"printgate/drivers/printertest": {"printgate/cmd/printgate/demo.go"},
-	"printgate/sync/cloudtest":      {"printgate/cmd/printgate/demo.go"},
+	"printgate/drivers/printertest": {"printgate/cmd/printgate/internal/demo/demo.go"},
+	"printgate/sync/cloudtest":      {"printgate/cmd/printgate/internal/demo/demo.go"},
 }
 
 // banned are packages the release binary must not link at all: the

@@ -47,6 +47,7 @@ type ReloadRefused struct {
 	Result localapi.ReloadResult
 }
 
+// Error says the reload was refused and why, as the CLI prints it.
 func (e *ReloadRefused) Error() string {
 	return fmt.Sprintf("the agent refused %s and keeps its running config", e.Result.Config)
 }

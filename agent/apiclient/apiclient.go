@@ -101,6 +101,7 @@ type Error struct {
 	Message string
 }
 
+// Error is the agent's answer as a person reads it: status, code and message.
 func (e *Error) Error() string {
 	if e.Code == "" {
 		return fmt.Sprintf("the agent answered HTTP %d", e.Status)
