@@ -68,8 +68,6 @@ type layer struct {
 // no longer occurs, so the list cannot outlive the breaks: delete the
 // entry when its move lands.
 var pending = []pendingBreak{
-	{"printgate/agent", "printgate/agent/localapi", "issue 21 item 2: the core's sentinel errors and shown types move to a contract package"},
-	{"printgate/agent", "printgate/agent/web", "issue 21 item 2: the page's shown types (PrinterDetail, LinkInfo, PairingInfo) move to a contract package"},
 	{"printgate/sync/link", "printgate/agent/wheel", "issue 21 item 6: Clock and Backoff move to internal/clock and internal/backoff"},
 	{"printgate/sync/pair", "printgate/agent/wheel", "issue 21 item 6: Clock moves to internal/clock"},
 }

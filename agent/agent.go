@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"printgate/agent/config"
-	"printgate/agent/localapi"
 	"printgate/agent/metrics"
 	"printgate/agent/wheel"
 	"printgate/drivers/escpos"
@@ -19,7 +18,8 @@ import (
 )
 
 // Agent runs the lanes of every configured printer over one spool. Create it
-// with New, start it with Run; its methods implement localapi.Backend.
+// with New, start it with Run; its methods implement the local API's
+// backend (localapi.Backend; the page's is agent/daemon's, which embeds it).
 type Agent struct {
 	cfg   *config.Config
 	spool *spool.Spool
@@ -75,8 +75,7 @@ type Agent struct {
 }
 
 var (
-	_ localapi.Backend = (*Agent)(nil)
-	_ laneHost         = (*Agent)(nil)
+	_ laneHost = (*Agent)(nil)
 )
 
 // New builds an agent for cfg over an open spool. Nothing runs until Run.

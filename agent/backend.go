@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"strconv"
 
-	"printgate/agent/localapi"
+	"printgate/agent/api"
 	"printgate/drivers/escpos"
 	"printgate/spool"
 )
@@ -49,7 +49,7 @@ func (a *Agent) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bool
 	defer a.lanesMu.RUnlock()
 	l, ok := a.lanes[nt.Printer]
 	if !ok {
-		return a.refuseTask(nt, fmt.Errorf("%w: %q (configured: %v)", localapi.ErrUnknownPrinter, nt.Printer, a.order))
+		return a.refuseTask(nt, fmt.Errorf("%w: %q (configured: %v)", api.ErrUnknownPrinter, nt.Printer, a.order))
 	}
 	pc := l.pc
 	if len(nt.Document) > 0 {
@@ -58,7 +58,7 @@ func (a *Agent) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bool
 			err = escpos.CheckDocument(doc, pc.Profile)
 		}
 		if err != nil {
-			return a.refuseTask(nt, fmt.Errorf("%w: %v", localapi.ErrBadDocument, err))
+			return a.refuseTask(nt, fmt.Errorf("%w: %v", api.ErrBadDocument, err))
 		}
 	}
 	if nt.Timeout == 0 {
@@ -88,7 +88,7 @@ func (a *Agent) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bool
 	if stopped != nil {
 		// The core stopped while this task was being written: it is on
 		// disk and prints at the next start, but nobody prints it now.
-		return nil, false, fmt.Errorf("%w: its core stopped while task %s was being accepted; the task is spooled and prints after a restart", localapi.ErrUnavailable, t.TaskNo)
+		return nil, false, fmt.Errorf("%w: its core stopped while task %s was being accepted; the task is spooled and prints after a restart", api.ErrUnavailable, t.TaskNo)
 	}
 	return t, false, nil
 }
@@ -129,18 +129,18 @@ func (a *Agent) Task(taskNo string) (*spool.Task, error) { return a.spool.Get(ta
 func (a *Agent) Tasks(o spool.ListOptions) (spool.Page, error) { return a.spool.List(o) }
 
 // Cancel cancels a task that has not started printing. A task being sent or
-// already finished cannot be canceled (localapi.ErrConflict).
+// already finished cannot be canceled (api.ErrConflict).
 func (a *Agent) Cancel(ctx context.Context, taskNo string) (*spool.Task, error) {
 	t, err := a.spool.Get(taskNo)
 	if err != nil {
 		return nil, err
 	}
 	if t.State.Terminal() || t.State == spool.StateSending {
-		return nil, fmt.Errorf("%w: task %s is %s", localapi.ErrConflict, taskNo, t.State)
+		return nil, fmt.Errorf("%w: task %s is %s", api.ErrConflict, taskNo, t.State)
 	}
 	reply := make(chan cancelResult, 1)
 	if !a.toOwner(taskNo, msgCancel{taskNo: taskNo, reply: reply}) {
-		return nil, fmt.Errorf("%w: task %s is not held by any lane", localapi.ErrConflict, taskNo)
+		return nil, fmt.Errorf("%w: task %s is not held by any lane", api.ErrConflict, taskNo)
 	}
 	select {
 	case r := <-reply:
@@ -220,9 +220,9 @@ func (a *Agent) Refresh(printer string) bool {
 }
 
 // Printers reports each printer's state and queue for the API and the page.
-func (a *Agent) Printers() []localapi.PrinterInfo {
+func (a *Agent) Printers() []api.PrinterInfo {
 	_, lanes := a.laneList()
-	out := make([]localapi.PrinterInfo, 0, len(lanes))
+	out := make([]api.PrinterInfo, 0, len(lanes))
 	for _, l := range lanes {
 		info := l.info()
 		info.RawPort, _, _ = a.rawPortStats(l.name)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"printgate/agent/localapi"
+	"printgate/agent/api"
 	"printgate/drivers/escpos/decode"
 	"printgate/drivers/printertest"
 	"printgate/spool"
@@ -34,7 +34,7 @@ func TestBig5Printer(t *testing.T) {
 	}
 	_, _, err := h.a.Submit(ctx, spool.NewTask{TaskNo: "CN_v1", Printer: "tw",
 		Document: []byte(`{"lines":[{"text":"这个"}]}`)})
-	if !errors.Is(err, localapi.ErrBadDocument) || !strings.Contains(err.Error(), "Big5") || !strings.Contains(err.Error(), "这") {
+	if !errors.Is(err, api.ErrBadDocument) || !strings.Contains(err.Error(), "Big5") || !strings.Contains(err.Error(), "这") {
 		t.Errorf("simplified Chinese for a Big5 printer: %v, want a bad document naming Big5 and 这", err)
 	}
 	out, err := h.a.Preview(&spool.Task{TaskNo: "RAW_v1", Printer: "tw", Payload: []byte("\xae\xe0 12\n\x1dV\x00")})

@@ -7,13 +7,13 @@ import (
 	"strings"
 	"time"
 
-	"printgate/agent/localapi"
+	"printgate/agent/api"
 	"printgate/spool"
 )
 
 // Health reports the agent's overall state for /healthz.
-func (a *Agent) Health() localapi.Health {
-	h := localapi.Health{Status: "ok", Link: a.linkState()}
+func (a *Agent) Health() api.Health {
+	h := api.Health{Status: "ok", Link: a.linkState()}
 	if err := a.Failed(); err != nil {
 		h.Status, h.Error = "failed", firstLine(err.Error())
 		return h

@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"printgate/agent/api"
 	"printgate/agent/config"
-	"printgate/agent/localapi"
 	"printgate/agent/metrics"
 	"printgate/agent/wheel"
 	"printgate/drivers/escpos"
@@ -150,7 +150,7 @@ type lane struct {
 	ready    atomic.Bool
 	printing atomic.Bool
 	infoMu   sync.Mutex
-	snap     localapi.PrinterInfo
+	snap     api.PrinterInfo
 	lastTask string    // the last task this printer put on paper
 	lastAt   time.Time // and when
 
@@ -216,7 +216,7 @@ func newLane(a *Agent, pc *config.Printer, dev Printer) (*lane, error) {
 		held:     map[string]*entry{},
 		waiting:  map[string]*entry{},
 	}
-	l.snap = localapi.PrinterInfo{Name: pc.Name, URL: pc.URL, State: "UNKNOWN"}
+	l.snap = api.PrinterInfo{Name: pc.Name, URL: pc.URL, State: "UNKNOWN"}
 	return l, nil
 }
 
@@ -382,7 +382,7 @@ func (l *lane) publish() {
 
 func (l *lane) observe(e Event) { l.host.observe(e) }
 
-func (l *lane) info() localapi.PrinterInfo {
+func (l *lane) info() api.PrinterInfo {
 	l.infoMu.Lock()
 	defer l.infoMu.Unlock()
 	return l.snap

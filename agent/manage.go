@@ -6,22 +6,22 @@ package agent
 import (
 	"fmt"
 
-	"printgate/agent/localapi"
+	"printgate/agent/api"
 	"printgate/spool"
 )
 
 func (l *lane) cancel(m msgCancel) {
 	if l.inflight != nil && l.inflight.task.TaskNo == m.taskNo {
-		m.reply <- cancelResult{err: fmt.Errorf("%w: task %s is being printed", localapi.ErrConflict, m.taskNo)}
+		m.reply <- cancelResult{err: fmt.Errorf("%w: task %s is being printed", api.ErrConflict, m.taskNo)}
 		return
 	}
 	e := l.held[m.taskNo]
 	if e == nil {
-		m.reply <- cancelResult{err: fmt.Errorf("%w: task %s is not waiting in lane %s", localapi.ErrConflict, m.taskNo, l.name)}
+		m.reply <- cancelResult{err: fmt.Errorf("%w: task %s is not waiting in lane %s", api.ErrConflict, m.taskNo, l.name)}
 		return
 	}
 	if !spool.CanTransition(e.task.State, spool.StateCanceled) {
-		m.reply <- cancelResult{err: fmt.Errorf("%w: task %s is %s", localapi.ErrConflict, m.taskNo, e.task.State)}
+		m.reply <- cancelResult{err: fmt.Errorf("%w: task %s is %s", api.ErrConflict, m.taskNo, e.task.State)}
 		return
 	}
 	l.detach(e)
@@ -29,7 +29,7 @@ func (l *lane) cancel(m msgCancel) {
 	if err != nil {
 		// Put it back: the task is still ours and still waiting.
 		l.place(e)
-		m.reply <- cancelResult{err: fmt.Errorf("%w: %v", localapi.ErrConflict, err)}
+		m.reply <- cancelResult{err: fmt.Errorf("%w: %v", api.ErrConflict, err)}
 		return
 	}
 	l.log.Info("task CANCELED", "task_no", m.taskNo)
@@ -51,7 +51,7 @@ func (l *lane) retry(m msgRetry) {
 		if e != nil {
 			state = string(e.task.State)
 		}
-		m.reply <- retryResult{err: fmt.Errorf("%w: task %s is %s, no longer HELD: it was retried or ended meanwhile", localapi.ErrConflict, m.taskNo, state)}
+		m.reply <- retryResult{err: fmt.Errorf("%w: task %s is %s, no longer HELD: it was retried or ended meanwhile", api.ErrConflict, m.taskNo, state)}
 		return
 	}
 	to := m.printer
@@ -88,7 +88,7 @@ func (l *lane) retry(m msgRetry) {
 			return
 		}
 		// Refused: the stored task moved on; resync has taken it.
-		m.reply <- retryResult{err: fmt.Errorf("%w: task %s changed meanwhile: %v", localapi.ErrConflict, m.taskNo, err)}
+		m.reply <- retryResult{err: fmt.Errorf("%w: task %s changed meanwhile: %v", api.ErrConflict, m.taskNo, err)}
 		return
 	}
 	m.reply <- retryResult{task: t}

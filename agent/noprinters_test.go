@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"printgate/agent/localapi"
+	"printgate/agent/api"
 	"printgate/spool"
 )
 
@@ -21,7 +21,7 @@ func TestNoPrinters(t *testing.T) {
 		t.Errorf("printers: %+v", got)
 	}
 	_, _, err := h.a.Submit(context.Background(), spool.NewTask{TaskNo: "N_v1", Printer: "kitchen", Payload: []byte("x\n")})
-	if !errors.Is(err, localapi.ErrUnknownPrinter) {
+	if !errors.Is(err, api.ErrUnknownPrinter) {
 		t.Errorf("submit with no printers: %v, want unknown printer", err)
 	}
 }

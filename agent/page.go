@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"printgate/agent/localapi"
+	"printgate/agent/api"
 	"printgate/agent/logring"
-	"printgate/agent/web"
 	"printgate/drivers/escpos"
 	"printgate/spool"
 	"printgate/sync/link"
@@ -23,13 +22,13 @@ import (
 // the core has stopped, since no lane would print what they queue.
 func (a *Agent) available() error {
 	if a.Failed() != nil {
-		return fmt.Errorf("%w: its core has stopped on a failure (see the agent's log)", localapi.ErrUnavailable)
+		return fmt.Errorf("%w: its core has stopped on a failure (see the agent's log)", api.ErrUnavailable)
 	}
 	select {
 	case <-a.started:
 		return nil
 	default:
-		return fmt.Errorf("%w: the agent is still restoring its spool", localapi.ErrUnavailable)
+		return fmt.Errorf("%w: the agent is still restoring its spool", api.ErrUnavailable)
 	}
 }
 
@@ -41,7 +40,7 @@ func (a *Agent) available() error {
 func (a *Agent) Retry(ctx context.Context, taskNo, printer string) (*spool.Task, error) {
 	if printer != "" {
 		if a.lane(printer) == nil {
-			return nil, fmt.Errorf("retry %s: %w: %q (configured: %v)", taskNo, localapi.ErrUnknownPrinter, printer, a.laneNames())
+			return nil, fmt.Errorf("retry %s: %w: %q (configured: %v)", taskNo, api.ErrUnknownPrinter, printer, a.laneNames())
 		}
 	}
 	if err := a.available(); err != nil {
@@ -58,7 +57,7 @@ func (a *Agent) Retry(ctx context.Context, taskNo, printer string) (*spool.Task,
 		if printer == "" {
 			printer = t.Printer
 			if a.lane(printer) == nil {
-				return nil, fmt.Errorf("retry %s: %w: its printer %q is no longer configured; choose one of %v", taskNo, localapi.ErrUnknownPrinter, printer, a.laneNames())
+				return nil, fmt.Errorf("retry %s: %w: its printer %q is no longer configured; choose one of %v", taskNo, api.ErrUnknownPrinter, printer, a.laneNames())
 			}
 		}
 		nt, err := a.newVersion(ctx, t, printer, sentBefore(t))
@@ -67,7 +66,7 @@ func (a *Agent) Retry(ctx context.Context, taskNo, printer string) (*spool.Task,
 		}
 		return nt, nil
 	}
-	return nil, fmt.Errorf("%w: task %s is %s; only a TIMED_OUT, FAILED or HELD task can be retried", localapi.ErrConflict, taskNo, t.State)
+	return nil, fmt.Errorf("%w: task %s is %s; only a TIMED_OUT, FAILED or HELD task can be retried", api.ErrConflict, taskNo, t.State)
 }
 
 // sentBefore reports whether t ever reached SENDING: job bytes may have
@@ -85,7 +84,7 @@ func sentBefore(t *spool.Task) bool {
 func (a *Agent) retryHeld(ctx context.Context, taskNo, printer string) (*spool.Task, error) {
 	reply := make(chan retryResult, 1)
 	if !a.toOwner(taskNo, msgRetry{taskNo: taskNo, printer: printer, reply: reply}) {
-		return nil, fmt.Errorf("%w: task %s is not held by any lane", localapi.ErrConflict, taskNo)
+		return nil, fmt.Errorf("%w: task %s is not held by any lane", api.ErrConflict, taskNo)
 	}
 	select {
 	case r := <-reply:
@@ -96,12 +95,12 @@ func (a *Agent) retryHeld(ctx context.Context, taskNo, printer string) (*spool.T
 }
 
 // PrinterDetails describes every configured printer, in config order.
-func (a *Agent) PrinterDetails() []web.PrinterDetail {
+func (a *Agent) PrinterDetails() []api.PrinterDetail {
 	_, lanes := a.laneList()
-	out := make([]web.PrinterDetail, 0, len(lanes))
+	out := make([]api.PrinterDetail, 0, len(lanes))
 	for _, l := range lanes {
 		l.infoMu.Lock()
-		d := web.PrinterDetail{PrinterInfo: l.snap, LastTask: l.lastTask, LastAt: l.lastAt}
+		d := api.PrinterDetail{PrinterInfo: l.snap, LastTask: l.lastTask, LastAt: l.lastAt}
 		l.infoMu.Unlock()
 		d.Backup = l.pc.Backup
 		d.Profile = l.pc.Profile.Name
@@ -157,11 +156,11 @@ func capabilityPhrases(p escpos.Profile, c escpos.Capabilities) []string {
 }
 
 // Link describes the cloud link for the dashboard.
-func (a *Agent) Link() web.LinkInfo {
+func (a *Agent) Link() api.LinkInfo {
 	if a.cfg.Cloud == nil {
-		return web.LinkInfo{State: "disabled"}
+		return api.LinkInfo{State: "disabled"}
 	}
-	info := web.LinkInfo{State: link.StateOffline}
+	info := api.LinkInfo{State: link.StateOffline}
 	if l := a.attached(); l != nil {
 		st := l.Stats()
 		info.State, info.LastSync, info.LastError, info.Store = st.State, st.LastSync, st.LastError, st.Store

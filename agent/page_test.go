@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"printgate/agent/localapi"
+	"printgate/agent/api"
 	"printgate/agent/logring"
 	"printgate/drivers/printertest"
 	"printgate/spool"
@@ -46,7 +46,7 @@ func TestRetryHeldPrintsOnceMarked(t *testing.T) {
 			if tasks[i].State != spool.StateQueued || !tasks[i].PossibleDuplicate || tasks[i].TaskNo != "H_v1" {
 				t.Errorf("retry answered %+v, want H_v1 QUEUED possible_duplicate", tasks[i])
 			}
-		case errors.Is(err, localapi.ErrConflict):
+		case errors.Is(err, api.ErrConflict):
 			conflicts++
 		default:
 			t.Errorf("retry: %v", err)
@@ -74,7 +74,7 @@ func TestRetryHeldPrintsOnceMarked(t *testing.T) {
 		t.Errorf("H_v1 sent %d times, want 2 (the unknown attempt and the retry)", n)
 	}
 	// Printed now: a third retry is a conflict, not a new copy.
-	if _, err := h.a.Retry(context.Background(), "H_v1", ""); !errors.Is(err, localapi.ErrConflict) {
+	if _, err := h.a.Retry(context.Background(), "H_v1", ""); !errors.Is(err, api.ErrConflict) {
 		t.Errorf("retry of a printed task: %v, want ErrConflict", err)
 	}
 }
@@ -114,7 +114,7 @@ func TestRetryTimedOutOnAnotherPrinter(t *testing.T) {
 	h.clock.Advance(11 * time.Second)
 	h.waitTask("T_v1", spool.StateTimedOut)
 
-	if _, err := h.a.Retry(context.Background(), "T_v1", "nowhere"); !errors.Is(err, localapi.ErrUnknownPrinter) {
+	if _, err := h.a.Retry(context.Background(), "T_v1", "nowhere"); !errors.Is(err, api.ErrUnknownPrinter) {
 		t.Errorf("retry on an unknown printer: %v, want ErrUnknownPrinter", err)
 	}
 	r, err := h.a.Retry(context.Background(), "T_v1", "b")
@@ -135,7 +135,7 @@ func TestRetryTimedOutOnAnotherPrinter(t *testing.T) {
 	// A queued task cannot be retried: it will print anyway.
 	h.submit("Q_v1", "a")
 	h.waitUntil("Q_v1 queued", func() bool { return h.inState(spool.StateQueued, "Q_v1") })
-	if _, err := h.a.Retry(context.Background(), "Q_v1", ""); !errors.Is(err, localapi.ErrConflict) {
+	if _, err := h.a.Retry(context.Background(), "Q_v1", ""); !errors.Is(err, api.ErrConflict) {
 		t.Errorf("retry of a queued task: %v, want ErrConflict", err)
 	}
 }
@@ -175,7 +175,7 @@ func TestPrinterDetailsAndTestPrint(t *testing.T) {
 	if !strings.Contains(text, "PRINTGATE TEST") || !strings.Contains(text, "epson-80") || strings.Contains(text, "?????") {
 		t.Errorf("test ticket on k:\n%s", text)
 	}
-	if _, err := h.a.TestPrint(context.Background(), "nowhere"); !errors.Is(err, localapi.ErrUnknownPrinter) {
+	if _, err := h.a.TestPrint(context.Background(), "nowhere"); !errors.Is(err, api.ErrUnknownPrinter) {
 		t.Errorf("test print on an unknown printer: %v", err)
 	}
 
@@ -290,7 +290,7 @@ func TestPreview(t *testing.T) {
 			t.Errorf("raw preview on %s: %v, want %q in\n%s", c.printer, err, c.want, out)
 		}
 	}
-	if _, err := h.a.Preview(&spool.Task{TaskNo: "G_v1", Printer: "gone"}); !errors.Is(err, localapi.ErrUnknownPrinter) {
+	if _, err := h.a.Preview(&spool.Task{TaskNo: "G_v1", Printer: "gone"}); !errors.Is(err, api.ErrUnknownPrinter) {
 		t.Errorf("preview for an unconfigured printer: %v", err)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"printgate/agent/web"
+	"printgate/agent/api"
 	"printgate/sync/pair"
 )
 
@@ -186,12 +186,12 @@ func (pr *pairing) wait(ctx context.Context, f *pairFlow) {
 // Pairing describes the pairing for the pairing page. While the agent is
 // unpaired and has a [cloud] auth_url it starts (or keeps) one device flow
 // whose code the page shows; the token is saved once a manager approves.
-func (a *Agent) Pairing(ctx context.Context) web.PairingInfo {
+func (a *Agent) Pairing(ctx context.Context) api.PairingInfo {
 	c := a.cfg.Cloud
 	if c == nil || c.AuthURL == "" {
-		return web.PairingInfo{}
+		return api.PairingInfo{}
 	}
-	info := web.PairingInfo{Configured: true}
+	info := api.PairingInfo{Configured: true}
 	_, err := pair.Load(a.cfg.DataDir)
 	if err == nil {
 		a.pairing.stopFlow()

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"html/template"
 
-	"printgate/agent/localapi"
+	"printgate/agent/api"
 	"printgate/drivers/escpos"
 	"printgate/spool"
 )
@@ -20,7 +20,7 @@ func (a *Agent) Preview(t *spool.Task) (template.HTML, error) {
 	l := a.lane(t.Lane())
 	if l == nil {
 		if l = a.lane(t.Printer); l == nil {
-			return "", fmt.Errorf("preview %s: %w: %q is no longer configured", t.TaskNo, localapi.ErrUnknownPrinter, t.Lane())
+			return "", fmt.Errorf("preview %s: %w: %q is no longer configured", t.TaskNo, api.ErrUnknownPrinter, t.Lane())
 		}
 	}
 	return previewHTML(t, l.pc.Profile)

@@ -15,8 +15,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"printgate/agent/api"
 	"printgate/agent/config"
-	"printgate/agent/localapi"
 	"printgate/drivers/escpos"
 	"printgate/drivers/printertest"
 	"printgate/spool"
@@ -98,7 +98,7 @@ func TestSubmitRefusedUntilRestored(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err = a.Submit(context.Background(), spool.NewTask{TaskNo: "EARLY_v1", Printer: "k", Payload: []byte("x")})
-	if !errors.Is(err, localapi.ErrUnavailable) {
+	if !errors.Is(err, api.ErrUnavailable) {
 		t.Fatalf("submit before restore: %v, want ErrUnavailable", err)
 	}
 	if _, err := h.sp.Get("EARLY_v1"); !errors.Is(err, spool.ErrNotFound) {
@@ -147,7 +147,7 @@ func TestSubmitAnsweredWhenLaneFailsAfterPost(t *testing.T) {
 		t.Fatalf("submit whose lane failed after the hand over: dup=%v err=%v, want accepted", dup, err)
 	}
 	testHookPosted = nil
-	if _, _, err := a.Submit(context.Background(), spool.NewTask{TaskNo: "AFTER_v1", Printer: "k", Payload: []byte("x")}); !errors.Is(err, localapi.ErrUnavailable) {
+	if _, _, err := a.Submit(context.Background(), spool.NewTask{TaskNo: "AFTER_v1", Printer: "k", Payload: []byte("x")}); !errors.Is(err, api.ErrUnavailable) {
 		t.Errorf("submit after the core failed: %v, want ErrUnavailable", err)
 	}
 	cancel()
@@ -285,7 +285,7 @@ func TestUnprintableTextRefusedAtIntake(t *testing.T) {
 	h := newHarness(t, []printerSpec{{name: "k", model: printertest.ModelEpson, extra: `profile = "epson-80"`}}, "")
 	_, _, err := h.a.Submit(context.Background(), spool.NewTask{TaskNo: "CJK_v1", Printer: "k",
 		Document: []byte(`{"lines":[{"text":"Table 4"},{"text":"宫保鸡丁 x1"}]}`)})
-	if !errors.Is(err, localapi.ErrBadDocument) || !strings.Contains(err.Error(), "line 2") || !strings.Contains(err.Error(), "WPC1252") {
+	if !errors.Is(err, api.ErrBadDocument) || !strings.Contains(err.Error(), "line 2") || !strings.Contains(err.Error(), "WPC1252") {
 		t.Errorf("CJK to epson-80: %v, want bad document naming line 2 and WPC1252", err)
 	}
 	if _, err := h.sp.Get("CJK_v1"); !errors.Is(err, spool.ErrNotFound) {

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"printgate/agent/api"
 	"printgate/agent/config"
-	"printgate/agent/localapi"
 	"printgate/agent/rawport"
 	"printgate/spool"
 )
@@ -282,7 +282,7 @@ func (s rawSink) Ready(printer string) error {
 		return err
 	}
 	if a.lane(printer) == nil {
-		return fmt.Errorf("%w: %q", localapi.ErrUnknownPrinter, printer)
+		return fmt.Errorf("%w: %q", api.ErrUnknownPrinter, printer)
 	}
 	u, err := a.spool.Usage()
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"printgate/agent/localapi"
+	"printgate/agent/api"
 	"printgate/drivers/printertest"
 	"printgate/spool"
 )
@@ -85,7 +85,7 @@ func TestCancelAndReprint(t *testing.T) {
 	h.p["k"].SetFault(printertest.FaultPaperOut, false)
 	h.a.Refresh("k")
 	h.waitTask("A_v1", spool.StatePrinted)
-	if _, err := h.a.Cancel(context.Background(), "A_v1"); !errors.Is(err, localapi.ErrConflict) {
+	if _, err := h.a.Cancel(context.Background(), "A_v1"); !errors.Is(err, api.ErrConflict) {
 		t.Errorf("cancel of a printed task: %v, want ErrConflict", err)
 	}
 	r, err := h.a.Reprint(context.Background(), "A_v1")

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"printgate/agent/api"
 	"printgate/agent/config"
-	"printgate/agent/localapi"
 	"printgate/spool"
 )
 
@@ -20,12 +20,10 @@ import (
 // manager to retry it elsewhere or for the printer to come back.
 const ReasonPrinterRemoved = "PRINTER_REMOVED"
 
-var _ localapi.Reloader = (*Agent)(nil)
-
 // Reload reads the config file again and applies its printers without a
 // restart (SIGHUP, `printgate reload`, the page's action). Reloads run one
 // at a time. A file with errors is refused: the running config stays, and
-// the error wraps localapi.ErrConfigRefused with the result's Errors set.
+// the error wraps api.ErrConfigRefused with the result's Errors set.
 //
 // New printers get a lane that restores whatever the spool holds for them
 // before it takes intake. A changed printer's lane finishes the job in
@@ -36,8 +34,8 @@ var _ localapi.Reloader = (*Agent)(nil)
 // move to its backup with the FAILOVER banner, or wait with reason
 // PRINTER_REMOVED. Settings only a restart applies (listen, tls, data_dir,
 // cloud, api_token, ...) are reported in RestartNeeded and left alone.
-func (a *Agent) Reload(ctx context.Context) (localapi.ReloadResult, error) {
-	res := localapi.ReloadResult{Config: a.cfg.Path, Added: []string{}, Changed: []string{}, Removed: []string{}, RestartNeeded: []string{}}
+func (a *Agent) Reload(ctx context.Context) (api.ReloadResult, error) {
+	res := api.ReloadResult{Config: a.cfg.Path, Added: []string{}, Changed: []string{}, Removed: []string{}, RestartNeeded: []string{}}
 	if err := a.available(); err != nil {
 		return res, fmt.Errorf("reload: %w", err)
 	}
@@ -45,7 +43,7 @@ func (a *Agent) Reload(ctx context.Context) (localapi.ReloadResult, error) {
 	defer a.reloadMu.Unlock()
 	select {
 	case <-a.quit:
-		return res, fmt.Errorf("reload: %w: the agent is stopping", localapi.ErrUnavailable)
+		return res, fmt.Errorf("reload: %w: the agent is stopping", api.ErrUnavailable)
 	default:
 	}
 	// Read under the lock: a reload that waited applies the file as it is
@@ -58,7 +56,7 @@ func (a *Agent) Reload(ctx context.Context) (localapi.ReloadResult, error) {
 }
 
 // refuse reports a config that cannot be used; nothing changes.
-func (a *Agent) refuse(res localapi.ReloadResult, err error) (localapi.ReloadResult, error) {
+func (a *Agent) refuse(res api.ReloadResult, err error) (api.ReloadResult, error) {
 	var errs config.Errors
 	if errors.As(err, &errs) {
 		for _, e := range errs {
@@ -68,7 +66,7 @@ func (a *Agent) refuse(res localapi.ReloadResult, err error) (localapi.ReloadRes
 		res.Errors = []string{err.Error()}
 	}
 	a.log.Error("config reload refused: the running config is kept", "config", a.cfg.Path, "errors", len(res.Errors), "err", err)
-	return res, fmt.Errorf("%w:\n%w", localapi.ErrConfigRefused, err)
+	return res, fmt.Errorf("%w:\n%w", api.ErrConfigRefused, err)
 }
 
 // samePrinter reports whether two entries configure a lane the same way
@@ -103,7 +101,7 @@ func restartNeeded(run, next *config.Config) []string {
 
 // apply makes cfg's printers the running ones (see Reload). The caller
 // holds reloadMu.
-func (a *Agent) apply(ctx context.Context, cfg *config.Config, res localapi.ReloadResult) (localapi.ReloadResult, error) {
+func (a *Agent) apply(ctx context.Context, cfg *config.Config, res api.ReloadResult) (api.ReloadResult, error) {
 	names, lanes := a.laneList()
 	old := map[string]*lane{}
 	for i, n := range names {
@@ -191,7 +189,7 @@ func (a *Agent) apply(ctx context.Context, cfg *config.Config, res localapi.Relo
 		for _, f := range fresh {
 			f.closeDevice()
 		}
-		return res, fmt.Errorf("reload: %w: the agent is stopping", localapi.ErrUnavailable)
+		return res, fmt.Errorf("reload: %w: the agent is stopping", api.ErrUnavailable)
 	}
 	for _, l := range retiring {
 		if l.failedOver != "" && fresh[l.name] != nil {
@@ -342,12 +340,12 @@ func (a *Agent) laneless(taskNo, printer string, msg laneMsg) bool {
 	case msgCancel:
 		t, err := a.spool.Get(taskNo)
 		if err == nil && !spool.CanTransition(t.State, spool.StateCanceled) {
-			err = fmt.Errorf("%w: task %s is %s", localapi.ErrConflict, taskNo, t.State)
+			err = fmt.Errorf("%w: task %s is %s", api.ErrConflict, taskNo, t.State)
 		}
 		if err == nil {
 			t, err = a.spool.Transition(taskNo, t.State, spool.StateCanceled, spool.Change{Reason: "canceled"})
 			if err != nil {
-				err = fmt.Errorf("%w: %v", localapi.ErrConflict, err)
+				err = fmt.Errorf("%w: %v", api.ErrConflict, err)
 			}
 		}
 		if err == nil {
@@ -367,10 +365,10 @@ func (a *Agent) laneless(taskNo, printer string, msg laneMsg) bool {
 // marked POSSIBLE DUPLICATE, compare-and-set on HELD.
 func (a *Agent) retryLaneless(taskNo, from, to string) retryResult {
 	if to == "" {
-		return retryResult{err: fmt.Errorf("%w: printer %q of task %s was removed from the config; choose a printer to retry it on (configured: %v)", localapi.ErrUnknownPrinter, from, taskNo, a.laneNames())}
+		return retryResult{err: fmt.Errorf("%w: printer %q of task %s was removed from the config; choose a printer to retry it on (configured: %v)", api.ErrUnknownPrinter, from, taskNo, a.laneNames())}
 	}
 	if a.lane(to) == nil {
-		return retryResult{err: fmt.Errorf("%w: %q (configured: %v)", localapi.ErrUnknownPrinter, to, a.laneNames())}
+		return retryResult{err: fmt.Errorf("%w: %q (configured: %v)", api.ErrUnknownPrinter, to, a.laneNames())}
 	}
 	dup := true
 	t, err := a.spool.TransitionPath(taskNo, spool.StateHeld, []spool.State{spool.StateQueued}, spool.Change{Target: &to, PossibleDuplicate: &dup, Reason: "retried by a manager on " + to})
@@ -378,7 +376,7 @@ func (a *Agent) retryLaneless(taskNo, from, to string) retryResult {
 		if spoolTrouble(err) {
 			return retryResult{err: fmt.Errorf("retry %s: the spool could not record it: %w", taskNo, err)}
 		}
-		return retryResult{err: fmt.Errorf("%w: task %s changed meanwhile: %v", localapi.ErrConflict, taskNo, err)}
+		return retryResult{err: fmt.Errorf("%w: task %s changed meanwhile: %v", api.ErrConflict, taskNo, err)}
 	}
 	a.handTo(t)
 	a.observe(Event{Printer: from, Task: t})

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"printgate/agent/localapi"
+	"printgate/agent/api"
 	"printgate/agent/wheel"
 	"printgate/drivers/printertest"
 	"printgate/spool"
@@ -49,7 +49,7 @@ func printerBlock(name string, p *printertest.Printer, extra string) string {
 	return fmt.Sprintf("[[printers]]\nname = %q\nurl = \"tcp://%s\"\n%s\n", name, p.Addr(), extra)
 }
 
-func (h *harness) reload() localapi.ReloadResult {
+func (h *harness) reload() api.ReloadResult {
 	h.t.Helper()
 	res, err := h.a.Reload(context.Background())
 	if err != nil {
@@ -82,7 +82,7 @@ func (h *harness) printedOnce(tasks []string, printers ...string) {
 func TestReloadAddsPrinterUnderLoad(t *testing.T) {
 	h := newHarness(t, []printerSpec{{name: "kitchen", model: printertest.ModelEpson}}, "")
 	bar := h.emulator("bar", printertest.ModelEpson)
-	if _, _, err := h.a.Submit(context.Background(), spool.NewTask{TaskNo: "B0_v1", Printer: "bar", Payload: []byte("x")}); !errors.Is(err, localapi.ErrUnknownPrinter) {
+	if _, _, err := h.a.Submit(context.Background(), spool.NewTask{TaskNo: "B0_v1", Printer: "bar", Payload: []byte("x")}); !errors.Is(err, api.ErrUnknownPrinter) {
 		t.Fatalf("submit to a printer not yet configured: %v", err)
 	}
 	h.writeConfig("", printerBlock("kitchen", h.p["kitchen"], ""), printerBlock("bar", bar, ""))
@@ -148,7 +148,7 @@ func TestReloadChangesPrinterURL(t *testing.T) {
 		}
 	}
 	h.writeConfig("", printerBlock("kitchen", moved, ""))
-	resc := make(chan localapi.ReloadResult, 1)
+	resc := make(chan api.ReloadResult, 1)
 	go func() {
 		res, err := h.a.Reload(context.Background())
 		if err != nil {
@@ -225,7 +225,7 @@ func TestReloadRemovesPrinter(t *testing.T) {
 		}
 	}
 	for _, p := range []string{"kitchen", "front"} {
-		if _, _, err := h.a.Submit(context.Background(), spool.NewTask{TaskNo: "X_" + p, Printer: p, Payload: []byte("x")}); !errors.Is(err, localapi.ErrUnknownPrinter) {
+		if _, _, err := h.a.Submit(context.Background(), spool.NewTask{TaskNo: "X_" + p, Printer: p, Payload: []byte("x")}); !errors.Is(err, api.ErrUnknownPrinter) {
 			t.Errorf("submit to removed %s: %v", p, err)
 		}
 	}
@@ -252,7 +252,7 @@ func TestReloadRefusesBadConfig(t *testing.T) {
 	} {
 		h.writeConfig("", bad)
 		res, err := h.a.Reload(context.Background())
-		if !errors.Is(err, localapi.ErrConfigRefused) || len(res.Errors) == 0 || res.Applied {
+		if !errors.Is(err, api.ErrConfigRefused) || len(res.Errors) == 0 || res.Applied {
 			t.Fatalf("bad config accepted: %v %+v\n%s", err, res, bad)
 		}
 	}
@@ -269,7 +269,7 @@ func TestReloadsSerialize(t *testing.T) {
 	h := newHarness(t, []printerSpec{{name: "kitchen", model: printertest.ModelEpson}}, "")
 	bar := h.emulator("bar", printertest.ModelEpson)
 	h.writeConfig("", printerBlock("kitchen", h.p["kitchen"], ""), printerBlock("bar", bar, ""))
-	results := make([]localapi.ReloadResult, 4)
+	results := make([]api.ReloadResult, 4)
 	var wg sync.WaitGroup
 	for i := range results {
 		wg.Add(1)
@@ -344,7 +344,7 @@ func TestReloadHandOnWaitsOnAgentClock(t *testing.T) {
 	h.writeConfig(`failover_after = "1h"`, printerBlock("bar", h.p["bar"], ""))
 	// The first commit of the reload is the sweep's move of K1_v1 to bar.
 	fault.arm(0)
-	resc := make(chan localapi.ReloadResult, 1)
+	resc := make(chan api.ReloadResult, 1)
 	go func() {
 		res, err := h.a.Reload(context.Background())
 		if err != nil {
@@ -364,7 +364,7 @@ func TestReloadHandOnWaitsOnAgentClock(t *testing.T) {
 	case <-time.After(waitLimit):
 		t.Fatal("no retry timer was armed on the agent's clock")
 	}
-	var res localapi.ReloadResult
+	var res api.ReloadResult
 	h.advanceUntil("the reload returned", time.Second, func() bool {
 		select {
 		case res = <-resc:

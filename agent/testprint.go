@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"printgate/agent/localapi"
+	"printgate/agent/api"
 	"printgate/spool"
 )
 
@@ -17,7 +17,7 @@ import (
 func (a *Agent) TestPrint(ctx context.Context, printer string) (*spool.Task, error) {
 	l := a.lane(printer)
 	if l == nil {
-		return nil, fmt.Errorf("test print: %w: %q (configured: %v)", localapi.ErrUnknownPrinter, printer, a.laneNames())
+		return nil, fmt.Errorf("test print: %w: %q (configured: %v)", api.ErrUnknownPrinter, printer, a.laneNames())
 	}
 	now := a.opts.Clock.Now()
 	doc, err := TestTicket{Printer: printer, Profile: l.pc.Profile, At: now}.Document()

@@ -12,14 +12,14 @@ import (
 	"strings"
 	"time"
 
-	"printgate/agent/localapi"
+	"printgate/agent/api"
 )
 
 // Status is what GET /healthz and GET /api/v1/printers tell of the agent:
 // its health (also from a 503, the answer of an agent whose core failed)
 // and each printer's state and queue.
-func (c *Client) Status(ctx context.Context) (localapi.Health, []localapi.PrinterInfo, error) {
-	var h localapi.Health
+func (c *Client) Status(ctx context.Context) (api.Health, []api.PrinterInfo, error) {
+	var h api.Health
 	resp, err := c.Open(ctx, http.MethodGet, "/healthz", nil)
 	if err != nil {
 		return h, nil, err
@@ -33,7 +33,7 @@ func (c *Client) Status(ctx context.Context) (localapi.Health, []localapi.Printe
 		return h, nil, fmt.Errorf("GET %s/healthz: %w", c.base, err)
 	}
 	var body struct {
-		Printers []localapi.PrinterInfo `json:"printers"`
+		Printers []api.PrinterInfo `json:"printers"`
 	}
 	if _, err := c.Do(ctx, http.MethodGet, "/api/v1/printers", nil, &body); err != nil {
 		return h, nil, err
@@ -44,7 +44,7 @@ func (c *Client) Status(ctx context.Context) (localapi.Health, []localapi.Printe
 // ReloadRefused is the agent's answer to a reload of a config with errors:
 // it keeps its running config.
 type ReloadRefused struct {
-	Result localapi.ReloadResult
+	Result api.ReloadResult
 }
 
 // Error says the reload was refused and why, as the CLI prints it.
@@ -55,8 +55,8 @@ func (e *ReloadRefused) Error() string {
 // Reload is POST /api/v1/reload: the agent reads its config again and says
 // what changed. A config it refuses is a *ReloadRefused with its errors;
 // any other refusal an *Error.
-func (c *Client) Reload(ctx context.Context) (localapi.ReloadResult, error) {
-	var res localapi.ReloadResult
+func (c *Client) Reload(ctx context.Context) (api.ReloadResult, error) {
+	var res api.ReloadResult
 	resp, err := c.Open(ctx, http.MethodPost, "/api/v1/reload", nil)
 	if err != nil {
 		return res, err
@@ -74,7 +74,7 @@ func (c *Client) Reload(ctx context.Context) (localapi.ReloadResult, error) {
 		return res, nil
 	case http.StatusUnprocessableEntity:
 		var body struct {
-			Result localapi.ReloadResult `json:"result"`
+			Result api.ReloadResult `json:"result"`
 		}
 		_ = json.Unmarshal(data, &body)
 		return body.Result, &ReloadRefused{Result: body.Result}

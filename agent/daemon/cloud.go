@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 
 	"printgate/agent"
+	"printgate/agent/api"
 	"printgate/agent/config"
-	"printgate/agent/localapi"
 	"printgate/agent/logring"
 	"printgate/spool"
 	"printgate/sync/link"
@@ -91,15 +91,15 @@ func (b cloudBackend) Printers() []wire.Printer {
 // so the cloud resends it.
 func classifyForCloud(err error) (code, message string, retry bool) {
 	switch {
-	case errors.Is(err, localapi.ErrUnavailable), errors.Is(err, spool.ErrClosed),
+	case errors.Is(err, api.ErrUnavailable), errors.Is(err, spool.ErrClosed),
 		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return localapi.CodeUnavailable, err.Error(), true
-	case errors.Is(err, localapi.ErrUnknownPrinter):
-		return localapi.CodeUnknownPrinter, err.Error(), false
-	case errors.Is(err, localapi.ErrBadDocument):
-		return localapi.CodeBadDocument, err.Error(), false
-	case errors.Is(err, localapi.ErrConflict), errors.Is(err, spool.ErrIllegalTransition):
-		return localapi.CodeConflict, err.Error(), false
+		return api.CodeUnavailable, err.Error(), true
+	case errors.Is(err, api.ErrUnknownPrinter):
+		return api.CodeUnknownPrinter, err.Error(), false
+	case errors.Is(err, api.ErrBadDocument):
+		return api.CodeBadDocument, err.Error(), false
+	case errors.Is(err, api.ErrConflict), errors.Is(err, spool.ErrIllegalTransition):
+		return api.CodeConflict, err.Error(), false
 	}
 	return link.DefaultClassify(err)
 }

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"printgate/agent"
-	"printgate/agent/localapi"
+	"printgate/agent/api"
 	"printgate/drivers/printertest"
 	"printgate/spool"
 	"printgate/sync/cloudtest"
@@ -71,8 +71,8 @@ func TestCloudLinkThroughOutage(t *testing.T) {
 	if err := cloud.WaitConnected(limit, agentID, true); err != nil {
 		t.Fatalf("the link never connected: %v", err)
 	}
-	health := func() localapi.Health {
-		var h localapi.Health
+	health := func() api.Health {
+		var h api.Health
 		if resp, err := http.Get(base + "/healthz"); err == nil {
 			json.NewDecoder(resp.Body).Decode(&h)
 			resp.Body.Close()

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 
 	"printgate/agent"
-	"printgate/agent/web"
+	"printgate/agent/api"
 )
 
 // maxSubscribers bounds the live views open at once; one more gets a
@@ -21,13 +21,13 @@ const subscriberBuffer = 64
 // agent wait on one.
 type hub struct {
 	mu   sync.Mutex
-	subs map[chan web.Change]struct{}
+	subs map[chan api.Change]struct{}
 	// dropped counts changes a full subscriber missed, for tests.
 	dropped atomic.Int64
 }
 
-func (h *hub) subscribe(ctx context.Context) <-chan web.Change {
-	ch := make(chan web.Change, subscriberBuffer)
+func (h *hub) subscribe(ctx context.Context) <-chan api.Change {
+	ch := make(chan api.Change, subscriberBuffer)
 	h.mu.Lock()
 	if ctx.Err() != nil || len(h.subs) >= maxSubscribers {
 		h.mu.Unlock()
@@ -35,7 +35,7 @@ func (h *hub) subscribe(ctx context.Context) <-chan web.Change {
 		return ch
 	}
 	if h.subs == nil {
-		h.subs = map[chan web.Change]struct{}{}
+		h.subs = map[chan api.Change]struct{}{}
 	}
 	h.subs[ch] = struct{}{}
 	h.mu.Unlock()
@@ -49,7 +49,7 @@ func (h *hub) subscribe(ctx context.Context) <-chan web.Change {
 }
 
 // publish offers c to every subscriber; a full one misses it.
-func (h *hub) publish(c web.Change) {
+func (h *hub) publish(c api.Change) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for ch := range h.subs {
@@ -71,22 +71,22 @@ func (h *hub) observe(e agent.Event) {
 
 // changeOf is the live view's notice of an agent event; ok is false for
 // events the page does not show (a spool write being retried).
-func changeOf(e agent.Event) (web.Change, bool) {
+func changeOf(e agent.Event) (api.Change, bool) {
 	switch {
 	case e.Err != nil:
-		return web.Change{}, false
+		return api.Change{}, false
 	case e.Health:
-		return web.Change{Kind: "health"}, true
+		return api.Change{Kind: "health"}, true
 	case e.Link:
-		return web.Change{Kind: "link", State: e.LinkState}, true
+		return api.Change{Kind: "link", State: e.LinkState}, true
 	case e.RawRefused != "":
-		return web.Change{Kind: "raw_refused", Printer: e.Printer, Detail: e.RawRefused}, true
+		return api.Change{Kind: "raw_refused", Printer: e.Printer, Detail: e.RawRefused}, true
 	case e.Task != nil:
-		return web.Change{Kind: "task", Printer: e.Printer, TaskNo: e.Task.TaskNo, State: string(e.Task.State)}, true
+		return api.Change{Kind: "task", Printer: e.Printer, TaskNo: e.Task.TaskNo, State: string(e.Task.State)}, true
 	case e.Switch:
-		return web.Change{Kind: "printer", Printer: e.Printer}, true
+		return api.Change{Kind: "printer", Printer: e.Printer}, true
 	case e.State != "":
-		return web.Change{Kind: "printer", Printer: e.Printer, State: e.State}, true
+		return api.Change{Kind: "printer", Printer: e.Printer, State: e.State}, true
 	}
-	return web.Change{}, false
+	return api.Change{}, false
 }

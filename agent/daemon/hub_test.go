@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"printgate/agent"
+	"printgate/agent/api"
 	"printgate/agent/config"
-	"printgate/agent/web"
 	"printgate/drivers/printertest"
 	"printgate/spool"
 )
@@ -99,7 +99,7 @@ func TestSubscribeSeesChanges(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := h.page.Subscribe(ctx)
 	h.submit("S_v1", "k")
-	want := web.Change{Kind: "task", Printer: "k", TaskNo: "S_v1", State: "PRINTED"}
+	want := api.Change{Kind: "task", Printer: "k", TaskNo: "S_v1", State: "PRINTED"}
 	limit := time.After(waitLimit)
 	for seen := false; !seen; {
 		select {
@@ -111,7 +111,7 @@ func TestSubscribeSeesChanges(t *testing.T) {
 	}
 	h.p.SetFault(printertest.FaultPaperOut, true)
 	h.a.Refresh("k")
-	want = web.Change{Kind: "printer", Printer: "k", State: "PAPER_OUT"}
+	want = api.Change{Kind: "printer", Printer: "k", State: "PAPER_OUT"}
 	for seen := false; !seen; {
 		select {
 		case c := <-ch:
@@ -145,7 +145,7 @@ func TestHubNeverBlocks(t *testing.T) {
 	go func() {
 		defer close(done)
 		for i := range 10 * subscriberBuffer {
-			h.publish(web.Change{Kind: "task", TaskNo: fmt.Sprint(i)})
+			h.publish(api.Change{Kind: "task", TaskNo: fmt.Sprint(i)})
 		}
 	}()
 	select {
@@ -159,7 +159,7 @@ func TestHubNeverBlocks(t *testing.T) {
 	if c := <-slow; c.TaskNo != "0" {
 		t.Errorf("first change %+v, want the oldest kept", c)
 	}
-	subs := []<-chan web.Change{slow}
+	subs := []<-chan api.Change{slow}
 	for range maxSubscribers - 1 {
 		subs = append(subs, h.subscribe(ctx))
 	}
@@ -186,16 +186,16 @@ func TestHubNeverBlocks(t *testing.T) {
 func TestChangeOf(t *testing.T) {
 	for _, c := range []struct {
 		e    agent.Event
-		want web.Change
+		want api.Change
 		ok   bool
 	}{
-		{agent.Event{Health: true}, web.Change{Kind: "health"}, true},
-		{agent.Event{Link: true}, web.Change{Kind: "link"}, true},
-		{agent.Event{Link: true, LinkState: "online"}, web.Change{Kind: "link", State: "online"}, true},
-		{agent.Event{Printer: "k", RawRefused: "the spool is full"}, web.Change{Kind: "raw_refused", Printer: "k", Detail: "the spool is full"}, true},
-		{agent.Event{Printer: "k", Switch: true, FailoverTo: "b"}, web.Change{Kind: "printer", Printer: "k"}, true},
-		{agent.Event{Printer: "k", State: "PAPER_OUT"}, web.Change{Kind: "printer", Printer: "k", State: "PAPER_OUT"}, true},
-		{agent.Event{Printer: "k", Task: &spool.Task{TaskNo: "A_v1", State: spool.StateQueued}, Err: fmt.Errorf("disk full")}, web.Change{}, false},
+		{agent.Event{Health: true}, api.Change{Kind: "health"}, true},
+		{agent.Event{Link: true}, api.Change{Kind: "link"}, true},
+		{agent.Event{Link: true, LinkState: "online"}, api.Change{Kind: "link", State: "online"}, true},
+		{agent.Event{Printer: "k", RawRefused: "the spool is full"}, api.Change{Kind: "raw_refused", Printer: "k", Detail: "the spool is full"}, true},
+		{agent.Event{Printer: "k", Switch: true, FailoverTo: "b"}, api.Change{Kind: "printer", Printer: "k"}, true},
+		{agent.Event{Printer: "k", State: "PAPER_OUT"}, api.Change{Kind: "printer", Printer: "k", State: "PAPER_OUT"}, true},
+		{agent.Event{Printer: "k", Task: &spool.Task{TaskNo: "A_v1", State: spool.StateQueued}, Err: fmt.Errorf("disk full")}, api.Change{}, false},
 	} {
 		if got, ok := changeOf(c.e); got != c.want || ok != c.ok {
 			t.Errorf("changeOf(%+v) = %+v %v, want %+v %v", c.e, got, ok, c.want, c.ok)

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"printgate/agent"
+	"printgate/agent/api"
 	"printgate/agent/lanescan"
 	"printgate/agent/web"
 	"printgate/drivers"
@@ -19,10 +20,10 @@ type pageBackend struct {
 
 var _ web.Backend = pageBackend{}
 
-// Subscribe delivers a web.Change on each task transition, printer state
+// Subscribe delivers a api.Change on each task transition, printer state
 // change, failover switch, link state change and health change, until ctx
 // ends. Sends never wait: a subscriber whose buffer is full misses changes.
-func (b pageBackend) Subscribe(ctx context.Context) <-chan web.Change {
+func (b pageBackend) Subscribe(ctx context.Context) <-chan api.Change {
 	return b.changes.subscribe(ctx)
 }
 

@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"printgate/agent"
+	"printgate/agent/api"
 	"printgate/agent/config"
-	"printgate/agent/localapi"
 	"printgate/agent/tlscert"
 	"printgate/drivers/escpos"
 	"printgate/drivers/printertest"
@@ -118,8 +118,8 @@ func TestCoreFailureStopsIntake(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	health := func() (int, localapi.Health) {
-		var h localapi.Health
+	health := func() (int, api.Health) {
+		var h api.Health
 		resp, err := http.Get(base + "/healthz")
 		if err != nil {
 			return 0, h
@@ -139,7 +139,7 @@ func TestCoreFailureStopsIntake(t *testing.T) {
 	if code, body := post("BOOM_v1"); code != http.StatusAccepted {
 		t.Fatalf("first submit: %d %s", code, body)
 	}
-	var h localapi.Health
+	var h api.Health
 	code := 0
 	for code, h = health(); code != http.StatusServiceUnavailable; code, h = health() {
 		if time.Now().After(deadline) {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"printgate/agent/api"
 	"printgate/agent/localapi"
 	"printgate/agent/metrics"
 	"printgate/spool"
@@ -476,12 +477,12 @@ func TestHealthzAndPrinters(t *testing.T) {
 	if got := strings.TrimSpace(string(a.body)); got != `{"status":"ok","link":"offline","outbox":3,"outbox_dropped":0}` {
 		t.Errorf("healthz %s", got)
 	}
-	f.health = localapi.Health{Status: "failed", Link: "offline", Error: "agent core stopped: lane k panicked"}
+	f.health = api.Health{Status: "failed", Link: "offline", Error: "agent core stopped: lane k panicked"}
 	a = c.do("GET", "/healthz", "")
 	if a.status != http.StatusServiceUnavailable || !bytes.Contains(a.body, []byte(`"error":"agent core stopped: lane k panicked"`)) {
 		t.Errorf("failed healthz %s", a.body)
 	}
-	f.health = localapi.Health{Link: "unpaired"}
+	f.health = api.Health{Link: "unpaired"}
 	if a = c.do("GET", "/healthz", ""); !bytes.Contains(a.body, []byte(`"status":"ok"`)) {
 		t.Errorf("healthz with empty status %s, want status ok", a.body)
 	}

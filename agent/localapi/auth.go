@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"printgate/agent/api"
 	"printgate/agent/lockout"
 )
 
@@ -57,17 +58,17 @@ func (s *server) authorize(w http.ResponseWriter, r *http.Request, hint string) 
 // which the throttle counts).
 func (s *server) checkToken(r *http.Request) (*apiError, bool) {
 	if !s.hasToken {
-		return newError(http.StatusUnauthorized, CodeUnauthorized, "this agent has no api_token configured, so its API is closed; set api_token in the agent's config"), false
+		return newError(http.StatusUnauthorized, api.CodeUnauthorized, "this agent has no api_token configured, so its API is closed; set api_token in the agent's config"), false
 	}
 	got, ok := bearer(r)
 	if !ok {
-		return newError(http.StatusUnauthorized, CodeUnauthorized, "send the agent's api_token as the header \"Authorization: Bearer <token>\""), false
+		return newError(http.StatusUnauthorized, api.CodeUnauthorized, "send the agent's api_token as the header \"Authorization: Bearer <token>\""), false
 	}
 	// Hash first so the comparison is over two 32-byte values: neither the
 	// token's bytes nor its length can be learnt from the timing.
 	sum := sha256.Sum256([]byte(got))
 	if subtle.ConstantTimeCompare(sum[:], s.tokenSum[:]) != 1 {
-		return newError(http.StatusUnauthorized, CodeUnauthorized, "the bearer token is not this agent's api_token; check the POS configuration against the agent's config"), true
+		return newError(http.StatusUnauthorized, api.CodeUnauthorized, "the bearer token is not this agent's api_token; check the POS configuration against the agent's config"), true
 	}
 	return nil, false
 }
@@ -85,7 +86,7 @@ func (s *server) tooManyRequests(w http.ResponseWriter, left time.Duration) {
 		secs = 1
 	}
 	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
-	writeError(w, newError(http.StatusTooManyRequests, CodeTooManyRequests,
+	writeError(w, newError(http.StatusTooManyRequests, api.CodeTooManyRequests,
 		"this address sent %d wrong api_tokens within %d seconds, so the agent refuses its requests for %d more seconds, even with the right token; check the token in the POS configuration against the agent's config, then retry",
 		AuthFailureLimit, int(AuthFailureWindow/time.Second), secs))
 }

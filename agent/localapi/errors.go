@@ -7,30 +7,8 @@ import (
 	"net/http"
 	"strings"
 
+	"printgate/agent/api"
 	"printgate/spool"
-)
-
-// Error codes: stable strings a POS integration can branch on. Messages
-// change; codes do not.
-const (
-	CodeBadJSON          = "bad_json"           // 400: body is not one JSON object of the right shape
-	CodeUnknownField     = "unknown_field"      // 400: body has a field the API does not know (a typo?)
-	CodeInvalidTask      = "invalid_task"       // 400: task_no, printer, priority or payload/document choice is wrong
-	CodeBadPayload       = "bad_payload"        // 400: payload is not base64
-	CodeBadDocument      = "bad_document"       // 400: document is not a ticket document
-	CodeBadTimeout       = "bad_timeout"        // 400: timeout is not a Go duration from 1s to 24h
-	CodeBadQuery         = "bad_query"          // 400: a list query parameter is wrong
-	CodeUnauthorized     = "unauthorized"       // 401: bearer token missing or wrong
-	CodeNotFound         = "not_found"          // 404: no such task (or route)
-	CodeUnknownPrinter   = "unknown_printer"    // 404: printer not configured
-	CodeMethodNotAllowed = "method_not_allowed" // 405
-	CodeConflict         = "conflict"           // 409: action does not fit the task's state
-	CodePruned           = "pruned"             // 410: task body deleted by retention
-	CodePayloadTooLarge  = "payload_too_large"  // 413
-	CodeTooManyRequests  = "too_many_requests"  // 429: too many wrong tokens from this address; see Retry-After
-	CodeUnavailable      = "unavailable"        // 503: shutting down or request cut short
-	CodeStorageFull      = "storage_full"       // 507
-	CodeInternal         = "internal"           // 500
 )
 
 // apiError is an answer that is not a success: the HTTP status, the code,
@@ -81,41 +59,41 @@ func fromBackend(err error, taskNo, printer string) *apiError {
 
 func classify(err error, taskNo, printer string) *apiError {
 	switch {
-	case errors.Is(err, ErrUnknownPrinter):
+	case errors.Is(err, api.ErrUnknownPrinter):
 		if printer != "" {
-			return newError(http.StatusNotFound, CodeUnknownPrinter, "printer %q is not configured on this agent; use a name from GET /api/v1/printers", printer)
+			return newError(http.StatusNotFound, api.CodeUnknownPrinter, "printer %q is not configured on this agent; use a name from GET /api/v1/printers", printer)
 		}
-		return newError(http.StatusNotFound, CodeUnknownPrinter, "the task's printer is not configured on this agent any more; use a name from GET /api/v1/printers")
+		return newError(http.StatusNotFound, api.CodeUnknownPrinter, "the task's printer is not configured on this agent any more; use a name from GET /api/v1/printers")
 	case errors.Is(err, spool.ErrTooLarge):
-		return newError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "%s; send a smaller payload or document", err)
+		return newError(http.StatusRequestEntityTooLarge, api.CodePayloadTooLarge, "%s; send a smaller payload or document", err)
 	case errors.Is(err, spool.ErrInvalid):
-		return newError(http.StatusBadRequest, CodeInvalidTask, "%s", err)
+		return newError(http.StatusBadRequest, api.CodeInvalidTask, "%s", err)
 	case errors.Is(err, spool.ErrFull):
-		return newError(http.StatusInsufficientStorage, CodeStorageFull, "the agent's spool is full and takes no new tasks; tasks already accepted are safe and will print. Retry later; the store should free disk space on the agent's PC")
+		return newError(http.StatusInsufficientStorage, api.CodeStorageFull, "the agent's spool is full and takes no new tasks; tasks already accepted are safe and will print. Retry later; the store should free disk space on the agent's PC")
 	case errors.Is(err, spool.ErrPruned):
-		return newError(http.StatusGone, CodePruned, "task %q finished longer ago than the retention window and its ticket was deleted; submit the ticket again under a new task_no", taskNo)
+		return newError(http.StatusGone, api.CodePruned, "task %q finished longer ago than the retention window and its ticket was deleted; submit the ticket again under a new task_no", taskNo)
 	case errors.Is(err, spool.ErrNotFound):
-		return newError(http.StatusNotFound, CodeNotFound, "no task %q is known to this agent", taskNo)
-	case errors.Is(err, ErrConflict), errors.Is(err, spool.ErrIllegalTransition):
-		return newError(http.StatusConflict, CodeConflict, "task %q is in a state that does not allow this", taskNo)
-	case errors.Is(err, ErrBadDocument):
-		return newError(http.StatusBadRequest, CodeBadDocument, "%s", strings.TrimPrefix(err.Error(), ErrBadDocument.Error()+": "))
-	case errors.Is(err, ErrUnavailable):
-		return newError(http.StatusServiceUnavailable, CodeUnavailable, "the agent cannot print right now and took nothing: %s. Retry later (resubmitting the same task_no never prints twice)", unwrapUnavailable(err))
+		return newError(http.StatusNotFound, api.CodeNotFound, "no task %q is known to this agent", taskNo)
+	case errors.Is(err, api.ErrConflict), errors.Is(err, spool.ErrIllegalTransition):
+		return newError(http.StatusConflict, api.CodeConflict, "task %q is in a state that does not allow this", taskNo)
+	case errors.Is(err, api.ErrBadDocument):
+		return newError(http.StatusBadRequest, api.CodeBadDocument, "%s", strings.TrimPrefix(err.Error(), api.ErrBadDocument.Error()+": "))
+	case errors.Is(err, api.ErrUnavailable):
+		return newError(http.StatusServiceUnavailable, api.CodeUnavailable, "the agent cannot print right now and took nothing: %s. Retry later (resubmitting the same task_no never prints twice)", unwrapUnavailable(err))
 	case errors.Is(err, spool.ErrClosed):
-		return newError(http.StatusServiceUnavailable, CodeUnavailable, "the agent is shutting down; retry in a few seconds")
+		return newError(http.StatusServiceUnavailable, api.CodeUnavailable, "the agent is shutting down; retry in a few seconds")
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return newError(http.StatusServiceUnavailable, CodeUnavailable, "the request was cut short before the agent finished; retry it (resubmitting the same task_no never prints twice)")
+		return newError(http.StatusServiceUnavailable, api.CodeUnavailable, "the request was cut short before the agent finished; retry it (resubmitting the same task_no never prints twice)")
 	}
-	return newError(http.StatusInternalServerError, CodeInternal, "the agent failed to handle the request and logged why; retry (resubmitting the same task_no never prints twice) and check the agent's log if it persists")
+	return newError(http.StatusInternalServerError, api.CodeInternal, "the agent failed to handle the request and logged why; retry (resubmitting the same task_no never prints twice) and check the agent's log if it persists")
 }
 
 // unwrapUnavailable is the reason part of an ErrUnavailable error, for the
 // answer: what follows "agent unavailable: ".
 func unwrapUnavailable(err error) string {
 	msg := err.Error()
-	if i := strings.Index(msg, ErrUnavailable.Error()+": "); i >= 0 {
-		return msg[i+len(ErrUnavailable.Error())+2:]
+	if i := strings.Index(msg, api.ErrUnavailable.Error()+": "); i >= 0 {
+		return msg[i+len(api.ErrUnavailable.Error())+2:]
 	}
 	return msg
 }

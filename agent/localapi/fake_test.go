@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"printgate/agent/api"
 	"printgate/agent/localapi"
 	"printgate/drivers/escpos"
 	"printgate/spool"
@@ -21,13 +22,13 @@ import (
 // canned answers.
 type fakeBackend struct {
 	mu           sync.Mutex
-	printers     []localapi.PrinterInfo
+	printers     []api.PrinterInfo
 	tasks        map[string]*spool.Task
 	seq          uint64
 	maxTaskBytes int
 	full         bool  // Submit answers ErrFull, like a spool out of room
 	failWith     error // every call answers this, like a broken store
-	health       localapi.Health
+	health       api.Health
 	now          time.Time
 }
 
@@ -35,19 +36,19 @@ var _ localapi.Backend = (*fakeBackend)(nil)
 
 func newFake() *fakeBackend {
 	return &fakeBackend{
-		printers: []localapi.PrinterInfo{
+		printers: []api.PrinterInfo{
 			{Name: "kitchen", URL: "tcp://192.168.1.50:9100", State: "READY", Queue: 0, Since: time.Date(2026, 11, 30, 11, 0, 0, 0, time.UTC)},
 			{Name: "bar", URL: "serial:///dev/ttyUSB0?baud=19200", State: "OFFLINE", FailoverTo: "kitchen"},
 		},
 		tasks:        map[string]*spool.Task{},
 		maxTaskBytes: 1 << 20,
-		health:       localapi.Health{Status: "ok", Link: "offline", Outbox: 3},
+		health:       api.Health{Status: "ok", Link: "offline", Outbox: 3},
 		now:          time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
 	}
 }
 
 func (f *fakeBackend) configured(printer string) bool {
-	return slices.ContainsFunc(f.printers, func(p localapi.PrinterInfo) bool { return p.Name == printer })
+	return slices.ContainsFunc(f.printers, func(p api.PrinterInfo) bool { return p.Name == printer })
 }
 
 // clone returns a copy the caller may keep: the handlers must not be able to
@@ -78,12 +79,12 @@ func (f *fakeBackend) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task
 
 func (f *fakeBackend) accept(nt spool.NewTask) (*spool.Task, bool, error) {
 	if !f.configured(nt.Printer) {
-		return nil, false, fmt.Errorf("submit %s: printer %q: %w", nt.TaskNo, nt.Printer, localapi.ErrUnknownPrinter)
+		return nil, false, fmt.Errorf("submit %s: printer %q: %w", nt.TaskNo, nt.Printer, api.ErrUnknownPrinter)
 	}
 	if len(nt.Document) > 0 {
 		// As the agent: the renderer's parser judges the document.
 		if _, err := escpos.ParseDocument(nt.Document); err != nil {
-			return nil, false, fmt.Errorf("%w: %v", localapi.ErrBadDocument, err)
+			return nil, false, fmt.Errorf("%w: %v", api.ErrBadDocument, err)
 		}
 	}
 	if err := spool.ValidTaskNo(nt.TaskNo); err != nil {
@@ -167,7 +168,7 @@ func (f *fakeBackend) Reprint(ctx context.Context, taskNo string) (*spool.Task, 
 		return nil, fmt.Errorf("reprint %s: %w", taskNo, spool.ErrNotFound)
 	}
 	if !old.State.Terminal() {
-		return nil, fmt.Errorf("reprint %s: still %s: %w", taskNo, old.State, localapi.ErrConflict)
+		return nil, fmt.Errorf("reprint %s: still %s: %w", taskNo, old.State, api.ErrConflict)
 	}
 	no := nextVersion(taskNo)
 	for f.tasks[no] != nil {
@@ -189,7 +190,7 @@ func (f *fakeBackend) Cancel(ctx context.Context, taskNo string) (*spool.Task, e
 		return nil, fmt.Errorf("cancel %s: %w", taskNo, spool.ErrNotFound)
 	}
 	if !spool.CanTransition(t.State, spool.StateCanceled) {
-		return nil, fmt.Errorf("cancel %s in state %s: %w", taskNo, t.State, localapi.ErrConflict)
+		return nil, fmt.Errorf("cancel %s in state %s: %w", taskNo, t.State, api.ErrConflict)
 	}
 	f.setState(t, spool.StateCanceled)
 	return clone(t), nil
@@ -212,13 +213,13 @@ func (f *fakeBackend) setState(t *spool.Task, state spool.State) {
 	t.Timeline = append(t.Timeline, spool.TimelineEntry{State: state, At: f.now, Printer: t.Lane()})
 }
 
-func (f *fakeBackend) Printers() []localapi.PrinterInfo {
+func (f *fakeBackend) Printers() []api.PrinterInfo {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.printers)
 }
 
-func (f *fakeBackend) Health() localapi.Health {
+func (f *fakeBackend) Health() api.Health {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.health

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"printgate/agent/api"
 	"printgate/agent/localapi"
 	"printgate/drivers/escpos"
 	"printgate/spool"
@@ -44,7 +45,7 @@ func (b *intakeBackend) Submit(ctx context.Context, nt spool.NewTask) (*spool.Ta
 	if len(nt.Document) > 0 {
 		// The agent parses the document before it accepts the task.
 		if _, err := escpos.ParseDocument(nt.Document); err != nil {
-			return nil, false, fmt.Errorf("%w: %v", localapi.ErrBadDocument, err)
+			return nil, false, fmt.Errorf("%w: %v", api.ErrBadDocument, err)
 		}
 	}
 	b.got = &nt
@@ -108,8 +109,8 @@ func FuzzSubmit(f *testing.F) {
 	}
 	f.Add([]byte(`{"task_no":"A","printer":"k","payload":"`+string(bytes.Repeat([]byte("QUFB"), 1100))+`"}`), true)
 
-	codes := []string{localapi.CodeBadJSON, localapi.CodeUnknownField, localapi.CodeInvalidTask, localapi.CodeBadPayload,
-		localapi.CodeBadDocument, localapi.CodeBadTimeout, localapi.CodePayloadTooLarge}
+	codes := []string{api.CodeBadJSON, api.CodeUnknownField, api.CodeInvalidTask, api.CodeBadPayload,
+		api.CodeBadDocument, api.CodeBadTimeout, api.CodePayloadTooLarge}
 	f.Fuzz(func(t *testing.T, body []byte, chunked bool) {
 		b.got, b.verdict = nil, nil
 		req := httptest.NewRequest(http.MethodPost, "/api/v1/tasks", bytes.NewReader(body))

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 
+	"printgate/agent/api"
 	"printgate/spool"
 )
 
@@ -81,30 +82,30 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) {
 func (s *server) newTask(req *submitRequest) (spool.NewTask, *apiError) {
 	nt := spool.NewTask{TaskNo: req.TaskNo, Printer: req.Printer, Origin: spool.OriginLocal}
 	if err := spool.ValidTaskNo(req.TaskNo); err != nil {
-		return nt, newError(http.StatusBadRequest, CodeInvalidTask, "%s", err)
+		return nt, newError(http.StatusBadRequest, api.CodeInvalidTask, "%s", err)
 	}
 	if err := spool.ValidPrinterName(req.Printer); err != nil {
-		return nt, newError(http.StatusBadRequest, CodeInvalidTask, "%s", err)
+		return nt, newError(http.StatusBadRequest, api.CodeInvalidTask, "%s", err)
 	}
 	nt.Priority = spool.Priority(req.Priority)
 	if !spool.ValidPriority(nt.Priority) {
-		return nt, newError(http.StatusBadRequest, CodeInvalidTask, "priority %q is neither \"urgent\" nor \"normal\" (leave it out for normal)", req.Priority)
+		return nt, newError(http.StatusBadRequest, api.CodeInvalidTask, "priority %q is neither \"urgent\" nor \"normal\" (leave it out for normal)", req.Priority)
 	}
 
 	hasDoc := len(req.Document) > 0 && !bytes.Equal(req.Document, []byte("null"))
 	switch {
 	case req.Payload != nil && hasDoc:
-		return nt, newError(http.StatusBadRequest, CodeInvalidTask, "task %s has both payload and document; send exactly one", req.TaskNo)
+		return nt, newError(http.StatusBadRequest, api.CodeInvalidTask, "task %s has both payload and document; send exactly one", req.TaskNo)
 	case req.Payload == nil && !hasDoc:
-		return nt, newError(http.StatusBadRequest, CodeInvalidTask, "task %s has neither payload (base64 ESC/POS) nor document (ticket lines); send exactly one", req.TaskNo)
+		return nt, newError(http.StatusBadRequest, api.CodeInvalidTask, "task %s has neither payload (base64 ESC/POS) nor document (ticket lines); send exactly one", req.TaskNo)
 	case req.Payload != nil:
 		// StdEncoding skips line breaks, so MIME-wrapped base64 works too.
 		b, err := base64.StdEncoding.DecodeString(*req.Payload)
 		if err != nil {
-			return nt, newError(http.StatusBadRequest, CodeBadPayload, "payload is not valid base64 (standard alphabet, padded): %v", err)
+			return nt, newError(http.StatusBadRequest, api.CodeBadPayload, "payload is not valid base64 (standard alphabet, padded): %v", err)
 		}
 		if len(b) == 0 {
-			return nt, newError(http.StatusBadRequest, CodeBadPayload, "payload is empty; send the ESC/POS bytes as base64")
+			return nt, newError(http.StatusBadRequest, api.CodeBadPayload, "payload is empty; send the ESC/POS bytes as base64")
 		}
 		nt.Payload = b
 	default:
@@ -115,7 +116,7 @@ func (s *server) newTask(req *submitRequest) (spool.NewTask, *apiError) {
 
 	d, err := spool.ParseTimeout(req.Timeout)
 	if err != nil {
-		return nt, newError(http.StatusBadRequest, CodeBadTimeout, "%s (leave it out for the agent's default)", err)
+		return nt, newError(http.StatusBadRequest, api.CodeBadTimeout, "%s (leave it out for the agent's default)", err)
 	}
 	nt.Timeout = d
 	return nt, nil
@@ -137,13 +138,13 @@ func (s *server) readJSON(w http.ResponseWriter, r *http.Request, v any) *apiErr
 		if e := s.decodeError(err); e != nil && e.status == http.StatusRequestEntityTooLarge {
 			return e
 		}
-		return newError(http.StatusBadRequest, CodeBadJSON, "the body has more after the JSON object; send exactly one object")
+		return newError(http.StatusBadRequest, api.CodeBadJSON, "the body has more after the JSON object; send exactly one object")
 	}
 	return nil
 }
 
 func (s *server) tooLarge() *apiError {
-	return newError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
+	return newError(http.StatusRequestEntityTooLarge, api.CodePayloadTooLarge,
 		"the request body is over the agent's %d byte limit; send a smaller ticket (base64 makes a payload a third bigger than its bytes)", s.opts.MaxBodyBytes)
 }
 
@@ -160,22 +161,22 @@ func (s *server) decodeError(err error) *apiError {
 	case errors.As(err, &tooBig):
 		return s.tooLarge()
 	case errors.Is(err, io.EOF):
-		return newError(http.StatusBadRequest, CodeBadJSON, "the body is empty; send the task as one JSON object")
+		return newError(http.StatusBadRequest, api.CodeBadJSON, "the body is empty; send the task as one JSON object")
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return newError(http.StatusBadRequest, CodeBadJSON, "the body ends in the middle of the JSON; send the whole object")
+		return newError(http.StatusBadRequest, api.CodeBadJSON, "the body ends in the middle of the JSON; send the whole object")
 	case errors.As(err, &syn):
-		return newError(http.StatusBadRequest, CodeBadJSON, "the body is not valid JSON at byte %d: %v", syn.Offset, syn)
+		return newError(http.StatusBadRequest, api.CodeBadJSON, "the body is not valid JSON at byte %d: %v", syn.Offset, syn)
 	case errors.As(err, &typ):
 		if typ.Field == "" {
-			return newError(http.StatusBadRequest, CodeBadJSON, "the body must be a JSON object, not %s", typ.Value)
+			return newError(http.StatusBadRequest, api.CodeBadJSON, "the body must be a JSON object, not %s", typ.Value)
 		}
-		return newError(http.StatusBadRequest, CodeBadJSON, "field %q must be %s, not %s", typ.Field, jsonKind(typ.Type.Kind().String()), typ.Value)
+		return newError(http.StatusBadRequest, api.CodeBadJSON, "field %q must be %s, not %s", typ.Field, jsonKind(typ.Type.Kind().String()), typ.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		// encoding/json has no typed error for this one.
 		field := strings.TrimPrefix(err.Error(), "json: unknown field ")
-		return newError(http.StatusBadRequest, CodeUnknownField, "field %s is not part of a task; the fields are task_no, printer, priority, payload, document and timeout", field)
+		return newError(http.StatusBadRequest, api.CodeUnknownField, "field %s is not part of a task; the fields are task_no, printer, priority, payload, document and timeout", field)
 	}
-	return newError(http.StatusBadRequest, CodeBadJSON, "the body could not be read as a task: %v", err)
+	return newError(http.StatusBadRequest, api.CodeBadJSON, "the body could not be read as a task: %v", err)
 }
 
 func jsonKind(goKind string) string {

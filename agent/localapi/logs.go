@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"printgate/agent/api"
 	"printgate/agent/logring"
 )
 
@@ -40,7 +41,7 @@ var logLevels = map[string]slog.Level{
 // through the cloud link.
 func (s *server) logs(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Tail == nil {
-		writeError(w, newError(http.StatusNotFound, CodeNotFound, "this agent does not serve its log over the API; read the log file in its data dir"))
+		writeError(w, newError(http.StatusNotFound, api.CodeNotFound, "this agent does not serve its log over the API; read the log file in its data dir"))
 		return
 	}
 	o, e := parseLogsQuery(r.URL.Query())
@@ -105,16 +106,16 @@ func parseLogsQuery(q url.Values) (logring.TailOptions, *apiError) {
 		switch k {
 		case "level", "q", "lines", "follow":
 		default:
-			return o, newError(http.StatusBadRequest, CodeBadQuery, "unknown query parameter %q; use level, q, lines and follow", k)
+			return o, newError(http.StatusBadRequest, api.CodeBadQuery, "unknown query parameter %q; use level, q, lines and follow", k)
 		}
 		if len(vs) > 1 {
-			return o, newError(http.StatusBadRequest, CodeBadQuery, "query parameter %q is given %d times; give it once", k, len(vs))
+			return o, newError(http.StatusBadRequest, api.CodeBadQuery, "query parameter %q is given %d times; give it once", k, len(vs))
 		}
 	}
 	if v := q.Get("level"); v != "" {
 		l, ok := logLevels[strings.ToLower(v)]
 		if !ok {
-			return o, newError(http.StatusBadRequest, CodeBadQuery, "level %q is not one of debug, info, warn, error", v)
+			return o, newError(http.StatusBadRequest, api.CodeBadQuery, "level %q is not one of debug, info, warn, error", v)
 		}
 		o.Level = l
 	}
@@ -122,7 +123,7 @@ func parseLogsQuery(q url.Values) (logring.TailOptions, *apiError) {
 	if v := q.Get("lines"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n > MaxLogLines {
-			return o, newError(http.StatusBadRequest, CodeBadQuery, "lines %q must be a whole number from 0 to %d", v, MaxLogLines)
+			return o, newError(http.StatusBadRequest, api.CodeBadQuery, "lines %q must be a whole number from 0 to %d", v, MaxLogLines)
 		}
 		o.Lines = n
 	}
@@ -131,7 +132,7 @@ func parseLogsQuery(q url.Values) (logring.TailOptions, *apiError) {
 	case "1", "true":
 		o.Follow = true
 	default:
-		return o, newError(http.StatusBadRequest, CodeBadQuery, "follow %q must be 1 or true (or 0 or false)", q.Get("follow"))
+		return o, newError(http.StatusBadRequest, api.CodeBadQuery, "follow %q must be 1 or true (or 0 or false)", q.Get("follow"))
 	}
 	return o, nil
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"printgate/agent/api"
 	"printgate/agent/localapi"
 	"printgate/agent/logring"
 	"printgate/agent/wheel"
@@ -154,7 +155,7 @@ func TestLogsBadQuery(t *testing.T) {
 		{"?q=a&q=b", "twice"},
 	} {
 		ans := c.do("GET", "/api/v1/logs"+tc.query, "")
-		if ans.status != 400 || ans.code() != localapi.CodeBadQuery {
+		if ans.status != 400 || ans.code() != api.CodeBadQuery {
 			t.Errorf("%s: %d %s, want 400 bad_query", tc.query, ans.status, ans.body)
 			continue
 		}
@@ -184,11 +185,11 @@ func TestLogsNeedToken(t *testing.T) {
 	}
 
 	c := newAPI(t, newFake(), localapi.Options{})
-	wantStatus(t, c.do("GET", "/api/v1/logs", ""), 404, localapi.CodeNotFound)
+	wantStatus(t, c.do("GET", "/api/v1/logs", ""), 404, api.CodeNotFound)
 	c.auth = ""
-	wantStatus(t, c.do("GET", "/api/v1/logs", ""), 401, localapi.CodeUnauthorized)
+	wantStatus(t, c.do("GET", "/api/v1/logs", ""), 401, api.CodeUnauthorized)
 	c = newClient(t, a.h)
-	wantStatus(t, c.do("POST", "/api/v1/logs", ""), 405, localapi.CodeMethodNotAllowed)
+	wantStatus(t, c.do("POST", "/api/v1/logs", ""), 405, api.CodeMethodNotAllowed)
 }
 
 // TestLogsTokenNeverSent ensures the API token, logged in any of the usual

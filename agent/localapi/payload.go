@@ -2,6 +2,7 @@ package localapi
 
 import (
 	"net/http"
+	"printgate/agent/api"
 	"strconv"
 )
 
@@ -24,7 +25,7 @@ func (s *server) payload(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case t.Pruned:
-		s.fail(w, r, newError(http.StatusGone, CodePruned, "task %q finished longer ago than the retention window and its payload was deleted", t.TaskNo))
+		s.fail(w, r, newError(http.StatusGone, api.CodePruned, "task %q finished longer ago than the retention window and its payload was deleted", t.TaskNo))
 		return
 	case len(t.Payload) == 0:
 		s.fail(w, r, newError(http.StatusNotFound, CodeNoPayload, "task %q was submitted as a ticket document, not a raw payload; `printgate render` previews documents", t.TaskNo))

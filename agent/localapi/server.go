@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"printgate/agent/api"
 	"printgate/agent/lockout"
 	"printgate/agent/logring"
 	"printgate/spool"
@@ -140,7 +141,7 @@ func (s *server) route(path string, auth bool, byMethod map[string]http.HandlerF
 	allowed := strings.Join(allow, ", ")
 	var fallback http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", allowed)
-		writeError(w, newError(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s is not allowed on %s; use %s", r.Method, r.URL.Path, allowed))
+		writeError(w, newError(http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, "%s is not allowed on %s; use %s", r.Method, r.URL.Path, allowed))
 	})
 	if auth {
 		fallback = s.requireToken(fallback)
@@ -187,7 +188,7 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, e *apiError) {
 }
 
 func notFound(w http.ResponseWriter, r *http.Request) {
-	writeError(w, newError(http.StatusNotFound, CodeNotFound, "no such endpoint %s; see PROTOCOL.md §3 for the API", r.URL.Path))
+	writeError(w, newError(http.StatusNotFound, api.CodeNotFound, "no such endpoint %s; see PROTOCOL.md §3 for the API", r.URL.Path))
 }
 
 // statusRecorder remembers the status a handler wrote, for the log.

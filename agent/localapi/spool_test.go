@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"printgate/agent/api"
 	"printgate/agent/localapi"
 	"printgate/spool"
 )
@@ -35,7 +36,7 @@ func openSpoolAPI(t *testing.T, opts spool.Options) (*spoolBackend, *client) {
 
 func (b *spoolBackend) Submit(ctx context.Context, t spool.NewTask) (*spool.Task, bool, error) {
 	if !slices.Contains(b.printers, t.Printer) {
-		return nil, false, fmt.Errorf("submit %s: printer %q: %w", t.TaskNo, t.Printer, localapi.ErrUnknownPrinter)
+		return nil, false, fmt.Errorf("submit %s: printer %q: %w", t.TaskNo, t.Printer, api.ErrUnknownPrinter)
 	}
 	return b.s.Accept(t)
 }
@@ -53,7 +54,7 @@ func (b *spoolBackend) Reprint(ctx context.Context, taskNo string) (*spool.Task,
 		return nil, fmt.Errorf("reprint %s: %w", taskNo, spool.ErrPruned)
 	}
 	if !old.State.Terminal() {
-		return nil, fmt.Errorf("reprint %s while %s: %w", taskNo, old.State, localapi.ErrConflict)
+		return nil, fmt.Errorf("reprint %s while %s: %w", taskNo, old.State, api.ErrConflict)
 	}
 	no := nextVersion(taskNo)
 	for {
@@ -73,23 +74,23 @@ func (b *spoolBackend) Cancel(ctx context.Context, taskNo string) (*spool.Task, 
 	}
 	t, err := b.s.Transition(taskNo, cur.State, spool.StateCanceled, spool.Change{})
 	if errors.Is(err, spool.ErrIllegalTransition) {
-		return nil, fmt.Errorf("cancel %s: %w", taskNo, localapi.ErrConflict)
+		return nil, fmt.Errorf("cancel %s: %w", taskNo, api.ErrConflict)
 	}
 	return t, err
 }
 
-func (b *spoolBackend) Printers() []localapi.PrinterInfo {
-	var out []localapi.PrinterInfo
+func (b *spoolBackend) Printers() []api.PrinterInfo {
+	var out []api.PrinterInfo
 	for _, p := range b.printers {
 		q, _ := b.s.Queue(p)
-		out = append(out, localapi.PrinterInfo{Name: p, State: "READY", Queue: len(q)})
+		out = append(out, api.PrinterInfo{Name: p, State: "READY", Queue: len(q)})
 	}
 	return out
 }
 
-func (b *spoolBackend) Health() localapi.Health {
+func (b *spoolBackend) Health() api.Health {
 	n, _ := b.s.OutboxDepth()
-	return localapi.Health{Status: "ok", Link: "disabled", Outbox: n}
+	return api.Health{Status: "ok", Link: "disabled", Outbox: n}
 }
 
 // TestOverRealSpool ensures the API's answers hold over the real store:

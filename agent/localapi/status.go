@@ -1,6 +1,9 @@
 package localapi
 
-import "net/http"
+import (
+	"net/http"
+	"printgate/agent/api"
+)
 
 // serveMetrics serves the Prometheus text to a local scraper without a
 // token (the usual node-local Prometheus or a support tool on the PC) and to
@@ -10,7 +13,7 @@ func (s *server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.metrics == nil {
-		writeError(w, newError(http.StatusNotFound, CodeNotFound, "metrics are not enabled on this agent"))
+		writeError(w, newError(http.StatusNotFound, api.CodeNotFound, "metrics are not enabled on this agent"))
 		return
 	}
 	s.metrics.ServeHTTP(w, r)
@@ -34,13 +37,13 @@ func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
 
 // printersBody is the answer of GET /api/v1/printers.
 type printersBody struct {
-	Printers []PrinterInfo `json:"printers"`
+	Printers []api.PrinterInfo `json:"printers"`
 }
 
 func (s *server) printers(w http.ResponseWriter, r *http.Request) {
 	ps := s.b.Printers()
 	if ps == nil {
-		ps = []PrinterInfo{}
+		ps = []api.PrinterInfo{}
 	}
 	writeJSON(w, http.StatusOK, printersBody{Printers: ps})
 }

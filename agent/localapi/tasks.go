@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"printgate/agent/api"
 	"printgate/spool"
 )
 
@@ -64,7 +65,7 @@ func viewOf(t *spool.Task) taskView {
 func taskNoParam(r *http.Request) (string, *apiError) {
 	no := r.PathValue("task_no")
 	if err := spool.ValidTaskNo(no); err != nil {
-		return no, newError(http.StatusBadRequest, CodeInvalidTask, "%s", err)
+		return no, newError(http.StatusBadRequest, api.CodeInvalidTask, "%s", err)
 	}
 	return no, nil
 }
@@ -119,10 +120,10 @@ func listOptions(q url.Values) (spool.ListOptions, *apiError) {
 		switch k {
 		case "state", "printer", "after", "limit":
 		default:
-			return o, newError(http.StatusBadRequest, CodeBadQuery, "unknown query parameter %q; use state, printer, after and limit", k)
+			return o, newError(http.StatusBadRequest, api.CodeBadQuery, "unknown query parameter %q; use state, printer, after and limit", k)
 		}
 		if len(vs) > 1 {
-			return o, newError(http.StatusBadRequest, CodeBadQuery, "query parameter %q is given %d times; give it once", k, len(vs))
+			return o, newError(http.StatusBadRequest, api.CodeBadQuery, "query parameter %q is given %d times; give it once", k, len(vs))
 		}
 	}
 	if v := q.Get("state"); v != "" {
@@ -132,27 +133,27 @@ func listOptions(q url.Values) (spool.ListOptions, *apiError) {
 			for i, s := range spool.AllStates {
 				names[i] = string(s)
 			}
-			return o, newError(http.StatusBadRequest, CodeBadQuery, "state %q is not one of %s", v, strings.Join(names, ", "))
+			return o, newError(http.StatusBadRequest, api.CodeBadQuery, "state %q is not one of %s", v, strings.Join(names, ", "))
 		}
 		o.State = st
 	}
 	if v := q.Get("printer"); v != "" {
 		if err := spool.ValidPrinterName(v); err != nil {
-			return o, newError(http.StatusBadRequest, CodeBadQuery, "%s", err)
+			return o, newError(http.StatusBadRequest, api.CodeBadQuery, "%s", err)
 		}
 		o.Printer = v
 	}
 	if v := q.Get("after"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
-			return o, newError(http.StatusBadRequest, CodeBadQuery, "after %q is not a sequence number; pass the next value of the previous page", v)
+			return o, newError(http.StatusBadRequest, api.CodeBadQuery, "after %q is not a sequence number; pass the next value of the previous page", v)
 		}
 		o.After = n
 	}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxLimit {
-			return o, newError(http.StatusBadRequest, CodeBadQuery, "limit %q must be a whole number from 1 to %d", v, maxLimit)
+			return o, newError(http.StatusBadRequest, api.CodeBadQuery, "limit %q must be a whole number from 1 to %d", v, maxLimit)
 		}
 		o.Limit = n
 	}

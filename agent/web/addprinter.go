@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 
+	"printgate/agent/api"
 	"printgate/agent/config"
 	"printgate/agent/localapi"
 )
@@ -88,9 +89,9 @@ func (p *Page) reloadAction(w http.ResponseWriter, r *http.Request, sess *sessio
 
 // reloadRefused is the flash of a failed reload: text, then the config's
 // errors one per line ("file:line: msg"), or the error itself.
-func reloadRefused(l lang, text string, res localapi.ReloadResult, err error) *flash {
+func reloadRefused(l lang, text string, res api.ReloadResult, err error) *flash {
 	f := &flash{Error: true, Text: text, Lines: res.Errors}
-	if !errors.Is(err, localapi.ErrConfigRefused) {
+	if !errors.Is(err, api.ErrConfigRefused) {
 		f.Text = l.T("flash.failed", err.Error())
 		f.Lines = nil
 	} else if len(f.Lines) == 0 {
@@ -100,7 +101,7 @@ func reloadRefused(l lang, text string, res localapi.ReloadResult, err error) *f
 }
 
 // reloadLines words what a reload did, one line per kind of change.
-func reloadLines(l lang, res localapi.ReloadResult) []string {
+func reloadLines(l lang, res api.ReloadResult) []string {
 	var out []string
 	for _, c := range []struct {
 		id    string

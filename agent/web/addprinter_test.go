@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"printgate/agent/api"
 	"printgate/agent/config"
 	"printgate/agent/localapi"
 )
@@ -43,9 +44,9 @@ type reloadingFake struct {
 
 var _ localapi.Reloader = (*reloadingFake)(nil)
 
-func (r *reloadingFake) Reload(ctx context.Context) (localapi.ReloadResult, error) {
+func (r *reloadingFake) Reload(ctx context.Context) (api.ReloadResult, error) {
 	r.call("reload")
-	res := localapi.ReloadResult{Config: r.path}
+	res := api.ReloadResult{Config: r.path}
 	cfg, err := config.Load(r.path)
 	if err != nil {
 		var es config.Errors
@@ -54,7 +55,7 @@ func (r *reloadingFake) Reload(ctx context.Context) (localapi.ReloadResult, erro
 				res.Errors = append(res.Errors, e.Error())
 			}
 		}
-		return res, fmt.Errorf("%w: %w", localapi.ErrConfigRefused, err)
+		return res, fmt.Errorf("%w: %w", api.ErrConfigRefused, err)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -62,10 +63,10 @@ func (r *reloadingFake) Reload(ctx context.Context) (localapi.ReloadResult, erro
 	for _, p := range r.printers {
 		old = append(old, p.Name)
 	}
-	var ps []PrinterDetail
+	var ps []api.PrinterDetail
 	for _, p := range cfg.Printers {
 		now = append(now, p.Name)
-		ps = append(ps, PrinterDetail{PrinterInfo: localapi.PrinterInfo{Name: p.Name, URL: p.URL, State: "READY"}})
+		ps = append(ps, api.PrinterDetail{PrinterInfo: api.PrinterInfo{Name: p.Name, URL: p.URL, State: "READY"}})
 		if !slices.Contains(old, p.Name) {
 			res.Added = append(res.Added, p.Name)
 		}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"printgate/agent/api"
 	"printgate/spool"
 )
 
@@ -106,7 +107,7 @@ func (a *alertTracker) scanLink() {
 }
 
 // apply updates the alerts for one change.
-func (a *alertTracker) apply(c Change) {
+func (a *alertTracker) apply(c api.Change) {
 	switch c.Kind {
 	case "printer":
 		a.scanPrinters()

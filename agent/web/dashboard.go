@@ -3,15 +3,15 @@ package web
 import (
 	"net/http"
 
-	"printgate/agent/localapi"
+	"printgate/agent/api"
 )
 
 // liveData is what the dashboard's live part shows; /?fragment=live
 // renders it alone for the script to swap in.
 type liveData struct {
-	Printers []PrinterDetail
-	Link     LinkInfo
-	Health   localapi.Health
+	Printers []api.PrinterDetail
+	Link     api.LinkInfo
+	Health   api.Health
 	Alerts   []alert
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"printgate/agent/api"
 	"strings"
 	"sync"
 	"time"
@@ -14,26 +15,26 @@ import (
 // re-reads the state on each change anyway.
 type hub struct {
 	mu   sync.Mutex
-	subs map[chan Change]struct{}
+	subs map[chan api.Change]struct{}
 }
 
-func newHub() *hub { return &hub{subs: make(map[chan Change]struct{})} }
+func newHub() *hub { return &hub{subs: make(map[chan api.Change]struct{})} }
 
-func (h *hub) subscribe() chan Change {
-	ch := make(chan Change, 16)
+func (h *hub) subscribe() chan api.Change {
+	ch := make(chan api.Change, 16)
 	h.mu.Lock()
 	h.subs[ch] = struct{}{}
 	h.mu.Unlock()
 	return ch
 }
 
-func (h *hub) unsubscribe(ch chan Change) {
+func (h *hub) unsubscribe(ch chan api.Change) {
 	h.mu.Lock()
 	delete(h.subs, ch)
 	h.mu.Unlock()
 }
 
-func (h *hub) publish(c Change) {
+func (h *hub) publish(c api.Change) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for ch := range h.subs {

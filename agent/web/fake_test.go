@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"printgate/agent/localapi"
+	"printgate/agent/api"
 	"printgate/agent/logring"
 	"printgate/drivers"
 	"printgate/spool"
@@ -21,16 +21,16 @@ import (
 type fakeBackend struct {
 	mu       sync.Mutex
 	tasks    []*spool.Task
-	printers []PrinterDetail
-	link     LinkInfo
-	health   localapi.Health
-	pairing  PairingInfo
+	printers []api.PrinterDetail
+	link     api.LinkInfo
+	health   api.Health
+	pairing  api.PairingInfo
 	found    []drivers.Found
 	calls    []string
 	// errs makes the named action fail ("reprint", "retry", "cancel",
 	// "test", "unpair").
 	errs map[string]error
-	subs []chan Change
+	subs []chan api.Change
 	// subscribed is closed once Subscribe was called.
 	subscribed chan struct{}
 	// scanGate, when set, holds Scan after its first progress call
@@ -45,14 +45,14 @@ var _ Backend = (*fakeBackend)(nil)
 
 func newFake() *fakeBackend {
 	return &fakeBackend{
-		printers: []PrinterDetail{
-			{PrinterInfo: localapi.PrinterInfo{Name: "kitchen", URL: "tcp://192.0.2.10", State: "READY", Queue: 2, RawPort: "0.0.0.0:9101"}, Backup: "bar", Profile: "epson-80", Capabilities: []string{"80 mm, 48 columns", "cutter"}, Model: "TM-T20II", LastTask: "T-last", LastAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		printers: []api.PrinterDetail{
+			{PrinterInfo: api.PrinterInfo{Name: "kitchen", URL: "tcp://192.0.2.10", State: "READY", Queue: 2, RawPort: "0.0.0.0:9101"}, Backup: "bar", Profile: "epson-80", Capabilities: []string{"80 mm, 48 columns", "cutter"}, Model: "TM-T20II", LastTask: "T-last", LastAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 				RawJobs: 7, RawRefused: 1},
-			{PrinterInfo: localapi.PrinterInfo{Name: "bar", URL: "tcp://192.0.2.11", State: "READY"}},
+			{PrinterInfo: api.PrinterInfo{Name: "bar", URL: "tcp://192.0.2.11", State: "READY"}},
 		},
-		link:       LinkInfo{State: "online", Outbox: 3},
-		health:     localapi.Health{Status: "ok"},
-		pairing:    PairingInfo{Configured: true, Paired: true, Store: "Store 12"},
+		link:       api.LinkInfo{State: "online", Outbox: 3},
+		health:     api.Health{Status: "ok"},
+		pairing:    api.PairingInfo{Configured: true, Paired: true, Store: "Store 12"},
 		errs:       map[string]error{},
 		subscribed: make(chan struct{}),
 	}
@@ -174,15 +174,15 @@ func (f *fakeBackend) Retry(ctx context.Context, no, printer string) (*spool.Tas
 	return f.newVersion(no), nil
 }
 
-func (f *fakeBackend) Printers() []localapi.PrinterInfo {
-	var out []localapi.PrinterInfo
+func (f *fakeBackend) Printers() []api.PrinterInfo {
+	var out []api.PrinterInfo
 	for _, p := range f.PrinterDetails() {
 		out = append(out, p.PrinterInfo)
 	}
 	return out
 }
 
-func (f *fakeBackend) PrinterDetails() []PrinterDetail {
+func (f *fakeBackend) PrinterDetails() []api.PrinterDetail {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.printers)
@@ -198,7 +198,7 @@ func (f *fakeBackend) setPrinter(name, state, failover string) {
 	}
 }
 
-func (f *fakeBackend) Health() localapi.Health {
+func (f *fakeBackend) Health() api.Health {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.health
@@ -235,13 +235,13 @@ func (f *fakeBackend) Scan(ctx context.Context, cidr string, progress func(done,
 	return []drivers.Found{{Kind: drivers.SchemeTCP, URL: "tcp://192.0.2.50:9100", Name: "192.0.2.50:9100", Answers: true}}, nil
 }
 
-func (f *fakeBackend) Link() LinkInfo {
+func (f *fakeBackend) Link() api.LinkInfo {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.link
 }
 
-func (f *fakeBackend) Pairing(ctx context.Context) PairingInfo {
+func (f *fakeBackend) Pairing(ctx context.Context) api.PairingInfo {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.pairing
@@ -252,8 +252,8 @@ func (f *fakeBackend) Unpair() error {
 	return f.err("unpair")
 }
 
-func (f *fakeBackend) Subscribe(ctx context.Context) <-chan Change {
-	ch := make(chan Change, 16)
+func (f *fakeBackend) Subscribe(ctx context.Context) <-chan api.Change {
+	ch := make(chan api.Change, 16)
 	f.mu.Lock()
 	f.subs = append(f.subs, ch)
 	if len(f.subs) == 1 {
@@ -263,14 +263,14 @@ func (f *fakeBackend) Subscribe(ctx context.Context) <-chan Change {
 	context.AfterFunc(ctx, func() {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		f.subs = slices.DeleteFunc(f.subs, func(c chan Change) bool { return c == ch })
+		f.subs = slices.DeleteFunc(f.subs, func(c chan api.Change) bool { return c == ch })
 		close(ch)
 	})
 	return ch
 }
 
 // emit delivers c to every subscriber, like the agent: without waiting.
-func (f *fakeBackend) emit(c Change) {
+func (f *fakeBackend) emit(c api.Change) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, ch := range f.subs {

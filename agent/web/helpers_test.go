@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"printgate/agent/api"
 	"regexp"
 	"strings"
 	"sync"
@@ -223,13 +224,13 @@ func (h *harness) waitSubscribed() {
 	case <-time.After(5 * time.Second):
 		h.t.Fatal("the page never subscribed to changes")
 	}
-	h.emitAndWait(Change{Kind: "sync"})
+	h.emitAndWait(api.Change{Kind: "sync"})
 }
 
 // emitAndWait sends c from the backend and waits until the page has
 // applied it (the page publishes a change to its streams after updating
 // the alerts).
-func (h *harness) emitAndWait(c Change) {
+func (h *harness) emitAndWait(c api.Change) {
 	h.t.Helper()
 	ch := h.p.hub.subscribe()
 	defer h.p.hub.unsubscribe(ch)

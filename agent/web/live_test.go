@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"printgate/agent/localapi"
+	"printgate/agent/api"
 )
 
 var alertID = regexp.MustCompile(`data-alert="([^"]+)"`)
@@ -33,7 +33,7 @@ func alertIDs(body string) []string {
 func TestAlerts(t *testing.T) {
 	h := newHarness(t, func(_ *Options, f *fakeBackend) {
 		f.link.State = "unpaired"
-		f.health = localapi.Health{Status: "degraded", Error: "spool quarantined"}
+		f.health = api.Health{Status: "degraded", Error: "spool quarantined"}
 	})
 	h.waitSubscribed()
 	c := h.session()
@@ -49,8 +49,8 @@ func TestAlerts(t *testing.T) {
 
 	// A printer goes offline: one alert, however often it is told.
 	h.f.setPrinter("kitchen", "OFFLINE", "bar")
-	h.emitAndWait(Change{Kind: "printer", Printer: "kitchen", State: "OFFLINE"})
-	h.emitAndWait(Change{Kind: "printer", Printer: "kitchen", State: "OFFLINE"})
+	h.emitAndWait(api.Change{Kind: "printer", Printer: "kitchen", State: "OFFLINE"})
+	h.emitAndWait(api.Change{Kind: "printer", Printer: "kitchen", State: "OFFLINE"})
 	body = frag()
 	if n := strings.Count(body, "Printer kitchen: Offline"); n != 1 {
 		t.Fatalf("%d offline alerts:\n%s", n, body)
@@ -59,9 +59,9 @@ func TestAlerts(t *testing.T) {
 		t.Fatalf("%d failover alerts", n)
 	}
 	// A task held: one alert per task and state.
-	h.emitAndWait(Change{Kind: "task", TaskNo: "T9", State: "HELD", Printer: "kitchen"})
-	h.emitAndWait(Change{Kind: "task", TaskNo: "T9", State: "HELD", Printer: "kitchen"})
-	h.emitAndWait(Change{Kind: "task", TaskNo: "T8", State: "PRINTED"})
+	h.emitAndWait(api.Change{Kind: "task", TaskNo: "T9", State: "HELD", Printer: "kitchen"})
+	h.emitAndWait(api.Change{Kind: "task", TaskNo: "T9", State: "HELD", Printer: "kitchen"})
+	h.emitAndWait(api.Change{Kind: "task", TaskNo: "T8", State: "PRINTED"})
 	body = frag()
 	if n := strings.Count(body, "Task T9: Held"); n != 1 {
 		t.Fatalf("%d held alerts:\n%s", n, body)
@@ -83,19 +83,19 @@ func TestAlerts(t *testing.T) {
 		}
 	}
 	wantRedirect(t, h.post(c, "/alerts/"+offline+"/ack", nil), "/")
-	h.emitAndWait(Change{Kind: "printer", Printer: "kitchen", State: "OFFLINE"})
+	h.emitAndWait(api.Change{Kind: "printer", Printer: "kitchen", State: "OFFLINE"})
 	if strings.Contains(frag(), "Printer kitchen: Offline") {
 		t.Fatal("the acknowledged alert came back while the cause went on")
 	}
 	// The printer recovers and drops again: a new alert.
 	h.f.setPrinter("kitchen", "READY", "")
-	h.emitAndWait(Change{Kind: "printer", Printer: "kitchen", State: "READY"})
+	h.emitAndWait(api.Change{Kind: "printer", Printer: "kitchen", State: "READY"})
 	body = frag()
 	if !strings.Contains(body, "resolved") {
 		t.Fatal("the failover alert is not marked resolved")
 	}
 	h.f.setPrinter("kitchen", "PAPER_OUT", "")
-	h.emitAndWait(Change{Kind: "printer", Printer: "kitchen", State: "PAPER_OUT"})
+	h.emitAndWait(api.Change{Kind: "printer", Printer: "kitchen", State: "PAPER_OUT"})
 	if !strings.Contains(frag(), "Printer kitchen: Paper out") {
 		t.Fatal("a new outage raised no alert")
 	}
@@ -105,7 +105,7 @@ func TestAlerts(t *testing.T) {
 func TestAlertsBounded(t *testing.T) {
 	a := newAlertTracker(newFake(), newClock().Now, 10)
 	for i := range 50 {
-		a.apply(Change{Kind: "task", TaskNo: "T" + strings.Repeat("x", i), State: "FAILED"})
+		a.apply(api.Change{Kind: "task", TaskNo: "T" + strings.Repeat("x", i), State: "FAILED"})
 	}
 	if n := len(a.list()); n != 10 {
 		t.Fatalf("%d alerts, max 10", n)
@@ -116,8 +116,8 @@ func TestAlertsBounded(t *testing.T) {
 // naming the printer and the reason, in both languages.
 func TestAlertRawRefused(t *testing.T) {
 	a := newAlertTracker(newFake(), newClock().Now, 10)
-	a.apply(Change{Kind: "raw_refused", Printer: "kitchen", Detail: "job over the 1048576 byte limit"})
-	a.apply(Change{Kind: "raw_refused", Printer: "kitchen", Detail: "the spool is full"})
+	a.apply(api.Change{Kind: "raw_refused", Printer: "kitchen", Detail: "job over the 1048576 byte limit"})
+	a.apply(api.Change{Kind: "raw_refused", Printer: "kitchen", Detail: "the spool is full"})
 	l := a.list()
 	if len(l) != 2 {
 		t.Fatalf("%d alerts for two refused jobs, want 2", len(l))
@@ -203,7 +203,7 @@ func TestEvents(t *testing.T) {
 		t.Fatalf("%d %s", res.StatusCode, res.Header.Get("Content-Type"))
 	}
 	// The stream is subscribed once its headers are out.
-	h.emitAndWait(Change{Kind: "printer", Printer: "kitchen", State: "OFFLINE"})
+	h.emitAndWait(api.Change{Kind: "printer", Printer: "kitchen", State: "OFFLINE"})
 	ev, data := readEvent(t, r)
 	if ev != "change" || data != `{"kind":"printer","printer":"kitchen","state":"OFFLINE"}` {
 		t.Fatalf("event %q data %q", ev, data)
@@ -319,14 +319,14 @@ func TestPairing(t *testing.T) {
 	}
 
 	h.f.mu.Lock()
-	h.f.pairing = PairingInfo{Configured: true, UserCode: "WDJB-MJHT", VerificationURI: "https://cloud.example/device",
+	h.f.pairing = api.PairingInfo{Configured: true, UserCode: "WDJB-MJHT", VerificationURI: "https://cloud.example/device",
 		VerificationURIComplete: "https://cloud.example/device?user_code=WDJB-MJHT", Expires: time.Now().Add(10 * time.Minute)}
 	h.f.mu.Unlock()
 	w = h.get(c, "/pairing")
 	wantBody(t, w, `id="pair-qr"`, `src="data:image/png;base64,`, `id="user-code"`, "WDJB-MJHT", `data-refresh="1"`)
 
 	h.f.mu.Lock()
-	h.f.pairing = PairingInfo{}
+	h.f.pairing = api.PairingInfo{}
 	h.f.mu.Unlock()
 	wantBody(t, h.get(c, "/pairing"), "[cloud]", html.EscapeString(catalog["pair.notconfigured"].en))
 }

@@ -4,13 +4,14 @@ import (
 	"encoding/base64"
 	"html/template"
 	"net/http"
+	"printgate/agent/api"
 
 	qrcode "github.com/skip2/go-qrcode"
 )
 
 // pairingData is the pairing page.
 type pairingData struct {
-	Info PairingInfo
+	Info api.PairingInfo
 	// QR is a PNG data URI of the verification address, "" without one.
 	QR template.URL
 }

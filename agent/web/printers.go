@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 
+	"printgate/agent/api"
 	"printgate/drivers"
 	"printgate/internal/tomlq"
 )
@@ -55,7 +56,7 @@ func foundViews(found []drivers.Found, taken []string, start int) []foundView {
 
 // printersData is the printers page.
 type printersData struct {
-	Printers    []PrinterDetail
+	Printers    []api.PrinterDetail
 	Found       []foundView
 	DiscoverErr string
 	Scan        scanState

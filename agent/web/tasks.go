@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"printgate/agent/localapi"
+	"printgate/agent/api"
 	"printgate/spool"
 )
 
@@ -347,7 +347,7 @@ func (p *Page) taskAction(w http.ResponseWriter, r *http.Request, sess *session)
 
 // actionError words a backend refusal for the flash.
 func actionError(l lang, err error) string {
-	if errors.Is(err, localapi.ErrConflict) || errors.Is(err, spool.ErrIllegalTransition) {
+	if errors.Is(err, api.ErrConflict) || errors.Is(err, spool.ErrIllegalTransition) {
 		return l.T("flash.notallowed", err.Error())
 	}
 	return err.Error()

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"printgate/agent/localapi"
+	"printgate/agent/api"
 	"printgate/spool"
 )
 
@@ -192,7 +192,7 @@ func TestTaskActions(t *testing.T) {
 	wantBody(t, h.get(c, "/tasks/T2"), "Task T2 was canceled.")
 
 	h.f.mu.Lock()
-	h.f.errs["cancel"] = fmt.Errorf("cancel T2: task is SENDING: %w", localapi.ErrConflict)
+	h.f.errs["cancel"] = fmt.Errorf("cancel T2: task is SENDING: %w", api.ErrConflict)
 	h.f.mu.Unlock()
 	w = h.post(c, "/tasks/T2/cancel", nil)
 	wantRedirect(t, w, "/tasks/T2")

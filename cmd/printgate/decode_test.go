@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"printgate/agent/api"
 	"printgate/agent/localapi"
 	"printgate/drivers/escpos"
 	"printgate/drivers/printertest"
@@ -216,8 +217,8 @@ func (b *payloadBackend) Reprint(context.Context, string) (*spool.Task, error) {
 func (b *payloadBackend) Cancel(context.Context, string) (*spool.Task, error) {
 	return nil, errors.New("not in this test")
 }
-func (b *payloadBackend) Printers() []localapi.PrinterInfo { return nil }
-func (b *payloadBackend) Health() localapi.Health          { return localapi.Health{Status: "ok"} }
+func (b *payloadBackend) Printers() []api.PrinterInfo { return nil }
+func (b *payloadBackend) Health() api.Health          { return api.Health{Status: "ok"} }
 
 // TestDecodeTables reads one stream with each maker's ESC t numbering:
 // ESC t 7 is Windows-1253 on an Xprinter (0x80 the euro sign) and

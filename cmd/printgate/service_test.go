@@ -9,14 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"printgate/agent/api"
 	"printgate/agent/apiclient"
-	"printgate/agent/localapi"
 	"printgate/cmd/printgate/internal/screen"
 )
 
 // fakeAgent serves /healthz and /api/v1/printers as the agent's API does,
 // the printers only with the token.
-func fakeAgent(t *testing.T, token string, h localapi.Health, ps []localapi.PrinterInfo) *httptest.Server {
+func fakeAgent(t *testing.T, token string, h api.Health, ps []api.PrinterInfo) *httptest.Server {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -42,8 +42,8 @@ func fakeAgent(t *testing.T, token string, h localapi.Health, ps []localapi.Prin
 
 func TestStatusScreen(t *testing.T) {
 	since := time.Date(2026, 3, 1, 12, 0, 0, 0, time.Local)
-	srv := fakeAgent(t, "tok", localapi.Health{Status: "ok", Link: "online", Outbox: 3, OutboxDropped: 1},
-		[]localapi.PrinterInfo{
+	srv := fakeAgent(t, "tok", api.Health{Status: "ok", Link: "online", Outbox: 3, OutboxDropped: 1},
+		[]api.PrinterInfo{
 			{Name: "kitchen", URL: "tcp://10.0.0.5:9100", State: "OFFLINE", Queue: 4, FailoverTo: "bar", Since: since, RawPort: "0.0.0.0:9101"},
 			{Name: "bar", URL: "serial:///dev/ttyUSB0", State: "READY", Queue: 0},
 		})
@@ -71,7 +71,7 @@ func TestStatusScreen(t *testing.T) {
 }
 
 func TestStatusWrongTokenAndFailedAgent(t *testing.T) {
-	srv := fakeAgent(t, "tok", localapi.Health{Status: "failed", Link: "offline", Error: "lane kitchen died"}, nil)
+	srv := fakeAgent(t, "tok", api.Health{Status: "failed", Link: "offline", Error: "lane kitchen died"}, nil)
 	ctx := context.Background()
 	h := fetchAgentHealth(ctx, apiclient.New(srv.URL, "wrong", srv.Client()))
 	if h.Err == nil || !strings.Contains(h.Err.Error(), "401") {

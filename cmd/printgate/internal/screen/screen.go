@@ -11,16 +11,16 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"printgate/agent/api"
 	"printgate/agent/apiclient"
 	"printgate/agent/config"
-	"printgate/agent/localapi"
 )
 
 // AgentHealth is what `status` learned from the agent's API.
 type AgentHealth struct {
 	URL      string
-	Health   localapi.Health
-	Printers []localapi.PrinterInfo
+	Health   api.Health
+	Printers []api.PrinterInfo
 	// Err says why the agent could not be asked or did not answer.
 	Err error
 }
@@ -70,7 +70,7 @@ func Status(w io.Writer, state string, h AgentHealth) {
 }
 
 // Reload shows a reload's changes, one line each.
-func Reload(w io.Writer, res localapi.ReloadResult) {
+func Reload(w io.Writer, res api.ReloadResult) {
 	fmt.Fprintf(w, "reloaded %s\n", res.Config)
 	line := func(what string, names []string) {
 		if len(names) > 0 {
