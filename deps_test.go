@@ -67,10 +67,7 @@ type layer struct {
 // change makes. TestLayers logs them instead of failing, and fails when one
 // no longer occurs, so the list cannot outlive the breaks: delete the
 // entry when its move lands.
-var pending = []pendingBreak{
-	{"printgate/sync/link", "printgate/agent/wheel", "issue 21 item 6: Clock and Backoff move to internal/clock and internal/backoff"},
-	{"printgate/sync/pair", "printgate/agent/wheel", "issue 21 item 6: Clock moves to internal/clock"},
-}
+var pending = []pendingBreak{}
 
 // pendingBreak is one entry of pending: from imports to, against its row.
 type pendingBreak struct{ from, to, why string }

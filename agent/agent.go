@@ -14,6 +14,7 @@ import (
 	"printgate/agent/metrics"
 	"printgate/agent/wheel"
 	"printgate/drivers/escpos"
+	"printgate/internal/backoff"
 	"printgate/spool"
 )
 
@@ -307,7 +308,7 @@ func (a *Agent) recoverCore(where string) {
 	}
 }
 
-func (a *Agent) jitter(b wheel.Backoff, attempt int) time.Duration {
+func (a *Agent) jitter(b backoff.Backoff, attempt int) time.Duration {
 	a.randMu.Lock()
 	defer a.randMu.Unlock()
 	b.Rand = a.rand

@@ -9,8 +9,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"printgate/agent/wheel"
 	"printgate/drivers/printertest"
+	"printgate/internal/clock"
 	"printgate/spool"
 )
 
@@ -33,7 +33,7 @@ func TestDiskFullLosesNothing(t *testing.T) {
 	}
 	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
 
-	clock := wheel.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	clock := clock.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	h := buildHarnessAt(t, dir, spool.Options{Reserve: -1}, clock,
 		[]printerSpec{{name: "k", model: printertest.ModelEpson, faults: []printertest.FaultKind{printertest.FaultPaperOut}}}, "")
 	tasks := []string{"FULL1_v1", "FULL2_v1", "FULL3_v1"}

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"printgate/agent/wheel"
 	"printgate/drivers/printertest"
+	"printgate/internal/clock"
 	"printgate/spool"
 )
 
@@ -30,7 +30,7 @@ func (f *fullDisk) check() error {
 // order when the spool can write again.
 func TestSpoolFullBeforeSending(t *testing.T) {
 	disk := newFullDisk()
-	clock := wheel.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	clock := clock.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	h := buildHarnessAt(t, t.TempDir(), spool.Options{FailCommit: disk.check}, clock,
 		[]printerSpec{{name: "k", model: printertest.ModelEpson, faults: []printertest.FaultKind{printertest.FaultPaperOut}}}, "")
 	tasks := []string{"A_v1", "B_v1", "C_v1"}
@@ -77,7 +77,7 @@ func TestSpoolFullBeforeSending(t *testing.T) {
 func TestSpoolFullAfterSending(t *testing.T) {
 	disk := newFullDisk()
 	var armed atomic.Bool
-	clock := wheel.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	clock := clock.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	h := buildHarnessAt(t, t.TempDir(), spool.Options{FailCommit: disk.check}, clock,
 		[]printerSpec{{name: "k", model: printertest.ModelEpson, faults: []printertest.FaultKind{printertest.FaultPaperOut}}}, "",
 		func(o *Options) {

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"printgate/agent/config"
-	"printgate/agent/wheel"
 	"printgate/drivers/escpos"
 	"printgate/drivers/escpos/decode"
 	"printgate/drivers/printertest"
+	"printgate/internal/clock"
 	"printgate/spool"
 )
 
@@ -49,7 +49,7 @@ type printerSpec struct {
 // loopback, with every agent timer on a fake clock.
 type harness struct {
 	t      testing.TB
-	clock  *wheel.FakeClock
+	clock  *clock.FakeClock
 	sp     *spool.Spool
 	a      *Agent
 	cfg    *config.Config
@@ -66,7 +66,7 @@ type harness struct {
 
 func newHarness(t testing.TB, specs []printerSpec, defaults string, tweak ...func(*Options)) *harness {
 	t.Helper()
-	return buildHarness(t, wheel.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)), specs, defaults, tweak...)
+	return buildHarness(t, clock.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)), specs, defaults, tweak...)
 }
 
 // newRealHarness is newHarness on the real clock, for stress tests whose
@@ -76,14 +76,14 @@ func newRealHarness(t testing.TB, specs []printerSpec, defaults string, tweak ..
 	return buildHarness(t, nil, specs, defaults, tweak...)
 }
 
-func buildHarness(t testing.TB, clock *wheel.FakeClock, specs []printerSpec, defaults string, tweak ...func(*Options)) *harness {
+func buildHarness(t testing.TB, clock *clock.FakeClock, specs []printerSpec, defaults string, tweak ...func(*Options)) *harness {
 	t.Helper()
 	return buildHarnessAt(t, t.TempDir(), spool.Options{}, clock, specs, defaults, tweak...)
 }
 
 // buildHarnessAt is buildHarness with the spool in dir and opened with so
 // (its clock is set by the harness).
-func buildHarnessAt(t testing.TB, spoolDir string, so spool.Options, clock *wheel.FakeClock, specs []printerSpec, defaults string, tweak ...func(*Options)) *harness {
+func buildHarnessAt(t testing.TB, spoolDir string, so spool.Options, clock *clock.FakeClock, specs []printerSpec, defaults string, tweak ...func(*Options)) *harness {
 	t.Helper()
 	h := &harness{t: t, clock: clock, p: map[string]*printertest.Printer{}, changed: make(chan struct{}), limit: waitLimit}
 	dir := t.TempDir()
@@ -138,7 +138,7 @@ func testLogger() *slog.Logger {
 // start runs a fresh agent over the harness's spool and printers.
 func (h *harness) start(tweak ...func(*Options)) {
 	h.t.Helper()
-	var clock wheel.Clock = wheel.RealClock()
+	var clock clock.Clock = clock.RealClock()
 	if h.clock != nil {
 		clock = h.clock
 	}

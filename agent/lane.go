@@ -14,8 +14,9 @@ import (
 	"printgate/agent/api"
 	"printgate/agent/config"
 	"printgate/agent/metrics"
-	"printgate/agent/wheel"
 	"printgate/drivers/escpos"
+	"printgate/internal/backoff"
+	"printgate/internal/clock"
 	"printgate/spool"
 )
 
@@ -97,7 +98,7 @@ type laneHost interface {
 	cancelTimer(key pushKey)
 	// jitter is b's delay before retry attempt, from the agent's shared
 	// random source.
-	jitter(b wheel.Backoff, attempt int) time.Duration
+	jitter(b backoff.Backoff, attempt int) time.Duration
 	// handTo makes t's lane (t.Lane()) its owner and gives it t; false
 	// when no such lane runs (a reload removed it).
 	handTo(t *spool.Task) bool
@@ -125,11 +126,11 @@ type lane struct {
 	host    laneHost
 	sp      *spool.Spool
 	m       *metrics.Metrics
-	clock   wheel.Clock
+	clock   clock.Clock
 	pc      *config.Printer
 	name    string
 	dev     Printer
-	backoff wheel.Backoff
+	backoff backoff.Backoff
 	log     *slog.Logger
 	// From the agent's options and start-up config, which a reload does
 	// not change: see Options.
@@ -196,7 +197,7 @@ type lane struct {
 
 func newLane(a *Agent, pc *config.Printer, dev Printer) (*lane, error) {
 	d := a.cfg.Defaults
-	b := wheel.Backoff{Base: d.RetryBase, Factor: d.RetryFactor, Cap: d.RetryCap, Jitter: d.RetryJitter}
+	b := backoff.Backoff{Base: d.RetryBase, Factor: d.RetryFactor, Cap: d.RetryCap, Jitter: d.RetryJitter}
 	if b.Factor == 0 {
 		b.Factor = 2
 	}

@@ -9,8 +9,8 @@ import (
 	"printgate/agent/config"
 	"printgate/agent/logring"
 	"printgate/agent/metrics"
-	"printgate/agent/wheel"
 	"printgate/drivers/escpos"
+	"printgate/internal/clock"
 	"printgate/spool"
 )
 
@@ -34,8 +34,8 @@ type idleCloser interface {
 // Options are the agent's collaborators; zero fields get working defaults.
 type Options struct {
 	// Clock drives every timer: monitors, retries, deadlines, failover.
-	// Tests pass a *wheel.FakeClock. Default: the real clock.
-	Clock wheel.Clock
+	// Tests pass a *clock.FakeClock. Default: the real clock.
+	Clock clock.Clock
 	// Logger receives structured logs. Default: slog.Default().
 	Logger *slog.Logger
 	// Metrics records what the agent does. Default: a private registry.
@@ -72,7 +72,7 @@ type Options struct {
 
 func (o *Options) fill() {
 	if o.Clock == nil {
-		o.Clock = wheel.RealClock()
+		o.Clock = clock.RealClock()
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"printgate/agent/wheel"
 	"printgate/drivers/printertest"
+	"printgate/internal/clock"
 	"printgate/spool"
 )
 
@@ -48,7 +48,7 @@ func rawHarnessWith(t *testing.T, so spool.Options, extra string, specs ...print
 		k.faults, k.extra = specs[0].faults, k.extra+"\n"+specs[0].extra
 		specs = specs[1:]
 	}
-	clock := wheel.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	clock := clock.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	h := buildHarnessAt(t, t.TempDir(), so, clock, append([]printerSpec{k}, specs...), "")
 	if err := h.a.OpenRawPorts(); err != nil {
 		t.Fatal(err)

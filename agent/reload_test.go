@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"printgate/agent/api"
-	"printgate/agent/wheel"
 	"printgate/drivers/printertest"
+	"printgate/internal/clock"
 	"printgate/spool"
 )
 
@@ -333,7 +333,7 @@ func TestPreviewFollowsReload(t *testing.T) {
 // to move, not for the wall clock, and the task then prints at the backup.
 func TestReloadHandOnWaitsOnAgentClock(t *testing.T) {
 	fault := newCommitFault()
-	clock := wheel.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	clock := clock.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	h := buildHarnessAt(t, t.TempDir(), spool.Options{FailCommit: fault.check}, clock, []printerSpec{
 		{name: "kitchen", model: printertest.ModelEpson, extra: `backup = "bar"`, faults: []printertest.FaultKind{printertest.FaultOffline}},
 		{name: "bar", model: printertest.ModelEpson},

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"printgate/agent/config"
-	"printgate/agent/wheel"
 	"printgate/drivers/escpos"
 	"printgate/drivers/printertest"
+	"printgate/internal/clock"
 	"printgate/spool"
 )
 
@@ -139,7 +139,7 @@ func TestFailedWriteNeverDropsTask(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			fault := newCommitFault()
-			clock := wheel.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+			clock := clock.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 			h := buildHarnessAt(t, t.TempDir(), spool.Options{FailCommit: fault.check}, clock, tc.specs, `failover_after = "5s"`,
 				func(o *Options) {
 					if tc.wrap != nil {

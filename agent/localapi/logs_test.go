@@ -15,7 +15,7 @@ import (
 	"printgate/agent/api"
 	"printgate/agent/localapi"
 	"printgate/agent/logring"
-	"printgate/agent/wheel"
+	"printgate/internal/clock"
 )
 
 var logT0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -24,7 +24,7 @@ var logT0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 // writing into it at debug level.
 type logAPI struct {
 	ring  *logring.Ring
-	clock *wheel.FakeClock
+	clock *clock.FakeClock
 	log   *slog.Logger
 	h     http.Handler
 	// tailDone receives Tail's result when a tail ends, if it is empty.
@@ -33,7 +33,7 @@ type logAPI struct {
 
 func newLogAPI(t *testing.T) *logAPI {
 	t.Helper()
-	clock := wheel.NewFakeClock(logT0)
+	clock := clock.NewFakeClock(logT0)
 	ring := logring.New(logring.Options{Clock: clock})
 	a := &logAPI{ring: ring, clock: clock, log: slog.New(ring.Handler(slog.LevelDebug)), tailDone: make(chan error, 1)}
 	a.h = localapi.New(newFake(), localapi.Options{

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"printgate/agent/config"
-	"printgate/agent/wheel"
+	"printgate/internal/clock"
 )
 
 // TestScrub ensures every free-text form of a credential is redacted, and
@@ -102,7 +102,7 @@ func TestReplaceAttr(t *testing.T) {
 // while every record is still there.
 func TestTokenNowhere(t *testing.T) {
 	const tok = "tok_9f8E7d6C5b4A3z2Y1x"
-	clock := wheel.NewFakeClock(t0)
+	clock := clock.NewFakeClock(t0)
 	r := New(Options{Clock: clock})
 	tr := startTail(t, r, TailOptions{Follow: true, Level: slog.LevelDebug}, false)
 	waitTimer(t, clock, t0.Add(DefaultMaxDuration)) // following

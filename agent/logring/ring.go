@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"sync"
 
-	"printgate/agent/wheel"
+	"printgate/internal/clock"
 )
 
 // Defaults for [Options].
@@ -32,8 +32,8 @@ type Options struct {
 	// than MaxBytes.
 	MaxLineBytes int
 	// Clock times tails (maximum duration, rate limit, the time on the lines
-	// a tail adds). nil means the real clock; tests pass a wheel.FakeClock.
-	Clock wheel.Clock
+	// a tail adds). nil means the real clock; tests pass a clock.FakeClock.
+	Clock clock.Clock
 }
 
 // Ring is a bounded in-memory buffer of the most recent log lines, already
@@ -41,7 +41,7 @@ type Options struct {
 // through [Ring.Handler] while any number of [Ring.Tail] calls read.
 type Ring struct {
 	maxLines, maxBytes, maxLineBytes int
-	clock                            wheel.Clock
+	clock                            clock.Clock
 
 	mu      sync.Mutex
 	entries []entry // circular, len maxLines
@@ -67,7 +67,7 @@ func New(o Options) *Ring {
 	}
 	r.maxLineBytes = min(r.maxLineBytes, r.maxBytes)
 	if r.clock == nil {
-		r.clock = wheel.RealClock()
+		r.clock = clock.RealClock()
 	}
 	r.entries = make([]entry, r.maxLines)
 	return r

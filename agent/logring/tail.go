@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"printgate/agent/wheel"
+	"printgate/internal/clock"
 )
 
 // Defaults for [TailOptions].
@@ -169,7 +169,7 @@ func (r *Ring) follow(ctx context.Context, o TailOptions, f *follower, recent []
 		return err
 	}
 	lim := limiter{rate: o.RatePerSecond}
-	var rateTimer wheel.Timer
+	var rateTimer clock.Timer
 	var rateC <-chan time.Time // non-nil while rateTimer is armed
 	defer func() {
 		if rateTimer != nil {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"printgate/agent/wheel"
+	"printgate/internal/clock"
 )
 
 var t0 = time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
@@ -105,7 +105,7 @@ func (tr *tailRun) wait() error {
 // waitTimer returns once clock has a timer armed that is due by then:
 // a tail arms its MaxDuration timer only after it follows, and its rate
 // timer only when it has drops to report.
-func waitTimer(t *testing.T, clock *wheel.FakeClock, by time.Time) {
+func waitTimer(t *testing.T, clock *clock.FakeClock, by time.Time) {
 	t.Helper()
 	armed := make(chan struct{})
 	go func() {
@@ -154,7 +154,7 @@ func TestTailFilters(t *testing.T) {
 // TestTailFollow ensures a following tail sends the recent lines and then
 // each new matching line, and no line twice.
 func TestTailFollow(t *testing.T) {
-	clock := wheel.NewFakeClock(t0)
+	clock := clock.NewFakeClock(t0)
 	r := New(Options{Clock: clock})
 	put(t, r, slog.LevelInfo, "keep-0")
 	tr := startTail(t, r, TailOptions{Lines: 10, Follow: true, Contains: "keep"}, false)
@@ -173,7 +173,7 @@ func TestTailFollow(t *testing.T) {
 // dropped link) ends a following tail with the context's cause, sends
 // nothing more, and unregisters the follower.
 func TestTailStopsOnContext(t *testing.T) {
-	clock := wheel.NewFakeClock(t0)
+	clock := clock.NewFakeClock(t0)
 	r := New(Options{Clock: clock})
 	ctx, cancel := context.WithCancelCause(context.Background())
 	stop := errors.New("logs_stop")
@@ -205,7 +205,7 @@ func TestTailStopsOnContext(t *testing.T) {
 // TestTailMaxDuration ensures a tail nobody stops ends at MaxDuration on
 // the clock, after the lines still pending, with a last line saying why.
 func TestTailMaxDuration(t *testing.T) {
-	clock := wheel.NewFakeClock(t0)
+	clock := clock.NewFakeClock(t0)
 	r := New(Options{Clock: clock})
 	tr := startTail(t, r, TailOptions{Follow: true, MaxDuration: time.Minute}, false)
 	waitTimer(t, clock, t0.Add(time.Minute))
@@ -233,7 +233,7 @@ func TestTailMaxDuration(t *testing.T) {
 // a second, and a line counting the rest when the second is over, even if
 // nothing more is logged.
 func TestTailRateLimit(t *testing.T) {
-	clock := wheel.NewFakeClock(t0)
+	clock := clock.NewFakeClock(t0)
 	r := New(Options{Clock: clock})
 	put(t, r, slog.LevelInfo, "recent")
 	tr := startTail(t, r, TailOptions{Lines: 1, Follow: true, RatePerSecond: 3}, true)
@@ -261,7 +261,7 @@ func TestTailRateLimit(t *testing.T) {
 // follower's send is stuck, that the follower then gets what its buffer
 // held, and a line counting what it lost.
 func TestTailSlowFollowerNeverBlocksLogging(t *testing.T) {
-	clock := wheel.NewFakeClock(t0)
+	clock := clock.NewFakeClock(t0)
 	r := New(Options{Clock: clock})
 	put(t, r, slog.LevelInfo, "recent")
 	tr := startTail(t, r, TailOptions{Lines: 1, Follow: true, Buffer: 5, RatePerSecond: 1000}, true)
@@ -290,7 +290,7 @@ func TestTailSlowFollowerNeverBlocksLogging(t *testing.T) {
 // TestTailSendError ensures a failing send ends the tail with that error,
 // wrapped, and unregisters the follower.
 func TestTailSendError(t *testing.T) {
-	r := New(Options{Clock: wheel.NewFakeClock(t0)})
+	r := New(Options{Clock: clock.NewFakeClock(t0)})
 	put(t, r, slog.LevelInfo, "recent")
 	broken := errors.New("link write failed")
 	err := r.Tail(context.Background(), TailOptions{Lines: 1, Follow: true}, func([]string) error { return broken })
@@ -305,7 +305,7 @@ func TestTailSendError(t *testing.T) {
 // TestTailsConcurrent ensures several tails follow at once, each with its
 // own filter.
 func TestTailsConcurrent(t *testing.T) {
-	clock := wheel.NewFakeClock(t0)
+	clock := clock.NewFakeClock(t0)
 	r := New(Options{Clock: clock})
 	put(t, r, slog.LevelError, "kitchen recent") // matches both
 	a := startTail(t, r, TailOptions{Lines: 1, Follow: true, Contains: "kitchen"}, false)

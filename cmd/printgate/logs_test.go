@@ -17,7 +17,7 @@ import (
 	"printgate/agent/localapi"
 	"printgate/agent/logring"
 	"printgate/agent/tlscert"
-	"printgate/agent/wheel"
+	"printgate/internal/clock"
 )
 
 const logsToken = "logs-test-token-0123456789abcdef"
@@ -28,7 +28,7 @@ var logsT0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 // fake clock, and a config pointing at it.
 type logsAgent struct {
 	ring   *logring.Ring
-	clock  *wheel.FakeClock
+	clock  *clock.FakeClock
 	log    *slog.Logger
 	srv    *httptest.Server
 	config string
@@ -39,7 +39,7 @@ type logsAgent struct {
 // when set, makes the server speak TLS with it.
 func startLogsAgent(t *testing.T, serverToken, extra string, tlsCert *tls.Certificate, dataDir string) *logsAgent {
 	t.Helper()
-	clock := wheel.NewFakeClock(logsT0)
+	clock := clock.NewFakeClock(logsT0)
 	ring := logring.New(logring.Options{Clock: clock})
 	a := &logsAgent{ring: ring, clock: clock, log: slog.New(ring.Handler(slog.LevelDebug))}
 	h := localapi.New(nil, localapi.Options{Token: serverToken, Tail: ring.Tail})

@@ -13,8 +13,8 @@ import (
 
 	"printgate/agent"
 	"printgate/agent/config"
-	"printgate/agent/wheel"
 	"printgate/cmd/printgate/internal/screen"
+	"printgate/internal/clock"
 	"printgate/sync/pair"
 )
 
@@ -26,7 +26,7 @@ func init() {
 // pairEnv is what pairCmd uses besides its arguments; tests replace it.
 type pairEnv struct {
 	// clock times the polls and the code's expiry.
-	clock wheel.Clock
+	clock clock.Clock
 	// client makes the requests to the cloud's auth_url.
 	client *http.Client
 }
@@ -34,7 +34,7 @@ type pairEnv struct {
 func runPair(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	env := pairEnv{clock: wheel.RealClock(), client: &http.Client{Timeout: 30 * time.Second}}
+	env := pairEnv{clock: clock.RealClock(), client: &http.Client{Timeout: 30 * time.Second}}
 	return pairCmd(ctx, env, args, stdout, stderr)
 }
 

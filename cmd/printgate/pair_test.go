@@ -15,12 +15,12 @@ import (
 	"testing"
 	"time"
 
-	"printgate/agent/wheel"
 	"printgate/drivers/printertest"
+	"printgate/internal/clock"
 	"printgate/sync/pair"
 )
 
-// instantClock is a wheel.Clock on which every wait ends as soon as it is
+// instantClock is a clock.Clock on which every wait ends as soon as it is
 // waited on, the clock jumping forward by the wait: a pairing runs through
 // its polls without sleeping.
 type instantClock struct {
@@ -34,7 +34,7 @@ func (c *instantClock) Now() time.Time {
 	return c.now
 }
 
-func (c *instantClock) NewTimer(d time.Duration) wheel.Timer {
+func (c *instantClock) NewTimer(d time.Duration) clock.Timer {
 	t := &instantTimer{c: c, ch: make(chan time.Time, 1)}
 	t.Reset(d)
 	return t

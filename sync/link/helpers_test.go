@@ -17,7 +17,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"printgate/agent/wheel"
+	"printgate/internal/clock"
 	"printgate/spool"
 	"printgate/sync/wire"
 )
@@ -343,7 +343,7 @@ func (h *logCount) count(l slog.Level) int {
 // fake clock.
 type harness struct {
 	cloud   *cloud
-	clock   *wheel.FakeClock
+	clock   *clock.FakeClock
 	sp      *spool.Spool
 	be      *backend
 	link    *Link
@@ -360,7 +360,7 @@ const testSeed = 42
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	h := &harness{
-		clock:   wheel.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)),
+		clock:   clock.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)),
 		logs:    &logCount{levels: map[slog.Level]int{}, down: make(chan struct{}, 64)},
 		revoked: make(chan string, 4),
 	}

@@ -15,7 +15,8 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"printgate/agent/wheel"
+	"printgate/internal/backoff"
+	"printgate/internal/clock"
 	"printgate/sync/wire"
 )
 
@@ -60,9 +61,9 @@ type Stats struct {
 type Link struct {
 	opts    Options
 	log     *slog.Logger
-	clock   wheel.Clock
+	clock   clock.Clock
 	dialer  *websocket.Dialer
-	backoff wheel.Backoff // used by Run's goroutine only
+	backoff backoff.Backoff // used by Run's goroutine only
 
 	notify   chan struct{} // Notify: outbox has new events
 	printers chan struct{} // PrintersChanged
@@ -100,7 +101,7 @@ func New(opts Options) (*Link, error) {
 		log:    opts.Logger.With("component", "link"),
 		clock:  opts.Clock,
 		dialer: &d,
-		backoff: wheel.Backoff{
+		backoff: backoff.Backoff{
 			Base: opts.BackoffBase, Factor: 2, Cap: opts.BackoffCap, FullJitter: true,
 		},
 		notify:   make(chan struct{}, 1),

@@ -13,7 +13,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"printgate/agent/wheel"
+	"printgate/internal/backoff"
 	"printgate/spool"
 	"printgate/sync/wire"
 )
@@ -419,7 +419,7 @@ func TestBackoffFullJitter(t *testing.T) {
 	h := newHarness(t)
 	h.cloud.set(func(c *cloud) { c.status = http.StatusServiceUnavailable })
 	h.start(t, h.options())
-	want := wheel.Backoff{Base: time.Second, Factor: 2, Cap: time.Minute, FullJitter: true,
+	want := backoff.Backoff{Base: time.Second, Factor: 2, Cap: time.Minute, FullJitter: true,
 		Rand: rand.New(rand.NewPCG(testSeed, testSeed^0x9e3779b97f4a7c15))}
 	var sum time.Duration
 	for i := range 12 {

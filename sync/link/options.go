@@ -12,7 +12,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"printgate/agent/wheel"
+	"printgate/internal/clock"
 	"printgate/spool"
 	"printgate/sync/wire"
 )
@@ -120,8 +120,8 @@ type Options struct {
 	// Default 500.
 	BatchSize int
 
-	// Clock drives every timer of the link. Default wheel.RealClock().
-	Clock wheel.Clock
+	// Clock drives every timer of the link. Default clock.RealClock().
+	Clock clock.Clock
 	// Seed seeds the reconnect jitter; 0 draws from the runtime's source.
 	Seed uint64
 	// Logger receives the link's logs. Default slog.Default().
@@ -174,7 +174,7 @@ func (o Options) withDefaults() Options {
 		o.Classify = DefaultClassify
 	}
 	if o.Clock == nil {
-		o.Clock = wheel.RealClock()
+		o.Clock = clock.RealClock()
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -13,7 +13,7 @@
 // The device code request goes through golang.org/x/oauth2 (Config.
 // DeviceAuth). The polling does not: oauth2's DeviceAccessToken waits on a
 // real time.Ticker of at least one second and cannot report progress, so
-// Wait polls on an injected clock (agent/wheel) and sends each token request
+// Wait polls on an injected clock (internal/clock) and sends each token request
 // itself, reporting cloud refusals as *oauth2.RetrieveError like oauth2 does.
 //
 // There is no watcher: Load is one read of a small file, so the cloud link

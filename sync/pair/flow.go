@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/oauth2"
 
-	"printgate/agent/wheel"
+	"printgate/internal/clock"
 )
 
 // ClientID is the OAuth client_id the agent pairs as (PROTOCOL.md §6).
@@ -63,7 +63,7 @@ type Pending struct {
 	deviceCode string
 	tokenURL   string
 	client     *http.Client
-	clock      wheel.Clock
+	clock      clock.Clock
 }
 
 // URL is the address a manager opens to approve the pairing:
@@ -84,12 +84,12 @@ func (p *Pending) Left() time.Duration { return p.Expires.Sub(p.clock.Now()) }
 // requests (nil: http.DefaultClient); cancelling ctx abandons the request.
 // The code's expiry and Wait's polls are timed on the real clock.
 func Start(ctx context.Context, authURL string, client *http.Client) (*Pending, error) {
-	return StartClock(ctx, authURL, client, wheel.RealClock())
+	return StartClock(ctx, authURL, client, clock.RealClock())
 }
 
 // StartClock is Start with the clock that times the code's expiry and
 // Wait's polls; tests pass a fake one.
-func StartClock(ctx context.Context, authURL string, client *http.Client, clock wheel.Clock) (*Pending, error) {
+func StartClock(ctx context.Context, authURL string, client *http.Client, clock clock.Clock) (*Pending, error) {
 	base, err := endpointBase(authURL)
 	if err != nil {
 		return nil, err

@@ -12,10 +12,10 @@ import (
 
 	"golang.org/x/oauth2"
 
-	"printgate/agent/wheel"
+	"printgate/internal/clock"
 )
 
-func start(t *testing.T, s *deviceServer, clock wheel.Clock) *Pending {
+func start(t *testing.T, s *deviceServer, clock clock.Clock) *Pending {
 	t.Helper()
 	p, err := StartClock(context.Background(), s.authURL(), s.Client(), clock)
 	if err != nil {
@@ -156,7 +156,7 @@ func TestWaitRetriesNoAnswer(t *testing.T) {
 // TestWaitCancel ensures cancelling ctx ends Wait while it waits for the
 // next poll, with ctx's error and without polling.
 func TestWaitCancel(t *testing.T) {
-	clock := wheel.NewFakeClock(t0)
+	clock := clock.NewFakeClock(t0)
 	s := newDeviceServer(t, clock, "ok")
 	p := start(t, s, clock)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"printgate/agent/wheel"
+	"printgate/internal/clock"
 )
 
 // t0 is where the test clocks start.
 var t0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 
-// skipClock is a wheel.Clock on which every wait ends at once by jumping
+// skipClock is a clock.Clock on which every wait ends at once by jumping
 // the clock forward by exactly the wait, so a poll loop runs through its
 // whole schedule without sleeping and the times it polled at are exact.
 type skipClock struct {
@@ -32,7 +32,7 @@ func (c *skipClock) Now() time.Time {
 	return c.now
 }
 
-func (c *skipClock) NewTimer(d time.Duration) wheel.Timer {
+func (c *skipClock) NewTimer(d time.Duration) clock.Timer {
 	t := &skipTimer{c: c, ch: make(chan time.Time, 1)}
 	t.Reset(d)
 	return t
@@ -94,7 +94,7 @@ func (t *skipTimer) Stop() bool {
 // clock's time at each poll.
 type deviceServer struct {
 	*httptest.Server
-	clock     wheel.Clock
+	clock     clock.Clock
 	expiresIn int
 	interval  int
 
@@ -107,7 +107,7 @@ type deviceServer struct {
 
 // Answers a poll can get: an RFC 8628 error code, "ok" (the token
 // "tok-123"), or "503" (a bare server error, no answer).
-func newDeviceServer(t *testing.T, clock wheel.Clock, answers ...string) *deviceServer {
+func newDeviceServer(t *testing.T, clock clock.Clock, answers ...string) *deviceServer {
 	t.Helper()
 	s := &deviceServer{clock: clock, answers: answers, expiresIn: 300, interval: 5}
 	mux := http.NewServeMux()
