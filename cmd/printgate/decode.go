@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"printgate/agent/apiclient"
 	"printgate/agent/config"
 	"printgate/agent/localapi"
 	"printgate/drivers/escpos"
@@ -188,11 +189,11 @@ func fetchPayload(ctx context.Context, configPath, taskNo string) ([]byte, decod
 	if err != nil {
 		return nil, none, err
 	}
-	c, err := newAPIClient(cfg, 30*time.Second)
+	c, err := apiclient.ForConfig(cfg, 30*time.Second)
 	if err != nil {
 		return nil, none, err
 	}
-	t, err := c.task(ctx, url.PathEscape(taskNo))
+	t, err := c.Task(ctx, url.PathEscape(taskNo))
 	if err != nil {
 		return nil, none, fmt.Errorf("task %s: %w", taskNo, err)
 	}
@@ -201,7 +202,7 @@ func fetchPayload(ctx context.Context, configPath, taskNo string) ([]byte, decod
 		printer = p.Profile.DecodeOptions()
 	}
 	path := "/api/v1/tasks/" + url.PathEscape(taskNo) + "/payload"
-	resp, err := c.open(ctx, http.MethodGet, path, nil)
+	resp, err := c.Open(ctx, http.MethodGet, path, nil)
 	if err != nil {
 		return nil, none, err
 	}
@@ -220,10 +221,10 @@ func fetchPayload(ctx context.Context, configPath, taskNo string) ([]byte, decod
 			return nil, none, fmt.Errorf("task %s was submitted as a ticket document, not raw ESC/POS bytes; `printgate render DOC.json --profile NAME --preview` previews documents", taskNo)
 		case "":
 			if resp.StatusCode == http.StatusNotFound {
-				return nil, none, fmt.Errorf("the agent at %s has no payload route (GET %s answered 404): it is older than this printgate", c.base, path)
+				return nil, none, fmt.Errorf("the agent at %s has no payload route (GET %s answered 404): it is older than this printgate", c.Base(), path)
 			}
 		}
-		return nil, none, fmt.Errorf("task %s: %w", taskNo, &apiError{Status: resp.StatusCode, Code: eb.Error.Code, Message: eb.Error.Message})
+		return nil, none, fmt.Errorf("task %s: %w", taskNo, &apiclient.Error{Status: resp.StatusCode, Code: eb.Error.Code, Message: eb.Error.Message})
 	}
 	if len(body) > maxDecodeBytes {
 		return nil, none, fmt.Errorf("the payload of task %s is over %d MiB", taskNo, maxDecodeBytes>>20)
