@@ -381,11 +381,17 @@ func TestStopGraceOnAgentClock(t *testing.T) {
 	})
 	h.submit("G_v1", "k")
 	<-stuck.started
+	stopOnAgentClock(t, h, "Run returned after the stop grace")
+}
+
+// stopOnAgentClock stops h's agent and steps its clock until Run returns.
+func stopOnAgentClock(t *testing.T, h *harness, what string) {
+	t.Helper()
 	h.cancel()
 	h.cancel = nil
 	var err error
 	returned := false
-	h.advanceUntil("Run returned after the stop grace", 5*time.Minute, func() bool {
+	h.advanceUntil(what, 5*time.Minute, func() bool {
 		select {
 		case err = <-h.done:
 			returned = true
@@ -425,19 +431,5 @@ func TestStopGraceCoversEveryLane(t *testing.T) {
 	mu.Unlock()
 	<-k.started
 	<-b.started
-	h.cancel()
-	h.cancel = nil
-	var err error
-	returned := false
-	h.advanceUntil("Run returned after one stop grace with two jobs in flight", 5*time.Minute, func() bool {
-		select {
-		case err = <-h.done:
-			returned = true
-		default:
-		}
-		return returned
-	})
-	if err != nil {
-		t.Errorf("Run: %v", err)
-	}
+	stopOnAgentClock(t, h, "Run returned after one stop grace with two jobs in flight")
 }
