@@ -66,6 +66,12 @@ func decode(frame []byte) (Message, *FrameError) {
 		}
 		j.Document = buf.Bytes()
 	}
+	if p, ok := m.(interface{ present() *FrameError }); ok {
+		// A required list that may be empty: missing is not empty.
+		if fe := p.present(); fe != nil {
+			return nil, sc.blame(fe)
+		}
+	}
 	if fe := m.check(); fe != nil {
 		return nil, sc.blame(fe)
 	}

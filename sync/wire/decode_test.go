@@ -213,11 +213,11 @@ func TestDecodeRejectsMissingRequired(t *testing.T) {
 			checkRejections(t, []rejection{{typ + " without " + f, frame, wire.CodeInvalid, typ, f, reason}})
 		}
 	}
-	// Empty values count as missing; an empty list too.
+	// Empty values count as missing; an empty list too, but for printers
+	// (TestNoPrinters).
 	checkRejections(t, []rejection{
 		{"empty task_no", `{"type":"reprint","id":"c","task_no":""}`, wire.CodeInvalid, "reprint", "task_no", "is required"},
 		{"empty events", `{"type":"events","batch":"b","events":[]}`, wire.CodeInvalid, "events", "events", "at least one event"},
-		{"empty printers", `{"type":"printers","printers":[]}`, wire.CodeInvalid, "printers", "printers", "is required"},
 		{"empty lines", `{"type":"log_lines","id":"t","lines":[]}`, wire.CodeInvalid, "log_lines", "lines", "is required"},
 		{"zero time", `{"type":"welcome","store_id":"s","server_time":"0001-01-01T00:00:00Z"}`, wire.CodeInvalid, "welcome", "server_time", "is required"},
 	})
