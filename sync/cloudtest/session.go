@@ -425,6 +425,11 @@ func (s *session) eventsLocked(a *agent, m *wire.Events) {
 		s.log.Warn("cloudtest: events forgotten to stay under the limit", "forgotten", over, "max_events", s.c.opts.MaxEvents)
 	}
 	a.batches++
+	if drop := s.c.opts.DropEventsAck; drop != nil && drop(s.agentID, m.Batch) {
+		a.acksDropped++
+		s.log.Info("cloudtest: events_ack dropped on purpose", "batch", m.Batch)
+		return
+	}
 	ack, err := wire.Encode(&wire.EventsAck{Batch: m.Batch})
 	if err != nil {
 		s.log.Error("cloudtest: events_ack", "err", err)
