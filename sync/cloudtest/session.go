@@ -131,7 +131,7 @@ func (c *Cloud) serveAgent(w http.ResponseWriter, r *http.Request) {
 // run reads frames until the connection ends, then cleans up.
 func (s *session) run() {
 	c, conn := s.c, s.conn
-	conn.SetReadLimit(wire.MaxFrameBytes)
+	conn.SetReadLimit(wire.ReadLimit)
 	alive := func() { conn.SetReadDeadline(time.Now().Add(c.opts.SilenceTimeout)) }
 	alive()
 	conn.SetPongHandler(func(string) error { alive(); return nil })
@@ -188,7 +188,7 @@ func describeReadError(err error, silence time.Duration) string {
 	case errors.As(err, &ce):
 		return fmt.Sprintf("agent closed (%d %s)", ce.Code, ce.Text)
 	case errors.Is(err, websocket.ErrReadLimit):
-		return fmt.Sprintf("frame over %d bytes", wire.MaxFrameBytes)
+		return fmt.Sprintf("frame over %d bytes", wire.ReadLimit)
 	}
 	return fmt.Sprintf("read: %v", err)
 }

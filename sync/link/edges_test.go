@@ -187,3 +187,56 @@ func TestStaleAckDeletesNothing(t *testing.T) {
 		t.Errorf("outbox depth %d after the current batch's ack, want 0", d)
 	}
 }
+
+// TestOversizedJobAnswered ensures a job frame just over MaxFrameBytes is
+// answered job_ack rejected (payload_too_large, the §3 code) and the
+// connection stays up, so the next job is accepted on it (issue 22 §8):
+// before, the websocket read limit closed the connection (1009) first,
+// and the cloud resent the job into the same close forever.
+func TestOversizedJobAnswered(t *testing.T) {
+	h := newHarness(t)
+	h.start(t, h.options())
+	p, _ := h.cloud.welcome(t)
+	head, tail := `{"type":"job","task_no":"BIG_v1","printer":"kitchen","payload":"`, `"}`
+	p.sendRaw(t, head+strings.Repeat("G0dh", (wire.MaxFrameBytes+4-len(head)-len(tail))/4)+tail)
+	ack := expect[*wire.JobAck](t, p)
+	if ack.TaskNo != "BIG_v1" || ack.Result != wire.ResultRejected || ack.Error == nil || ack.Error.Code != "payload_too_large" {
+		t.Fatalf("job_ack %+v (error %+v), want BIG_v1 rejected payload_too_large", ack, ack.Error)
+	}
+	p.send(t, &wire.Job{TaskNo: "NEXT_v1", Printer: "kitchen", Payload: []byte("\x1b@next")})
+	if ack := expect[*wire.JobAck](t, p); ack.TaskNo != "NEXT_v1" || ack.Result != wire.ResultAccepted {
+		t.Fatalf("job_ack %+v after the oversized job, want NEXT_v1 accepted on the same connection", ack)
+	}
+	if n := h.cloud.dials.Load(); n != 1 {
+		t.Errorf("%d connections, want 1", n)
+	}
+}
+
+// TestNoPrintersConnects ensures an agent with no printer configured says
+// hello and is welcomed by the reference cloud, and its printers pushes go
+// through too (issue 22 §8).
+func TestNoPrintersConnects(t *testing.T) {
+	ref := newRefCloud(t, cloudtest.Options{})
+	h := newHarness(t)
+	h.be.set(func(b *backend) { b.printers = nil })
+	h.accept(t, "T01")
+	h.start(t, ref.options(h))
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	if err := ref.c.WaitConnected(ctx, testAgent, true); err != nil {
+		t.Fatalf("an agent with no printers did not connect: %v (last error %q)", err, h.link.Stats().LastError)
+	}
+	if _, err := ref.c.WaitEvents(ctx, testAgent, 1); err != nil {
+		t.Fatal(err)
+	}
+	if hello, ok := ref.c.Hello(testAgent); !ok || hello.Printers == nil || len(hello.Printers) != 0 {
+		t.Errorf("hello %+v, want one with an empty printers list", hello)
+	}
+	h.link.PrintersChanged()
+	if err := ref.c.Wait(ctx, func() bool { return len(ref.c.PrinterPushes(testAgent)) >= 2 }); err != nil {
+		t.Fatalf("printers push with no printers: %v", err)
+	}
+	if errs := ref.c.ErrorFrames(testAgent); len(errs) != 0 {
+		t.Errorf("the cloud refused frames: %+v", errs)
+	}
+}

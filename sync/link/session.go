@@ -60,7 +60,8 @@ func (l *Link) connect(ctx context.Context, token string) outcome {
 		conn.Close()
 		return outcome{err: fmt.Errorf("handshake with %s: the server chose subprotocol %q, not %q", l.opts.URL, p, wire.Subprotocol)}
 	}
-	conn.SetReadLimit(wire.MaxFrameBytes)
+	// Past MaxFrameBytes, so a frame too large is answered, not a close.
+	conn.SetReadLimit(wire.ReadLimit)
 	s := newSession(l, conn)
 	s.token = token
 	out := s.run(ctx)

@@ -32,7 +32,14 @@ func Decode(frame []byte) (Message, error) {
 
 func decode(frame []byte) (Message, *FrameError) {
 	if len(frame) > MaxFrameBytes {
-		return nil, &FrameError{Code: CodeTooLarge, Reason: fmt.Sprintf("is %d bytes, over the %d byte limit", len(frame), MaxFrameBytes)}
+		fe := &FrameError{Code: CodeTooLarge, Reason: fmt.Sprintf("is %d bytes, over the %d byte limit", len(frame), MaxFrameBytes)}
+		if len(frame) <= ReadLimit {
+			// Read within the margin: learn the type and a job's task_no,
+			// so the agent can answer the job rather than only the frame.
+			sc, _ := scan(frame)
+			fe = sc.blame(fe)
+		}
+		return nil, fe
 	}
 	sc, fe := scan(frame)
 	if fe != nil {
