@@ -81,7 +81,7 @@ func (s *session) sendBatch(evs []spool.OutboxEvent) error {
 				keys[i] = evs[i].Key
 				s.sent[string(evs[i].Key)] = struct{}{}
 			}
-			s.inflight = append(s.inflight, batch{id: id, keys: keys, frame: frame, sentAt: now, due: now.Add(l.opts.AckTimeout)})
+			s.inflight = append(s.inflight, batch{id: id, keys: keys, sentAt: now, due: now.Add(l.opts.AckTimeout)})
 			inflight := len(s.inflight)
 			l.update(func(st *Stats) { st.InFlight = inflight })
 			return nil
@@ -186,24 +186,86 @@ func (s *session) acked(id string) {
 }
 
 // resendDue sends again, under the same id, every batch whose events_ack
-// is overdue (AckTimeout after it was last sent). The cloud dedupes the
-// events; whichever copy's ack arrives first deletes the batch.
+// is overdue (AckTimeout after it was last sent), read again from the
+// outbox by its keys. The cloud dedupes the events; whichever copy's ack
+// arrives first deletes the batch. A batch whose events all left the
+// outbox meanwhile (trimmed by its bounds) is dropped from the window.
 func (s *session) resendDue() error {
 	now := s.l.clock.Now()
-	for i := range s.inflight {
-		b := &s.inflight[i]
+	kept := s.inflight[:0]
+	for _, b := range s.inflight {
 		if b.due.After(now) {
+			kept = append(kept, b)
+			continue
+		}
+		evs, err := s.reread(b.keys)
+		if err != nil {
+			// The outbox may read again at the next timeout.
+			s.l.log.Error("cloud link: cannot read an unacknowledged batch again", "batch", b.id, "err", err)
+			b.due = now.Add(s.l.opts.AckTimeout)
+			kept = append(kept, b)
+			continue
+		}
+		if len(evs) == 0 {
+			s.l.log.Warn("cloud link: no events_ack in time, and the batch's events left the outbox; not resent", "batch", b.id)
+			for _, k := range b.keys {
+				delete(s.sent, string(k))
+			}
 			continue
 		}
 		s.l.log.Warn("cloud link: no events_ack in time; sending the batch again", "batch", b.id,
-			"events", len(b.keys), "waited", now.Sub(b.sentAt).Round(time.Millisecond))
-		if err := s.write(wire.TypeEvents, b.frame); err != nil {
+			"events", len(evs), "waited", now.Sub(b.sentAt).Round(time.Millisecond))
+		frame, err := encodeBatch(b.id, evs)
+		if err != nil {
+			return fmt.Errorf("events batch %s again: %w", b.id, err)
+		}
+		if err := s.write(wire.TypeEvents, frame); err != nil {
 			return err
 		}
 		b.due = now.Add(s.l.opts.AckTimeout)
+		kept = append(kept, b)
 		s.l.update(func(st *Stats) { st.Resent++ })
 	}
+	s.inflight = kept
+	inflight := len(kept)
+	s.l.update(func(st *Stats) { st.InFlight = inflight })
 	return nil
+}
+
+// reread returns the outbox events with these keys that are still there.
+func (s *session) reread(keys [][]byte) ([]spool.OutboxEvent, error) {
+	want := make(map[string]struct{}, len(keys))
+	for _, k := range keys {
+		want[string(k)] = struct{}{}
+	}
+	other := func(k []byte) bool { _, ok := want[string(k)]; return !ok }
+	if sk, ok := s.l.opts.Outbox.(skippingOutbox); ok {
+		return sk.ReadOutboxSkipping(len(keys), other)
+	}
+	depth, err := s.l.opts.Outbox.OutboxDepth()
+	if err != nil {
+		return nil, err
+	}
+	all, err := s.l.opts.Outbox.ReadOutbox(depth + len(keys))
+	if err != nil {
+		return nil, err
+	}
+	var out []spool.OutboxEvent
+	for _, ev := range all {
+		if !other(ev.Key) {
+			out = append(out, ev)
+		}
+	}
+	return out, nil
+}
+
+// encodeBatch encodes evs, in outbox order, as the events frame id.
+func encodeBatch(id string, evs []spool.OutboxEvent) ([]byte, error) {
+	b := &wire.Events{Batch: id, Events: make([]wire.Event, len(evs))}
+	for i := range evs {
+		b.Events[i] = wireEvent(evs[i].Event)
+	}
+	return wire.Encode(b)
 }
 
 // armAck sets the ack timer for the earliest due batch in flight, and

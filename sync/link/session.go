@@ -76,13 +76,11 @@ type inbound struct {
 	err error
 }
 
-// batch is an events frame sent and not yet acknowledged. The frame is
-// kept to be resent after AckTimeout: at most MaxInFlight frames of at most
-// wire.MaxFrameBytes each.
+// batch is an events frame sent and not yet acknowledged. Only its keys
+// are kept (DESIGN.md invariant 4): a resend reads its events again.
 type batch struct {
 	id     string
 	keys   [][]byte
-	frame  []byte
 	sentAt time.Time // first sent: LastSync waits for every batch sent before it
 	due    time.Time // resent if still unacknowledged then
 }
