@@ -323,6 +323,10 @@ func (s *session) run(ctx context.Context) (out outcome) {
 			if err := s.resendDue(); err != nil {
 				return fail(err)
 			}
+			// A batch whose events all left the outbox freed its slot.
+			if err := s.pump(); err != nil {
+				return fail(err)
+			}
 			s.armAck()
 		case <-l.recheck:
 			// A manager unpaired (the token file is gone) or paired again:
