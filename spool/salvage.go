@@ -3,6 +3,7 @@ package spool
 import (
 	"cmp"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -19,7 +20,10 @@ import (
 // record it can decode. Indexes (queue, seq, done, tombs) and counters are
 // rebuilt from the tasks rather than trusted; outbox events are not
 // salvaged, because the outbox is only a cache of what the cloud is owed and
-// old copies of acknowledged events linger in freed pages.
+// old copies of acknowledged events linger in freed pages. Instead each
+// salvaged task gets one event stating its current state, numbered past
+// every event number seen for it, so the cloud converges on what the spool
+// now says whatever it missed.
 
 // bbolt's file layout (go.etcd.io/bbolt/internal/common). Integers are in the
 // byte order of the machine that wrote the file, since bbolt writes its
@@ -45,6 +49,17 @@ const (
 
 // reasonSalvaged is the reason recorded on a task re-armed by the salvage.
 const reasonSalvaged = "salvaged from a corrupt spool"
+
+// eventEpoch spaces the event numbers of a task whose count was lost or
+// may be stale: its next event is numbered at the next multiple of it past
+// every number seen, as Quarantine numbers a lost record's event. The
+// cloud dedupes by (task_no, n), so a number it was sent once before,
+// from a transition whose record and outbox key were both lost, must
+// never come again; no task makes 2^20 transitions between two salvages.
+const eventEpoch = 1 << 20
+
+// nextEpoch returns the first event count of the epoch after n's.
+func nextEpoch(n int) int { return (n/eventEpoch + 1) * eventEpoch }
 
 var ne = binary.NativeEndian
 
@@ -383,6 +398,54 @@ func (w *walker) record(k, v []byte, live bool) {
 	}
 }
 
+// salvagedJob is the job summary a salvaged task's event carries, in case
+// the cloud never had the task's first event: for a task not sent by the
+// cloud whose record has its digest; nil otherwise.
+func salvagedJob(t *Task) *JobInfo {
+	if t.Origin == OriginCloud || !isSHA256Hex(t.SHA256) {
+		return nil
+	}
+	return &JobInfo{Printer: t.Printer, Priority: t.Priority, Origin: t.Origin, Size: t.Size, SHA256: t.SHA256}
+}
+
+// addJob puts job on the outbox event n of taskNo, if the outbox holds it
+// (not when the outbox is disabled).
+func addJob(tx *bolt.Tx, taskNo string, n int, job *JobInfo) error {
+	if job == nil {
+		return nil
+	}
+	b := tx.Bucket(bucketOutbox)
+	k := outboxKey(taskNo, n)
+	raw := b.Get(k)
+	if raw == nil {
+		return nil
+	}
+	var ev Event
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		return fmt.Errorf("decode event %s/%d: %w", taskNo, n, err)
+	}
+	ev.Job = job
+	enc, err := json.Marshal(&ev)
+	if err != nil {
+		return fmt.Errorf("encode event %s/%d: %w", taskNo, n, err)
+	}
+	return b.Put(k, enc)
+}
+
+// isSHA256Hex reports whether s is a SHA-256 in lowercase hex, as a job
+// summary carries it; a record without one gets no summary.
+func isSHA256Hex(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // taskNoShaped is ValidTaskNo without building an error for every key.
 func taskNoShaped(k []byte) bool {
 	if len(k) == 0 || len(k) > MaxTaskNoLen {
@@ -455,7 +518,11 @@ func (s *Spool) salvage(ce *CorruptError) {
 // rebuilding every index and counter from them. Tasks found SENDING are
 // re-armed as outcome unknown; a live task whose record numbers fewer
 // events than the outbox showed lost its latest record, so it is marked as
-// a possible duplicate.
+// a possible duplicate. Every task's event count moves to the next epoch
+// past every number seen (its record's, the outbox keys'), and every task
+// gets one outbox event: the re-arm's for a task found SENDING, else one
+// restating its current state (with its job summary for a local task, in
+// case the cloud never had its first event).
 func (s *Spool) restore(found *salvaged, ce *CorruptError) (err error) {
 	tasks := make([]*Task, 0, len(found.tasks))
 	for _, t := range found.tasks {
@@ -502,6 +569,16 @@ func (s *Spool) restore(found *salvaged, ce *CorruptError) (err error) {
 					st.Suspect++
 				}
 			}
+			t.Events = nextEpoch(max(t.Events, found.events[t.TaskNo]))
+			if t.State != StateSending {
+				// A task found SENDING gets its event from the re-arm below.
+				ev := eventFor(t, t.State, t.Reason)
+				ev.Job = salvagedJob(t)
+				t.Events++
+				if err := s.putEvent(tx, ev); err != nil {
+					return err
+				}
+			}
 			if err := putTask(tx, t); err != nil {
 				return err
 			}
@@ -537,7 +614,11 @@ func (s *Spool) restore(found *salvaged, ce *CorruptError) (err error) {
 			return err
 		}
 		for _, t := range sending {
-			if _, err := s.applyTransition(tx, t, StateUnknown, Change{Reason: reasonSalvaged}); err != nil {
+			nt, err := s.applyTransition(tx, t, StateUnknown, Change{Reason: reasonSalvaged})
+			if err != nil {
+				return fmt.Errorf("re-arm %s: %w", t.TaskNo, err)
+			}
+			if err := addJob(tx, nt.TaskNo, nt.Events, salvagedJob(nt)); err != nil {
 				return fmt.Errorf("re-arm %s: %w", t.TaskNo, err)
 			}
 			st.Rearmed++

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -147,21 +148,24 @@ func buildMixedSpool(t *testing.T, path string, n int, clk *fakeClock) map[strin
 }
 
 // checkSalvaged asserts the salvaged task is the stored one, except that a
-// task found SENDING is re-armed as UNKNOWN with one more timeline entry.
+// task found SENDING is re-armed as UNKNOWN with one more timeline entry,
+// and that every task's events go on past the next epoch, with one event
+// (the re-arm, or one restating its state) numbered there.
 func checkSalvaged(t *testing.T, got, want *Task) {
 	t.Helper()
 	want = clone(t, want)
+	want.Events = nextEpoch(want.Events) + 1
 	if !want.State.Terminal() {
 		// Every unfinished salvaged task may be a stale copy: marked.
 		want.PossibleDuplicate, want.Message = true, got.Message
 	}
 	if want.State == StateSending {
 		last := got.Timeline[len(got.Timeline)-1]
-		if got.State != StateUnknown || last.State != StateUnknown || last.Reason != reasonSalvaged || got.Events != want.Events+1 {
+		if got.State != StateUnknown || last.State != StateUnknown || last.Reason != reasonSalvaged || got.Events != want.Events {
 			t.Errorf("%s was SENDING, salvaged as %s (timeline ends %+v), want UNKNOWN %q", want.TaskNo, got.State, last, reasonSalvaged)
 			return
 		}
-		want.State, want.Reason, want.UpdatedAt, want.Events = StateUnknown, reasonSalvaged, got.UpdatedAt, want.Events+1
+		want.State, want.Reason, want.UpdatedAt = StateUnknown, reasonSalvaged, got.UpdatedAt
 		want.Timeline = append(want.Timeline, last)
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -316,8 +320,8 @@ func TestSalvageCorruptSpool(t *testing.T) {
 	if lanes, _ := s.Lanes(); len(lanes) != len(queues) {
 		t.Errorf("lanes %v", lanes)
 	}
-	if d, _ := s.OutboxDepth(); d != rearmed {
-		t.Errorf("outbox depth %d, want only the %d re-arm events (outbox not salvaged)", d, rearmed)
+	if d, _ := s.OutboxDepth(); d != ce.Salvaged {
+		t.Errorf("outbox depth %d, want one event per salvaged task (%d): the outbox is not salvaged, each task's state is restated", d, ce.Salvaged)
 	}
 	if a := mustAccept(t, s, task("NEW_v1", "kitchen")); a.Seq != maxSeq+1 {
 		t.Errorf("new task seq %d, want %d", a.Seq, maxSeq+1)
@@ -450,4 +454,141 @@ func FuzzSalvage(f *testing.F) {
 			}
 		}
 	})
+}
+
+// outboxByTask reads the whole outbox, by task_no.
+func outboxByTask(t *testing.T, s *Spool) map[string][]Event {
+	t.Helper()
+	evs, err := s.ReadOutbox(1 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]Event{}
+	for _, ev := range evs {
+		out[ev.TaskNo] = append(out[ev.TaskNo], ev.Event)
+	}
+	return out
+}
+
+// outboxKeys returns every outbox key.
+func outboxKeys(t *testing.T, s *Spool) [][]byte {
+	t.Helper()
+	evs, err := s.ReadOutbox(1 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := make([][]byte, len(evs))
+	for i, ev := range evs {
+		keys[i] = ev.Key
+	}
+	return keys
+}
+
+// TestSalvageKeepsEventNumbering ensures a salvaged task's next events are
+// numbered past every event number seen for it, its record's count or the
+// outbox keys' (issue 22 §4): the cloud dedupes by (task_no, n), and a
+// number it had from the lost record would drop the next event as a
+// duplicate. And each salvaged task gets one event with its current state
+// (the outbox is not salvaged), so the cloud converges.
+func TestSalvageKeepsEventNumbering(t *testing.T) {
+	s, clk := openTest(t, Options{})
+	now := clk.Now()
+	sum := strings.Repeat("ab", 32)
+	rec := func(no string, st State, events int, origin Origin) *Task {
+		return &Task{TaskNo: no, Printer: "k", Priority: PriorityNormal, Origin: origin, Seq: uint64(len(no)), State: st,
+			Reason: "why", Events: events, AcceptedAt: now, UpdatedAt: now, Size: 9, SHA256: sum}
+	}
+	found := &salvaged{
+		tasks: map[string]*Task{
+			"STALE_v1":    rec("STALE_v1", StateQueued, 2, OriginLocal),
+			"SEND_v10":    rec("SEND_v10", StateSending, 3, OriginLocal),
+			"DONE_v100":   rec("DONE_v100", StatePrinted, 4, OriginLocal),
+			"CLOUD_v1000": rec("CLOUD_v1000", StateParked, 1, OriginCloud),
+		},
+		// The outbox showed STALE_v1 at 5: its record lost three transitions.
+		events: map[string]int{"STALE_v1": 5, "SEND_v10": 3, "DONE_v100": 4},
+	}
+	seen := map[string]int{"STALE_v1": 5, "SEND_v10": 3, "DONE_v100": 4, "CLOUD_v1000": 1}
+	var ce CorruptError
+	if err := s.restore(found, &ce); err != nil {
+		t.Fatal(err)
+	}
+	box := outboxByTask(t, s)
+	for no, max := range seen {
+		got, err := s.Get(no)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs := box[no]
+		if len(evs) != 1 {
+			t.Errorf("%s: %d outbox events %+v, want one stating its current state", no, len(evs), evs)
+			continue
+		}
+		ev := evs[0]
+		if ev.N <= max || ev.N != got.Events || ev.State != got.State || ev.PossibleDuplicate != got.PossibleDuplicate {
+			t.Errorf("%s: event %+v, want n past %d (the task's count %d), state %s, possible_duplicate %v", no, ev, max, got.Events, got.State, got.PossibleDuplicate)
+		}
+		if wantJob := got.Origin == OriginLocal; (ev.Job != nil) != wantJob || wantJob && (ev.Job.SHA256 != sum || ev.Job.Size != 9) {
+			t.Errorf("%s (%s): job summary %+v, want one only for a local task", no, got.Origin, ev.Job)
+		}
+	}
+	if got, _ := s.Get("SEND_v10"); got.State != StateUnknown {
+		t.Errorf("SEND_v10 salvaged %s, want UNKNOWN", got.State)
+	}
+
+	// The next transition of the stale task is numbered past all of it.
+	if err := s.AckOutbox(outboxKeys(t, s)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Transition("STALE_v1", StateQueued, StateSending, Change{}); err != nil {
+		t.Fatal(err)
+	}
+	if evs := outboxByTask(t, s)["STALE_v1"]; len(evs) != 1 || evs[0].N <= 5 || evs[0].State != StateSending {
+		t.Errorf("STALE_v1's next event %+v, want SENDING numbered past 5", evs)
+	}
+}
+
+// TestSalvageRestatesEveryTask ensures that after a real salvage (both
+// meta pages of the file destroyed) the outbox holds exactly one event per
+// salvaged task, stating the state the salvage left it in, numbered past
+// every event it had before: what the cloud missed with the lost outbox,
+// it learns (issue 22 §4).
+func TestSalvageRestatesEveryTask(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "spool.db")
+	clk := newFakeClock()
+	want := buildMixedSpool(t, path, 200, clk)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, pageSize := taskPages(t, path)
+	for i := int64(0); i < 2*pageSize; i++ {
+		raw[i] = 0x5A
+	}
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(path, Options{Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var ce *CorruptError
+	if !errors.As(s.Recovered(), &ce) || ce.Salvaged != len(want) {
+		t.Fatalf("Recovered() = %v, want all %d tasks salvaged", s.Recovered(), len(want))
+	}
+	box := outboxByTask(t, s)
+	if len(box) != len(want) {
+		t.Errorf("outbox has events of %d tasks, want all %d", len(box), len(want))
+	}
+	for no, w := range want {
+		got, err := s.Get(no)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs := box[no]
+		if len(evs) != 1 || evs[0].N <= w.Events || evs[0].N != got.Events || evs[0].State != got.State {
+			t.Errorf("%s (%s, %d events before): outbox %+v, want one %s event numbered %d, past %d", no, w.State, w.Events, evs, got.State, got.Events, w.Events)
+		}
+	}
 }

@@ -89,6 +89,10 @@ type Cloud struct {
 	// OutboxMaxAge drops events older than this that the cloud never
 	// acknowledged, the same way. Default 7 days.
 	OutboxMaxAge time.Duration
+	// AckTimeout is how long an events batch waits for the cloud's
+	// events_ack before the link sends it again on the same connection
+	// (ack_timeout). Default 30 s.
+	AckTimeout time.Duration
 }
 
 // Defaults is the [defaults] table: the dispatch policy of DESIGN.md
@@ -260,8 +264,11 @@ const (
 	// kept for an unreachable cloud: about a week of a busy store.
 	defaultOutboxEvents = 100_000
 	defaultOutboxAge    = 7 * 24 * time.Hour
-	defaultLogSizeMB    = 10
-	defaultLogBackups   = 5
+	// defaultAckTimeout is the link's own default (link.DefaultAckTimeout):
+	// half the silence timeout, far above a cloud's normal ack time.
+	defaultAckTimeout = 30 * time.Second
+	defaultLogSizeMB  = 10
+	defaultLogBackups = 5
 )
 
 // topKeys are the keys allowed at the top of the file.
@@ -483,9 +490,10 @@ func (p *parser) tls(top *table, cfg *Config) {
 }
 
 func (p *parser) cloud(t *table) *Cloud {
-	c := &Cloud{OutboxMaxEvents: defaultOutboxEvents, OutboxMaxAge: defaultOutboxAge}
+	c := &Cloud{OutboxMaxEvents: defaultOutboxEvents, OutboxMaxAge: defaultOutboxAge, AckTimeout: defaultAckTimeout}
 	t.intAtLeast("outbox_max_events", 1000, "events kept for the cloud while it is unreachable", &c.OutboxMaxEvents)
 	t.positive("outbox_max_age", &c.OutboxMaxAge)
+	t.positive("ack_timeout", &c.AckTimeout)
 	if s, ok := t.str("url"); ok {
 		if err := checkURL(s, "ws", "wss"); err != nil {
 			t.errf("url", "%v; it is the agent link the cloud gave you, such as \"wss://print.example.com/agent/v1\"", err)

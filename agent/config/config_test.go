@@ -96,7 +96,7 @@ func TestLoadSampleConfig(t *testing.T) {
 		Listen:   "127.0.0.1:8631",
 		APIToken: token, APITokenFile: filepath.Join(dir, "api-token.txt"),
 		Cloud: &Cloud{URL: "wss://print.example.com/agent/v1", AuthURL: "https://print.example.com/oauth",
-			OutboxMaxEvents: 50000, OutboxMaxAge: 3 * 24 * time.Hour},
+			OutboxMaxEvents: 50000, OutboxMaxAge: 3 * 24 * time.Hour, AckTimeout: 30 * time.Second},
 		Defaults: Defaults{
 			Timeout: 2 * time.Minute, RetryBase: 500 * time.Millisecond, RetryCap: 20 * time.Second,
 			RetryFactor: 3, RetryJitter: 0.1, MaxAttempts: 10,
@@ -905,4 +905,27 @@ func TestTokenFileBounded(t *testing.T) {
 			t.Errorf("api_token_file %s: %v, want %q", file, err, want)
 		}
 	}
+}
+
+// TestConfigAckTimeout ensures [cloud] ack_timeout (issue 22 §5) is read,
+// defaults to 30 s, and must be longer than zero.
+func TestConfigAckTimeout(t *testing.T) {
+	cloud := "[cloud]\nurl = \"wss://h/a\"\nauth_url = \"https://h/o\"\n"
+	cfg, err := Parse("/etc/printgate/printgate.toml", []byte(okTop+cloud+okPrinter))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Cloud.AckTimeout != 30*time.Second {
+		t.Errorf("default ack_timeout %v, want 30s", cfg.Cloud.AckTimeout)
+	}
+	cfg, err = Parse("/etc/printgate/printgate.toml", []byte(okTop+cloud+"ack_timeout = \"2m\"\n"+okPrinter))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Cloud.AckTimeout != 2*time.Minute {
+		t.Errorf("ack_timeout %v, want 2m", cfg.Cloud.AckTimeout)
+	}
+	src := okTop + cloud + "ack_timeout = \"0s\" #!a\n" + okPrinter
+	_, err = Parse("/etc/printgate/printgate.toml", []byte(src))
+	checkErrors(t, "/etc/printgate/printgate.toml", src, err, []wantErr{{mark: "a", words: []string{"ack_timeout", "longer than zero"}}})
 }

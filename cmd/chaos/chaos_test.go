@@ -66,6 +66,9 @@ func TestChaosShort(t *testing.T) {
 	if res.DropsFired == 0 {
 		t.Errorf("no mid-job drops happened")
 	}
+	if res.AcksDropped == 0 {
+		t.Errorf("the cloud lost no events_ack: the ack timeout was not walked")
+	}
 	if len(res.Violations) > 0 {
 		logs, _ := os.ReadFile(out + "/printgate.log")
 		if len(logs) > 20000 {

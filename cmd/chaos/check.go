@@ -127,6 +127,9 @@ type Result struct {
 	Spells       int     `json:"printer_spells"`
 	WANDownShare float64 `json:"wan_down_share"`
 	CloudEvents  int     `json:"cloud_events"`
+	// AcksDropped counts the events batches whose events_ack the cloud
+	// lost on purpose; the link resends them after its ack timeout.
+	AcksDropped int `json:"cloud_acks_dropped"`
 
 	// Raw jobs (the raw ports): sent at least once, acknowledged by an
 	// orderly close, extra attempts, first attempts cut short on purpose,

@@ -54,6 +54,7 @@ func (r *runner) drainAndCheck(ctx context.Context) *Result {
 	res.PeakRSSMiB = round1(float64(r.peakRSSKiB) / 1024)
 	res.WANDownShare = math.Round(1000*r.wanDown.Seconds()/r.plan.Length.Seconds()) / 1000
 	r.mu.Unlock()
+	res.AcksDropped = int(r.acksDropped.Load())
 	for no := range o.Accepted {
 		if r.plan != nil && isCloud(r.plan, no) {
 			res.AcceptedCloud++

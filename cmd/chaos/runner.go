@@ -88,6 +88,9 @@ type runner struct {
 	cloudURL   string
 	agentID    string
 	orderWarns atomic.Int64 // "events batch out of order" the cloud logged
+	// acksDropped counts the events batches whose events_ack the cloud
+	// lost on purpose (ackDropEvery).
+	acksDropped atomic.Int64
 
 	printers []*printertest.Printer
 	cut      []atomic.Int64 // tickets cut per printer, for the drop arming
@@ -288,8 +291,15 @@ func (r *runner) setUp(ctx context.Context) error {
 	return nil
 }
 
+// ackDropEvery is how often the cloud loses an events_ack: one batch in
+// this many (the tenth, then every ackDropEvery-th), so the run walks the
+// link's ack timeout and resend (issue 22 §5) and still has every event
+// in the cloud and the outbox empty at the end.
+const ackDropEvery = 100
+
 // startCloud serves the reference cloud on a free loopback port, with
-// room for every job and event of the run.
+// room for every job and event of the run, losing one events_ack in
+// ackDropEvery.
 func (r *runner) startCloud() error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -301,6 +311,7 @@ func (r *runner) startCloud() error {
 		MaxEvents:     20*r.o.Tasks + 10_000,
 		MaxRecords:    4*r.o.Tasks + 10_000,
 		Logger:        slog.New(&warnCounter{n: &r.orderWarns}),
+		DropEventsAck: r.dropAck(),
 	})
 	srv := &http.Server{Handler: r.cloud.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan struct{})
@@ -316,6 +327,20 @@ func (r *runner) startCloud() error {
 		<-served
 	}
 	return nil
+}
+
+// dropAck is the cloud's DropEventsAck: true for one batch in
+// ackDropEvery. The cloud calls it under its lock, one batch at a time.
+func (r *runner) dropAck() func(agentID, batch string) bool {
+	batches := 0
+	return func(string, string) bool {
+		batches++
+		if batches%ackDropEvery != 10%ackDropEvery {
+			return false
+		}
+		r.acksDropped.Add(1)
+		return true
+	}
 }
 
 // pair runs the device flow against the cloud and approves it, as demo.go

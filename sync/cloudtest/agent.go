@@ -13,23 +13,26 @@ import (
 
 // agent is everything the cloud records about one agent id.
 type agent struct {
-	id       string
-	jobs     []*queuedJob // not yet acknowledged, in queue order
-	events   []wire.Event
-	seen     map[eventKey]struct{}
-	dropped  int // events forgotten to stay under MaxEvents
-	dupes    int // events received again and not recorded
-	batches  int // events frames acknowledged
-	acks     []wire.JobAck
-	results  []wire.CommandResult
-	logs     []wire.LogLines
-	errs     []wire.Error
-	pushes   [][]wire.Printer // hello's printers, then every printers frame
-	hello    *wire.Hello
-	sess     *session // the connection that finished its hello, or nil
-	connects int
-	refused  int // frames from the agent answered with an error frame
-	lastDrop string
+	id      string
+	jobs    []*queuedJob // not yet acknowledged, in queue order
+	events  []wire.Event
+	seen    map[eventKey]struct{}
+	dropped int // events forgotten to stay under MaxEvents
+	dupes   int // events received again and not recorded
+	batches int // events frames stored
+	// acksDropped counts events batches stored without an events_ack
+	// (Options.DropEventsAck).
+	acksDropped int
+	acks        []wire.JobAck
+	results     []wire.CommandResult
+	logs        []wire.LogLines
+	errs        []wire.Error
+	pushes      [][]wire.Printer // hello's printers, then every printers frame
+	hello       *wire.Hello
+	sess        *session // the connection that finished its hello, or nil
+	connects    int
+	refused     int // frames from the agent answered with an error frame
+	lastDrop    string
 }
 
 type eventKey struct {
@@ -67,7 +70,10 @@ type AgentInfo struct {
 	// DuplicateEvents counts events received again and not recorded.
 	DuplicateEvents int `json:"duplicate_events"`
 	Batches         int `json:"batches"`
-	Acks            int `json:"acks"`
+	// AcksDropped counts events batches stored without an events_ack, on
+	// purpose (Options.DropEventsAck).
+	AcksDropped int `json:"acks_dropped"`
+	Acks        int `json:"acks"`
 	// RefusedFrames counts frames answered with an error frame.
 	RefusedFrames  int    `json:"refused_frames"`
 	LastDisconnect string `json:"last_disconnect,omitempty"`
@@ -77,7 +83,7 @@ func (a *agent) info() AgentInfo {
 	in := AgentInfo{
 		AgentID: a.id, Connected: a.sess != nil, Connects: a.connects,
 		Printers: []wire.Printer{}, QueuedJobs: len(a.jobs), Events: len(a.events),
-		EventsDropped: a.dropped, DuplicateEvents: a.dupes, Batches: a.batches,
+		EventsDropped: a.dropped, DuplicateEvents: a.dupes, Batches: a.batches, AcksDropped: a.acksDropped,
 		Acks: len(a.acks), RefusedFrames: a.refused, LastDisconnect: a.lastDrop,
 	}
 	if a.hello != nil {

@@ -75,6 +75,12 @@ type Options struct {
 	// MaxDeviceCodes bounds the device authorizations kept; the oldest is
 	// forgotten first; 0: DefaultMaxDeviceCodes.
 	MaxDeviceCodes int
+	// DropEventsAck, when set, is asked about every events batch the cloud
+	// stores; true stores the batch but sends no events_ack for it, as a
+	// cloud that loses an ack would, so tests and the chaos run can check
+	// that the agent resends and goes on. It is called with the cloud's
+	// lock held and must not call the Cloud's methods.
+	DropEventsAck func(agentID, batch string) bool
 	// Logger receives what the cloud sees (connections, refused frames);
 	// nil: discarded.
 	Logger *slog.Logger

@@ -131,7 +131,7 @@ func (c *Cloud) serveAgent(w http.ResponseWriter, r *http.Request) {
 // run reads frames until the connection ends, then cleans up.
 func (s *session) run() {
 	c, conn := s.c, s.conn
-	conn.SetReadLimit(wire.MaxFrameBytes)
+	conn.SetReadLimit(wire.ReadLimit)
 	alive := func() { conn.SetReadDeadline(time.Now().Add(c.opts.SilenceTimeout)) }
 	alive()
 	conn.SetPongHandler(func(string) error { alive(); return nil })
@@ -188,7 +188,7 @@ func describeReadError(err error, silence time.Duration) string {
 	case errors.As(err, &ce):
 		return fmt.Sprintf("agent closed (%d %s)", ce.Code, ce.Text)
 	case errors.Is(err, websocket.ErrReadLimit):
-		return fmt.Sprintf("frame over %d bytes", wire.MaxFrameBytes)
+		return fmt.Sprintf("frame over %d bytes", wire.ReadLimit)
 	}
 	return fmt.Sprintf("read: %v", err)
 }
@@ -425,6 +425,11 @@ func (s *session) eventsLocked(a *agent, m *wire.Events) {
 		s.log.Warn("cloudtest: events forgotten to stay under the limit", "forgotten", over, "max_events", s.c.opts.MaxEvents)
 	}
 	a.batches++
+	if drop := s.c.opts.DropEventsAck; drop != nil && drop(s.agentID, m.Batch) {
+		a.acksDropped++
+		s.log.Info("cloudtest: events_ack dropped on purpose", "batch", m.Batch)
+		return
+	}
 	ack, err := wire.Encode(&wire.EventsAck{Batch: m.Batch})
 	if err != nil {
 		s.log.Error("cloudtest: events_ack", "err", err)

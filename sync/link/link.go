@@ -2,7 +2,9 @@ package link
 
 import (
 	"context"
+	cryptorand "crypto/rand"
 	"crypto/tls"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -42,11 +44,18 @@ type Stats struct {
 	// OnlineSince is when the current connection was welcomed; zero when
 	// not online.
 	OnlineSince time.Time
-	// LastSync is the last time the cloud had every event the link had
-	// read: an events_ack, or an outbox found empty with nothing in flight.
+	// LastSync is the latest time before which every events batch the
+	// link sent has its events_ack: the ack of the oldest batch in flight
+	// moves it to when the next oldest was sent (to the ack's time when
+	// none is left), and an outbox found empty with nothing in flight
+	// moves it to then. A batch whose ack was lost holds it back until the
+	// batch is acknowledged, however many later batches are.
 	LastSync time.Time
 	// InFlight is how many events batches wait for events_ack.
 	InFlight int
+	// Resent counts events batches sent again because their events_ack
+	// did not arrive within AckTimeout.
+	Resent int
 	// LastError says why the last connection failed or ended; empty when
 	// none has.
 	LastError string
@@ -71,6 +80,10 @@ type Link struct {
 
 	running atomic.Bool
 	batches atomic.Uint64 // batch ids, unique for the Link's life
+	// batchPrefix starts every batch id: random per Link, so ids do not
+	// repeat across restarts and an ack meant for an earlier process's
+	// batch can never delete one of this process's.
+	batchPrefix string
 
 	mu    sync.Mutex
 	stats Stats
@@ -109,6 +122,11 @@ func New(opts Options) (*Link, error) {
 		recheck:  make(chan struct{}, 1),
 		stats:    Stats{State: StateOffline},
 	}
+	var r [6]byte
+	if _, err := cryptorand.Read(r[:]); err != nil {
+		return nil, fmt.Errorf("link: batch id prefix: %w", err)
+	}
+	l.batchPrefix = "b" + hex.EncodeToString(r[:]) + "-"
 	if opts.Seed != 0 {
 		l.backoff.Rand = rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15))
 	}

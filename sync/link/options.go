@@ -28,6 +28,7 @@ const (
 	DefaultPollInterval   = time.Second      // outbox read without Notify
 	DefaultStableAfter    = 30 * time.Second // a connection this long resets the backoff
 	DefaultWriteTimeout   = 10 * time.Second // one frame's write, real clock
+	DefaultAckTimeout     = 30 * time.Second // events_ack wait before a batch is resent
 )
 
 // MaxBatchSize is the largest BatchSize: wire's TestBatchFits shows that
@@ -119,6 +120,12 @@ type Options struct {
 	// BatchSize is the most events in one batch, up to MaxBatchSize.
 	// Default 500.
 	BatchSize int
+	// AckTimeout is how long a batch waits for its events_ack before it is
+	// sent again on the same connection, under the same id (the cloud
+	// dedupes by (task_no, n), and an ack of either copy deletes the
+	// batch): one lost ack costs a resend, never a window slot for the
+	// life of the connection. On the link's clock. Default 30 s.
+	AckTimeout time.Duration
 
 	// Clock drives every timer of the link. Default clock.RealClock().
 	Clock clock.Clock
@@ -188,6 +195,7 @@ func (o Options) withDefaults() Options {
 	def(&o.TokenRecheck, DefaultTokenRecheck)
 	def(&o.PollInterval, DefaultPollInterval)
 	def(&o.WriteTimeout, DefaultWriteTimeout)
+	def(&o.AckTimeout, DefaultAckTimeout)
 	return o
 }
 

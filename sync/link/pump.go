@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"printgate/spool"
 	"printgate/sync/wire"
@@ -59,7 +60,7 @@ func (s *session) pump() error {
 func (s *session) sendBatch(evs []spool.OutboxEvent) error {
 	l := s.l
 	evs = ordered(evs, l)
-	id := "b" + strconv.FormatUint(l.batches.Add(1), 10)
+	id := l.batchPrefix + strconv.FormatUint(l.batches.Add(1), 10)
 	for n := len(evs); ; {
 		b := &wire.Events{Batch: id, Events: make([]wire.Event, n)}
 		for i := range n {
@@ -69,6 +70,9 @@ func (s *session) sendBatch(evs []spool.OutboxEvent) error {
 		var fe *wire.FrameError
 		switch {
 		case err == nil:
+			// Timed before the write: a test clock moved once the cloud
+			// has the frame finds the batch already due then.
+			now := l.clock.Now()
 			if err := s.write(wire.TypeEvents, frame); err != nil {
 				return err
 			}
@@ -77,7 +81,7 @@ func (s *session) sendBatch(evs []spool.OutboxEvent) error {
 				keys[i] = evs[i].Key
 				s.sent[string(evs[i].Key)] = struct{}{}
 			}
-			s.inflight = append(s.inflight, batch{id: id, keys: keys})
+			s.inflight = append(s.inflight, batch{id: id, keys: keys, sentAt: now, due: now.Add(l.opts.AckTimeout)})
 			inflight := len(s.inflight)
 			l.update(func(st *Stats) { st.InFlight = inflight })
 			return nil
@@ -140,7 +144,14 @@ func (s *session) dropInvalid(evs []spool.OutboxEvent) error {
 
 // acked deletes an acknowledged batch's events from the outbox. A delete
 // that fails is retried at each poll; its keys are not sent again on this
-// connection meanwhile (the cloud has them).
+// connection meanwhile (the cloud has them). An id not in flight deletes
+// nothing: a second ack of a resent batch, or an ack meant for another
+// connection or process (ids never repeat, see Link.batchPrefix).
+//
+// LastSync moves only when the oldest batch in flight is acknowledged, to
+// the time the next oldest was sent (now, when none is left): every batch
+// sent before LastSync has its ack, so a lost ack holds it back instead of
+// later acks hiding the loss.
 func (s *session) acked(id string) {
 	i := slices.IndexFunc(s.inflight, func(b batch) bool { return b.id == id })
 	if i < 0 {
@@ -157,8 +168,123 @@ func (s *session) acked(id string) {
 			delete(s.sent, string(k))
 		}
 	}
-	now, inflight := s.l.clock.Now(), len(s.inflight)
-	s.l.update(func(st *Stats) { st.InFlight, st.LastSync = inflight, now })
+	inflight := len(s.inflight)
+	if i > 0 {
+		s.l.update(func(st *Stats) { st.InFlight = inflight })
+		return
+	}
+	synced := s.l.clock.Now()
+	if inflight > 0 {
+		synced = s.inflight[0].sentAt
+	}
+	s.l.update(func(st *Stats) {
+		st.InFlight = inflight
+		if synced.After(st.LastSync) {
+			st.LastSync = synced
+		}
+	})
+}
+
+// resendDue sends again, under the same id, every batch whose events_ack
+// is overdue (AckTimeout after it was last sent), read again from the
+// outbox by its keys. The cloud dedupes the events; whichever copy's ack
+// arrives first deletes the batch. A batch whose events all left the
+// outbox meanwhile (trimmed by its bounds) is dropped from the window.
+func (s *session) resendDue() error {
+	now := s.l.clock.Now()
+	kept := s.inflight[:0]
+	for _, b := range s.inflight {
+		if b.due.After(now) {
+			kept = append(kept, b)
+			continue
+		}
+		evs, err := s.reread(b.keys)
+		if err != nil {
+			// The outbox may read again at the next timeout.
+			s.l.log.Error("cloud link: cannot read an unacknowledged batch again", "batch", b.id, "err", err)
+			b.due = now.Add(s.l.opts.AckTimeout)
+			kept = append(kept, b)
+			continue
+		}
+		if len(evs) == 0 {
+			s.l.log.Warn("cloud link: no events_ack in time, and the batch's events left the outbox; not resent", "batch", b.id)
+			for _, k := range b.keys {
+				delete(s.sent, string(k))
+			}
+			continue
+		}
+		s.l.log.Warn("cloud link: no events_ack in time; sending the batch again", "batch", b.id,
+			"events", len(evs), "waited", now.Sub(b.sentAt).Round(time.Millisecond))
+		frame, err := encodeBatch(b.id, evs)
+		if err != nil {
+			return fmt.Errorf("events batch %s again: %w", b.id, err)
+		}
+		if err := s.write(wire.TypeEvents, frame); err != nil {
+			return err
+		}
+		b.due = now.Add(s.l.opts.AckTimeout)
+		kept = append(kept, b)
+		s.l.update(func(st *Stats) { st.Resent++ })
+	}
+	s.inflight = kept
+	inflight := len(kept)
+	s.l.update(func(st *Stats) { st.InFlight = inflight })
+	return nil
+}
+
+// reread returns the outbox events with these keys that are still there.
+func (s *session) reread(keys [][]byte) ([]spool.OutboxEvent, error) {
+	want := make(map[string]struct{}, len(keys))
+	for _, k := range keys {
+		want[string(k)] = struct{}{}
+	}
+	other := func(k []byte) bool { _, ok := want[string(k)]; return !ok }
+	if sk, ok := s.l.opts.Outbox.(skippingOutbox); ok {
+		return sk.ReadOutboxSkipping(len(keys), other)
+	}
+	depth, err := s.l.opts.Outbox.OutboxDepth()
+	if err != nil {
+		return nil, err
+	}
+	all, err := s.l.opts.Outbox.ReadOutbox(depth + len(keys))
+	if err != nil {
+		return nil, err
+	}
+	var out []spool.OutboxEvent
+	for _, ev := range all {
+		if !other(ev.Key) {
+			out = append(out, ev)
+		}
+	}
+	return out, nil
+}
+
+// encodeBatch encodes evs, in outbox order, as the events frame id.
+func encodeBatch(id string, evs []spool.OutboxEvent) ([]byte, error) {
+	b := &wire.Events{Batch: id, Events: make([]wire.Event, len(evs))}
+	for i := range evs {
+		b.Events[i] = wireEvent(evs[i].Event)
+	}
+	return wire.Encode(b)
+}
+
+// armAck sets the ack timer for the earliest due batch in flight, and
+// stops it when none is.
+func (s *session) armAck() {
+	if s.ack == nil {
+		return
+	}
+	if len(s.inflight) == 0 {
+		s.ack.Stop()
+		return
+	}
+	due := s.inflight[0].due
+	for _, b := range s.inflight[1:] {
+		if b.due.Before(due) {
+			due = b.due
+		}
+	}
+	s.ack.Reset(due.Sub(s.l.clock.Now()))
 }
 
 // retryAcks retries deleting acknowledged events whose delete failed.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"printgate/agent/wheel"
 	"printgate/sync/wire"
 )
 
@@ -59,7 +60,8 @@ func (l *Link) connect(ctx context.Context, token string) outcome {
 		conn.Close()
 		return outcome{err: fmt.Errorf("handshake with %s: the server chose subprotocol %q, not %q", l.opts.URL, p, wire.Subprotocol)}
 	}
-	conn.SetReadLimit(wire.MaxFrameBytes)
+	// Past MaxFrameBytes, so a frame too large is answered, not a close.
+	conn.SetReadLimit(wire.ReadLimit)
 	s := newSession(l, conn)
 	s.token = token
 	out := s.run(ctx)
@@ -74,10 +76,13 @@ type inbound struct {
 	err error
 }
 
-// batch is an events frame sent and not yet acknowledged.
+// batch is an events frame sent and not yet acknowledged. Only its keys
+// are kept (DESIGN.md invariant 4): a resend reads its events again.
 type batch struct {
-	id   string
-	keys [][]byte
+	id     string
+	keys   [][]byte
+	sentAt time.Time // first sent: LastSync waits for every batch sent before it
+	due    time.Time // resent if still unacknowledged then
 }
 
 // session is one connection. run's goroutine owns the outbox pump state
@@ -103,6 +108,7 @@ type session struct {
 	tails map[string]context.CancelFunc // running logs_tail by id
 
 	// Pump state, run's goroutine only.
+	ack      wheel.Timer // the ack timeout, armed by armAck for the earliest due batch
 	inflight []batch
 	sent     map[string]struct{} // keys in flight or acknowledged but not yet deleted
 	unacked  [][]byte            // acknowledged keys whose delete failed; retried
@@ -250,11 +256,16 @@ func (s *session) run(ctx context.Context) (out outcome) {
 	defer silence.Stop()
 	poll := l.clock.NewTimer(l.opts.PollInterval)
 	defer poll.Stop()
+	// ack fires when the earliest in-flight batch is due for a resend; it
+	// is re-armed after every change of the window (armAck).
+	s.ack = l.clock.NewTimer(l.opts.AckTimeout)
+	defer s.ack.Stop()
 
 	fail := func(err error) outcome { out.err = err; return out }
 	if err := s.pump(); err != nil {
 		return fail(err)
 	}
+	s.armAck()
 	for {
 		select {
 		case <-ctx.Done():
@@ -270,6 +281,7 @@ func (s *session) run(ctx context.Context) (out outcome) {
 				if err := s.pump(); err != nil {
 					return fail(err)
 				}
+				s.armAck()
 			case *wire.Revoke:
 				r := s.revoked(m)
 				r.welcomed = true
@@ -300,11 +312,22 @@ func (s *session) run(ctx context.Context) (out outcome) {
 			if err := s.pump(); err != nil {
 				return fail(err)
 			}
+			s.armAck()
 			poll.Reset(l.opts.PollInterval)
 		case <-l.notify:
 			if err := s.pump(); err != nil {
 				return fail(err)
 			}
+			s.armAck()
+		case <-s.ack.C():
+			if err := s.resendDue(); err != nil {
+				return fail(err)
+			}
+			// A batch whose events all left the outbox freed its slot.
+			if err := s.pump(); err != nil {
+				return fail(err)
+			}
+			s.armAck()
 		case <-l.recheck:
 			// A manager unpaired (the token file is gone) or paired again:
 			// the connection must not go on with a token the agent no

@@ -32,7 +32,14 @@ func Decode(frame []byte) (Message, error) {
 
 func decode(frame []byte) (Message, *FrameError) {
 	if len(frame) > MaxFrameBytes {
-		return nil, &FrameError{Code: CodeTooLarge, Reason: fmt.Sprintf("is %d bytes, over the %d byte limit", len(frame), MaxFrameBytes)}
+		fe := &FrameError{Code: CodeTooLarge, Reason: fmt.Sprintf("is %d bytes, over the %d byte limit", len(frame), MaxFrameBytes)}
+		if len(frame) <= ReadLimit {
+			// Read within the margin: learn the type and a job's task_no,
+			// so the agent can answer the job rather than only the frame.
+			sc, _ := scan(frame)
+			fe = sc.blame(fe)
+		}
+		return nil, fe
 	}
 	sc, fe := scan(frame)
 	if fe != nil {
@@ -65,6 +72,12 @@ func decode(frame []byte) (Message, *FrameError) {
 			return nil, sc.blame(&FrameError{Code: CodeBadJSON, Field: "document", Reason: "is not valid JSON", Err: err})
 		}
 		j.Document = buf.Bytes()
+	}
+	if p, ok := m.(interface{ present() *FrameError }); ok {
+		// A required list that may be empty: missing is not empty.
+		if fe := p.present(); fe != nil {
+			return nil, sc.blame(fe)
+		}
 	}
 	if fe := m.check(); fe != nil {
 		return nil, sc.blame(fe)

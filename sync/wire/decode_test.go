@@ -59,6 +59,37 @@ func TestDecodeRejectsSize(t *testing.T) {
 	}
 }
 
+// TestDecodeTooLargeJobNamesTask ensures a job frame over MaxFrameBytes
+// but within ReadLimit is refused as too_large naming its type and
+// task_no, wherever the task_no stands, so the agent can answer it with
+// job_ack (issue 22 §8); one over ReadLimit is not read for either.
+func TestDecodeTooLargeJobNamesTask(t *testing.T) {
+	job := func(size int, taskFirst bool) []byte {
+		head, tail := `{"type":"job","task_no":"BIG_v1","printer":"kitchen","payload":"`, `"}`
+		if !taskFirst {
+			head, tail = `{"type":"job","printer":"kitchen","payload":"`, `","task_no":"BIG_v1"}`
+		}
+		return []byte(head + strings.Repeat("A", size-len(head)-len(tail)) + tail)
+	}
+	for _, c := range []struct {
+		name      string
+		frame     []byte
+		wantTask  string
+		wantTyped bool
+	}{
+		{"one byte over", job(wire.MaxFrameBytes+1, true), "BIG_v1", true},
+		{"task_no last", job(wire.MaxFrameBytes+1, false), "BIG_v1", true},
+		{"at the read limit", job(wire.ReadLimit, true), "BIG_v1", true},
+		{"past the read limit", job(wire.ReadLimit+1, true), "", false},
+	} {
+		_, err := wire.Decode(c.frame)
+		fe := frameError(t, err)
+		if fe.Code != wire.CodeTooLarge || fe.TaskNo != c.wantTask || (fe.Type == wire.TypeJob) != c.wantTyped {
+			t.Errorf("%s: code %q type %q task_no %q, want too_large with task_no %q", c.name, fe.Code, fe.Type, fe.TaskNo, c.wantTask)
+		}
+	}
+}
+
 // TestDecodeRejectsNotOneObject ensures a frame must be exactly one JSON
 // object: not empty, not another JSON value, not cut short, nothing after.
 func TestDecodeRejectsNotOneObject(t *testing.T) {
@@ -213,11 +244,11 @@ func TestDecodeRejectsMissingRequired(t *testing.T) {
 			checkRejections(t, []rejection{{typ + " without " + f, frame, wire.CodeInvalid, typ, f, reason}})
 		}
 	}
-	// Empty values count as missing; an empty list too.
+	// Empty values count as missing; an empty list too, but for printers
+	// (TestNoPrinters).
 	checkRejections(t, []rejection{
 		{"empty task_no", `{"type":"reprint","id":"c","task_no":""}`, wire.CodeInvalid, "reprint", "task_no", "is required"},
 		{"empty events", `{"type":"events","batch":"b","events":[]}`, wire.CodeInvalid, "events", "events", "at least one event"},
-		{"empty printers", `{"type":"printers","printers":[]}`, wire.CodeInvalid, "printers", "printers", "is required"},
 		{"empty lines", `{"type":"log_lines","id":"t","lines":[]}`, wire.CodeInvalid, "log_lines", "lines", "is required"},
 		{"zero time", `{"type":"welcome","store_id":"s","server_time":"0001-01-01T00:00:00Z"}`, wire.CodeInvalid, "welcome", "server_time", "is required"},
 	})

@@ -20,6 +20,9 @@ func Encode(m Message) ([]byte, error) {
 		fe.Type = m.Type()
 		return nil, fmt.Errorf("encode: %w", fe)
 	}
+	if n, ok := m.(interface{ forEncode() Message }); ok {
+		m = n.forEncode()
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

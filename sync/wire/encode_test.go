@@ -22,7 +22,6 @@ func TestEncodeRefusesInvalid(t *testing.T) {
 		field string
 	}{
 		{&wire.Hello{Version: "1", Printers: []wire.Printer{{Name: "k", State: "READY"}}}, "agent_id"},
-		{&wire.Hello{AgentID: "a", Version: "1"}, "printers"},
 		{&wire.Hello{AgentID: "a", Version: "1", Printers: []wire.Printer{{Name: "k", State: "ready"}}}, "printers[0].state"},
 		{&wire.Welcome{StoreID: "s"}, "server_time"},
 		{&wire.Job{TaskNo: "A", Printer: "k"}, ""},
@@ -41,7 +40,6 @@ func TestEncodeRefusesInvalid(t *testing.T) {
 		{&wire.LogsTail{ID: "t", Level: "WARN"}, "level"},
 		{&wire.LogLines{ID: "t"}, "lines"},
 		{&wire.LogsStop{}, "id"},
-		{&wire.Printers{}, "printers"},
 		{&wire.Error{Message: "x"}, "code"},
 	} {
 		b, err := wire.Encode(c.m)
@@ -173,6 +171,52 @@ func TestEveryOriginTravels(t *testing.T) {
 		got := m.(*wire.Events).Events[0]
 		if got.Origin != o || got.Job == nil || got.Job.Origin != o {
 			t.Errorf("origin %s came back as %+v", o, got)
+		}
+	}
+}
+
+// TestNoPrinters ensures an agent with no printer configured can say so
+// (issue 22 §8): hello and printers with no printers, nil or empty, encode
+// as [] and decode back, while a frame without the field is still refused.
+func TestNoPrinters(t *testing.T) {
+	for _, m := range []wire.Message{
+		&wire.Hello{AgentID: "a", Version: "1"},
+		&wire.Hello{AgentID: "a", Version: "1", Printers: []wire.Printer{}},
+		&wire.Printers{},
+		&wire.Printers{Printers: []wire.Printer{}},
+	} {
+		b, err := wire.Encode(m)
+		if err != nil {
+			t.Errorf("Encode(%#v): %v, want a frame with no printers", m, err)
+			continue
+		}
+		if !strings.Contains(string(b), `"printers":[]`) {
+			t.Errorf("Encode(%#v) = %s, want \"printers\":[]", m, b)
+		}
+		got, err := wire.Decode(b)
+		if err != nil {
+			t.Errorf("Decode(%s): %v", b, err)
+			continue
+		}
+		var ps []wire.Printer
+		switch g := got.(type) {
+		case *wire.Hello:
+			ps = g.Printers
+		case *wire.Printers:
+			ps = g.Printers
+		}
+		if ps == nil || len(ps) != 0 {
+			t.Errorf("Decode(%s) printers %#v, want an empty list", b, ps)
+		}
+	}
+	h := &wire.Hello{AgentID: "a", Version: "1"}
+	if _, err := wire.Encode(h); err != nil || h.Printers != nil {
+		t.Errorf("Encode: %v; the caller's hello now has printers %#v, want it untouched", err, h.Printers)
+	}
+	for _, frame := range []string{`{"type":"hello","agent_id":"a","version":"1","outbox":0}`, `{"type":"printers"}`} {
+		_, err := wire.Decode([]byte(frame))
+		if fe := frameError(t, err); fe.Code != wire.CodeInvalid || fe.Field != "printers" {
+			t.Errorf("Decode(%s): %v, want invalid at printers", frame, err)
 		}
 	}
 }

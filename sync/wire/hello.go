@@ -6,8 +6,10 @@ import (
 )
 
 // Hello is the agent's first frame on a new connection: who it is and what
-// it has. Requires agent_id, version and at least one printer; outbox is
-// the outbox depth, 0 or more.
+// it has. Requires agent_id, version and printers, which may be empty (an
+// agent installed before any printer is configured still connects, so the
+// cloud hears what it has); outbox is the outbox depth, 0 or more. Encode
+// sends a nil Printers as [].
 type Hello struct {
 	AgentID  string    `json:"agent_id"`
 	Version  string    `json:"version"`
@@ -25,7 +27,8 @@ type Welcome struct {
 // Printers is what the agent pushes on every printer state change: every
 // configured printer with its state, not only the one that changed, so the
 // cloud replaces its view and a lost or reordered frame leaves nothing
-// stale. Requires at least one printer.
+// stale. Requires printers, which may be empty (the last printer was
+// removed); Encode sends a nil Printers as [].
 type Printers struct {
 	Printers []Printer `json:"printers"`
 }
@@ -71,6 +74,37 @@ func (m *Printers) frame() any {
 	}{TypePrinters, m}
 }
 
+// forEncode returns a copy of m whose nil printers is an empty list, so
+// that no printers is sent as [] rather than null (which Decode refuses).
+func (m *Hello) forEncode() Message {
+	if m.Printers != nil {
+		return m
+	}
+	h := *m
+	h.Printers = []Printer{}
+	return &h
+}
+
+func (m *Printers) forEncode() Message {
+	if m.Printers != nil {
+		return m
+	}
+	return &Printers{Printers: []Printer{}}
+}
+
+// present checks, after decoding, that the frame carried printers: a
+// missing field decodes as nil, an empty list as an empty slice.
+func (m *Hello) present() *FrameError { return printersPresent(m.Printers) }
+
+func (m *Printers) present() *FrameError { return printersPresent(m.Printers) }
+
+func printersPresent(ps []Printer) *FrameError {
+	if ps == nil {
+		return invalid("printers", "is required; send [] when the agent has no printers")
+	}
+	return nil
+}
+
 func (m *Hello) check() *FrameError {
 	if e := required("agent_id", m.AgentID); e != nil {
 		return e
@@ -97,9 +131,6 @@ func (m *Welcome) check() *FrameError {
 func (m *Printers) check() *FrameError { return checkPrinters(m.Printers) }
 
 func checkPrinters(ps []Printer) *FrameError {
-	if len(ps) == 0 {
-		return invalid("printers", "is required: every agent has at least one printer")
-	}
 	for i, p := range ps {
 		at := fmt.Sprintf("printers[%d].", i)
 		if e := required(at+"name", p.Name); e != nil {

@@ -19,8 +19,8 @@ const (
 	HeaderAgent = "X-Printgate-Agent"
 )
 
-// MaxFrameBytes is the largest frame either side sends or accepts; both
-// set it as the websocket read limit. The largest legitimate frame is a
+// MaxFrameBytes is the largest frame either side sends or accepts (each
+// reads a little more, see ReadLimit, to answer one too large). The largest legitimate frame is a
 // job carrying a 1 MiB ESC/POS payload (the spool's task limit): base64
 // makes that 1,398,104 bytes, plus at most a few hundred bytes of other
 // fields, 1.34 MiB in all (a 1 MiB document is smaller). 2 MiB leaves a
@@ -30,6 +30,17 @@ const (
 // encode to well under 1 MiB, see TestBatchFits) and Encode refuses a
 // frame over the limit rather than send one the other side would drop.
 const MaxFrameBytes = 2 << 20
+
+// ReadLimit is the websocket read limit both sides set: MaxFrameBytes and
+// a margin of half as much again. A frame over MaxFrameBytes but within
+// ReadLimit is still read whole, so Decode can refuse it as too_large (a
+// job with its task_no, which the agent answers job_ack rejected) and the
+// connection stays up; were the limit MaxFrameBytes itself, the websocket
+// would close the connection (1009) before anyone could answer, and the
+// cloud would resend the job into the same close forever. A frame over
+// ReadLimit still closes the connection: what a peer can make the other
+// buffer stays bounded.
+const ReadLimit = MaxFrameBytes + MaxFrameBytes/2
 
 // Liveness of the link (PROTOCOL.md §5).
 const (
