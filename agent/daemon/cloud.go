@@ -33,9 +33,10 @@ func newLink(cfg *config.Config, a *agent.Agent, sp *spool.Spool, ring *logring.
 	// is used without a restart; last is what the link presented.
 	var last atomic.Value
 	return link.New(link.Options{
-		URL:     cfg.Cloud.URL,
-		AgentID: id,
-		Version: Version,
+		URL:        cfg.Cloud.URL,
+		AgentID:    id,
+		Version:    Version,
+		AckTimeout: cfg.Cloud.AckTimeout,
 		Token: func() (string, error) {
 			tok, err := pair.Load(cfg.DataDir)
 			if err != nil {

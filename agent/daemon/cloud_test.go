@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -213,5 +214,88 @@ func TestCloudLinkThroughOutage(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestConfigAckTimeoutReachesLink holds the [cloud] ack_timeout key to the
+// link the service builds (issue 22 §5): the reference cloud loses the ack
+// of the first events batch, and with ack_timeout = "1s" the agent resends
+// it and its outbox empties within seconds. Without the key reaching the
+// link, the link's 30 s default keeps the outbox waiting past the test's
+// limit.
+func TestConfigAckTimeoutReachesLink(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end over loopback")
+	}
+	defer http.DefaultClient.CloseIdleConnections()
+	var dropped atomic.Int32
+	cloud := cloudtest.New(cloudtest.Options{DropEventsAck: func(_, _ string) bool {
+		return dropped.Add(1) == 1
+	}})
+	srv := httptest.NewServer(cloud.Handler())
+	defer srv.Close()
+	defer cloud.Close()
+	p := printertest.New(printertest.Options{Name: "k", Model: printertest.ModelEpson})
+	if err := p.ListenTCP(); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	dir := t.TempDir()
+	agentID, err := agent.LoadOrCreateAgentID(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pair.Save(dir, cloud.IssueToken(agentID)); err != nil {
+		t.Fatal(err)
+	}
+	port := freeTCPPort(t)
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	wsURL := "ws" + strings.TrimPrefix(srv.URL, "http") + cloudtest.AgentPath
+	cfgPath := filepath.Join(dir, "printgate.toml")
+	body := fmt.Sprintf("data_dir = %q\nlisten = \"127.0.0.1:%d\"\napi_token = \"tok-0123456789abcdef01234\"\n[cloud]\nurl = %q\nauth_url = %q\nack_timeout = \"1s\"\n[[printers]]\nname = \"k\"\nurl = \"tcp://%s\"\n",
+		dir, port, wsURL, srv.URL+"/oauth", p.Addr())
+	if err := os.WriteFile(cfgPath, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- runService(ctx, cfgPath, io.Discard, nil) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("runService: %v", err)
+		}
+	}()
+	limit, stop := context.WithTimeout(context.Background(), 60*time.Second)
+	defer stop()
+	if err := cloud.WaitConnected(limit, agentID, true); err != nil {
+		t.Fatalf("the link never connected: %v", err)
+	}
+	doc := `{"task_no":"ACK_v1","printer":"k","document":{"lines":[{"text":"TICKET ACK"},{"cut":"partial"}]}}`
+	req, _ := http.NewRequest("POST", base+"/api/v1/tasks", strings.NewReader(doc))
+	req.Header.Set("Authorization", "Bearer tok-0123456789abcdef01234")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("submit: %d", resp.StatusCode)
+	}
+	// Well under the link's 30 s default, well over the 1 s configured.
+	deadline := time.Now().Add(12 * time.Second)
+	for {
+		var h api.Health
+		if resp, err := http.Get(base + "/healthz"); err == nil {
+			json.NewDecoder(resp.Body).Decode(&h)
+			resp.Body.Close()
+		}
+		if h.Outbox == 0 && dropped.Load() >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("outbox still %d after 12 s with ack_timeout 1s and one ack lost (batches seen %d): the key did not reach the link", h.Outbox, dropped.Load())
+		}
+		time.Sleep(100 * time.Millisecond) // another process's state: only polling tells
 	}
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"printgate/agent/wheel"
+	"printgate/internal/clock"
 	"printgate/sync/wire"
 )
 
@@ -108,7 +108,7 @@ type session struct {
 	tails map[string]context.CancelFunc // running logs_tail by id
 
 	// Pump state, run's goroutine only.
-	ack      wheel.Timer // the ack timeout, armed by armAck for the earliest due batch
+	ack      clock.Timer // the ack timeout, armed by armAck for the earliest due batch
 	inflight []batch
 	sent     map[string]struct{} // keys in flight or acknowledged but not yet deleted
 	unacked  [][]byte            // acknowledged keys whose delete failed; retried
