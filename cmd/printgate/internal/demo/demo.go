@@ -692,8 +692,8 @@ const (
 
 	demoConfig = `# The config printgate demo writes in its data dir: three emulated printers
 # and the reference cloud, all in the demo's process on 127.0.0.1. The @NAME@
-# marks are filled in by the demo (cmd/printgate/demo.go keeps a copy of this
-# file; a test checks the two agree).
+# marks are filled in by the demo (cmd/printgate/internal/demo/demo.go keeps
+# a copy of this file; a test checks the two agree).
 data_dir  = '@DATA@'
 listen    = "@LISTEN@"
 api_token = "@TOKEN@"
