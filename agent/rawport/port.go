@@ -31,6 +31,13 @@ type Port struct {
 	conns      map[net.Conn]struct{}
 	wg         sync.WaitGroup
 
+	// slots bounds the connections served at once (Options.MaxConns): over
+	// it the port stops accepting and the kernel's listen backlog holds the
+	// rest. lnClosed is closed with the listener, to stop waiting for one.
+	slots    chan struct{}
+	lnClosed chan struct{}
+	line     *turns
+
 	jobs, refused, duplicates, truncated, rejected atomic.Uint64
 }
 
@@ -60,6 +67,8 @@ func Serve(ln net.Listener, printer string, sink Sink, o Options) (*Port, error)
 		dups: dupMemory{window: o.DupWindow},
 		ctx:  ctx, cancel: cancel,
 		conns: map[net.Conn]struct{}{},
+		slots: make(chan struct{}, o.MaxConns), lnClosed: make(chan struct{}),
+		line: newTurns(),
 	}
 	p.dups.seed(o.Recent)
 	p.wg.Add(1)
@@ -103,6 +112,7 @@ func (p *Port) Close() error {
 	drain := time.NewTimer(time.Until(p.drainUntil))
 	<-drain.C
 	err := p.ln.Close()
+	close(p.lnClosed)
 	done := make(chan struct{})
 	go func() { p.wg.Wait(); close(done) }()
 	grace := time.NewTimer(acceptGrace)
@@ -171,8 +181,15 @@ func (p *Port) acceptLoop() {
 	defer p.wg.Done()
 	var backoff time.Duration
 	for {
+		// A slot first, then Accept: over a bound the connection waits in
+		// the listen backlog (its bytes, and a client's close, with it)
+		// instead of being accepted and reset.
+		if !p.acquire() {
+			return
+		}
 		c, err := p.ln.Accept()
 		if err != nil {
+			p.releaseSlots()
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
@@ -194,33 +211,46 @@ func (p *Port) acceptLoop() {
 	}
 }
 
-// admit starts serving c, or resets it when the spool cannot take a job or
-// too many connections are open: the POS then shows its own error.
+// acquire waits for a slot on the port and one in the shared Limiter, and
+// reports false when the port is closing instead.
+func (p *Port) acquire() bool {
+	select {
+	case p.slots <- struct{}{}:
+	case <-p.ctx.Done():
+		return false
+	case <-p.lnClosed:
+		return false
+	}
+	if !p.o.Limit.acquire(p.ctx, p.lnClosed) {
+		<-p.slots
+		return false
+	}
+	return true
+}
+
+// releaseSlots gives back what acquire took.
+func (p *Port) releaseSlots() {
+	p.o.Limit.release()
+	<-p.slots
+}
+
+// admit starts serving c, holding the slots acquire took, or resets it
+// when the spool cannot take a job: the POS then shows its own error.
+// Limits never reset a connection (acquire leaves it in the backlog).
 func (p *Port) admit(c net.Conn) {
 	remote := c.RemoteAddr().String()
-	reject := func(why string, err error) {
-		p.rejected.Add(1)
-		p.o.Logger.Warn("rawport: connection refused", "printer", p.printer, "remote", remote, "reason", why, "err", err)
-		resetClose(c)
-	}
 	if err := p.sink.Ready(p.printer); err != nil {
-		reject("spool not ready", err)
-		return
-	}
-	if !p.o.Limit.tryAcquire() {
-		reject("agent connection limit", nil)
+		p.releaseSlots()
+		p.rejected.Add(1)
+		p.o.Logger.Warn("rawport: connection refused", "printer", p.printer, "remote", remote, "reason", "spool not ready", "err", err)
+		resetClose(c)
 		return
 	}
 	p.mu.Lock()
-	if p.dropping || len(p.conns) >= p.o.MaxConns {
-		dropping := p.dropping
+	if p.dropping {
 		p.mu.Unlock()
-		p.o.Limit.release()
-		if dropping {
-			resetClose(c)
-			return
-		}
-		reject(fmt.Sprintf("over %d connections on this port", p.o.MaxConns), nil)
+		p.releaseSlots()
+		resetClose(c)
 		return
 	}
 	// Abortive close by default: if the agent dies (SIGKILL, crash, power)
@@ -232,17 +262,20 @@ func (p *Port) admit(c net.Conn) {
 	p.conns[c] = struct{}{}
 	p.wg.Add(1)
 	p.mu.Unlock()
+	// The place in line is taken here, on the accepting goroutine, so that
+	// it follows the order of arrival.
+	turn := p.line.take()
 	go func() {
 		defer p.wg.Done()
 		defer func() {
-			// The slot is free in the limiter before Stats stops counting
-			// the connection.
-			p.o.Limit.release()
+			// The slots are free before Stats stops counting the
+			// connection.
+			p.releaseSlots()
 			p.mu.Lock()
 			delete(p.conns, c)
 			p.mu.Unlock()
 		}()
-		newConn(p, c, remote).serve()
+		newConn(p, c, remote, turn).serve()
 	}()
 }
 
