@@ -92,10 +92,14 @@ const acceptGrace = 5 * time.Second
 // connections (a POS may have connected, sent and half-closed while its
 // connection waited in the listen queue, which closing the listener would
 // reset) and lets each one finish: a job whose client has finished sending
-// (EOF, or a cut and nothing after it) is accepted and its connection
-// closed in order; a job still being sent when the drain ends is dropped,
-// not accepted, and its client sees a reset and resends. Then it closes the
-// listener and waits for the port's goroutines.
+// (EOF) is accepted as usual. When the drain ends, every job that ends on a
+// command boundary is accepted, whole if nothing printed after its last
+// cut (a drawer kick or beep may follow it), else marked truncated, and its
+// connection closed in order; a job that ends inside a command cannot go
+// to a printer: it is dropped and reported (Sink.Refused, ErrClosing), and
+// its client sees a reset and resends. Then it closes the listener and
+// waits for the port's goroutines; what is still unaccepted after
+// acceptGrace is dropped and reported the same way.
 func (p *Port) Close() error {
 	p.mu.Lock()
 	if p.closed {
