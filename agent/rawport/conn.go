@@ -99,10 +99,25 @@ func (c *conn) giveTurn() {
 	}
 }
 
-// turnExpiry is when a place in line held with no job open is given up: a
-// connection that is silent (or only asks status) does not hold back the
-// jobs behind it longer than the quiet time that would end a job.
-func (c *conn) turnExpiry() time.Time { return c.turnAt.Add(c.p.o.IdleGap) }
+// turnExpiry is when a place in line is given up, and whether there is
+// such a time: a connection does not hold back the jobs behind it longer
+// than the quiet time that would end a job. With no job open that is
+// IdleGap after the place was taken (a connection that is silent, or only
+// asks status); with a job stalled inside a command (which quiet does not
+// end), IdleGap after its last byte: the job then takes a new place, behind
+// the ones that passed it, when it goes on. A job with content and no
+// partial command needs none: that quiet ends it.
+func (c *conn) turnExpiry() (time.Time, bool) {
+	switch {
+	case !c.hasTurn:
+		return time.Time{}, false
+	case !c.open():
+		return c.turnAt.Add(c.p.o.IdleGap), true
+	case len(c.buf) > 0:
+		return c.lastRead.Add(c.p.o.IdleGap), true
+	}
+	return time.Time{}, false
+}
 
 func (c *conn) newDecoder() {
 	c.dec = decode.NewWith(c.p.o.Decode)
@@ -126,8 +141,8 @@ func (c *conn) open() bool { return c.content || len(c.buf) > 0 }
 // MaxJobDuration after the job opened.
 func (c *conn) deadline() time.Time {
 	d := c.quietDeadline()
-	if c.hasTurn && !c.open() && c.turnExpiry().Before(d) {
-		d = c.turnExpiry()
+	if e, ok := c.turnExpiry(); ok && e.Before(d) {
+		d = e
 	}
 	if closing, until := c.p.draining(); closing && until.Before(d) {
 		return until
@@ -224,8 +239,8 @@ func (c *conn) serve() {
 				completed = c.finish(!c.cutEnd)
 				return
 			}
-			if c.hasTurn && !c.open() && !now.Before(c.turnExpiry()) {
-				c.giveTurn() // silent since its turn came: the next job goes first
+			if e, ok := c.turnExpiry(); ok && !now.Before(e) {
+				c.giveTurn() // quiet while first in line: the next job goes first
 				continue
 			}
 			if !c.open() {
@@ -302,7 +317,7 @@ func (c *conn) receive(b []byte, now time.Time) bool {
 		if c.opened.IsZero() {
 			c.opened = now
 		}
-		c.takeTurn()
+		c.takeTurn() // a new place if the job gave its own up (turnExpiry)
 	}
 	return true
 }

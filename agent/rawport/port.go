@@ -185,15 +185,15 @@ func (p *Port) acceptLoop() {
 	defer p.wg.Done()
 	var backoff time.Duration
 	for {
-		// A slot first, then Accept: over a bound the connection waits in
-		// the listen backlog (its bytes, and a client's close, with it)
-		// instead of being accepted and reset.
+		// The port's slot first, then Accept: over MaxConns the
+		// connection waits in the listen backlog (its bytes, and a
+		// client's close, with it) instead of being accepted and reset.
 		if !p.acquire() {
 			return
 		}
 		c, err := p.ln.Accept()
 		if err != nil {
-			p.releaseSlots()
+			<-p.slots
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
@@ -211,28 +211,36 @@ func (p *Port) acceptLoop() {
 			continue
 		}
 		backoff = 0
+		// Then the agent-wide slot. It is taken only for a connection that
+		// came (a port waiting for one must not hold a slot other ports
+		// need), so over the shared bound the connection is held, unread,
+		// and the port accepts no other until a slot frees: at most one
+		// connection per port waits this way, the rest in the backlog.
+		if !p.o.Limit.acquire(p.ctx, p.lnClosed) {
+			// The port closed meanwhile, as the listener closing resets
+			// the connections still in its backlog.
+			<-p.slots
+			resetClose(c)
+			return
+		}
 		p.admit(c)
 	}
 }
 
-// acquire waits for a slot on the port and one in the shared Limiter, and
-// reports false when the port is closing instead.
+// acquire waits for a slot on the port, and reports false when the port
+// is closing instead.
 func (p *Port) acquire() bool {
 	select {
 	case p.slots <- struct{}{}:
+		return true
 	case <-p.ctx.Done():
 		return false
 	case <-p.lnClosed:
 		return false
 	}
-	if !p.o.Limit.acquire(p.ctx, p.lnClosed) {
-		<-p.slots
-		return false
-	}
-	return true
 }
 
-// releaseSlots gives back what acquire took.
+// releaseSlots gives back the port's slot and the agent-wide one.
 func (p *Port) releaseSlots() {
 	p.o.Limit.release()
 	<-p.slots

@@ -373,6 +373,7 @@ func TestConnectionLimits(t *testing.T) {
 
 	// The second port shares the limiter: one slot left, then none.
 	p2 := startPort(t, s, Options{MaxConns: 4, Limit: lim})
+
 	c := dial(t, p2)
 	syncPort(t, c)
 	d := dial(t, p2)
@@ -558,6 +559,31 @@ func TestStreamEndsInsideCommand(t *testing.T) {
 	j := waitJob(t, s)
 	if !j.Truncated || !bytes.Equal(j.Data, head) {
 		t.Fatalf("job % x truncated=%v, want % x truncated", j.Data, j.Truncated, head)
+	}
+}
+
+// A job stalled inside a command (which quiet does not end) holds back the
+// jobs behind it no longer than IdleGap; when it goes on, it is stored after
+// them.
+func TestStalledCommandGivesUpItsTurn(t *testing.T) {
+	s := newSink()
+	p := startPort(t, s, Options{IdleGap: 100 * time.Millisecond})
+	a := dial(t, p)
+	head := cat(escInit, []byte("logo:\n"))
+	image := []byte{0x1D, 'v', '0', 0, 1, 0, 2, 0, 0xAA, 0x55} // 1 x 2 bytes of dots
+	write(t, a, head)
+	syncPort(t, a)
+	write(t, a, image[:8]) // and stuck inside GS v 0
+	b := dial(t, p)
+	write(t, b, ticket("BEHIND THE STALL"))
+	b.Close()
+	if j := waitJob(t, s); !bytes.Equal(j.Data, ticket("BEHIND THE STALL")) {
+		t.Fatalf("job %q", j.Data)
+	}
+	write(t, a, cat(image[8:], cutFull))
+	a.Close()
+	if j := waitJob(t, s); !bytes.Equal(j.Data, cat(head, image, cutFull)) || j.Truncated {
+		t.Fatalf("job % x truncated %v", j.Data, j.Truncated)
 	}
 }
 
