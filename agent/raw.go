@@ -11,6 +11,7 @@ import (
 	"printgate/agent/api"
 	"printgate/agent/config"
 	"printgate/agent/rawport"
+	"printgate/drivers/escpos"
 	"printgate/spool"
 )
 
@@ -19,8 +20,11 @@ import (
 // cannot be changed prints through the spool, the lanes and the page.
 
 // MaxRawConns bounds the connections open on all raw ports together; each
-// port also has its own bound (rawport.DefaultMaxConns).
-const MaxRawConns = 32
+// port also has its own bound (rawport.DefaultMaxConns). Over either, a
+// port stops accepting and new connections wait in the listen backlog:
+// the bounds hold memory in check, and a lunch rush of write-and-close
+// POS clients never reaches them.
+const MaxRawConns = 128
 
 // rawPorts holds the open raw port of each printer that has one.
 type rawPorts struct {
@@ -99,7 +103,13 @@ func (a *Agent) openRawPort(pc config.Printer) error {
 		// depends on it: open the port anyway.
 		a.log.Warn("raw port: recent jobs unreadable; a POS resend right after this start would not be marked POSSIBLE DUPLICATE", "printer", pc.Name, "err", err)
 	}
+	var status func() rawport.PrinterStatus
+	if pc.RawStatus == config.RawStatusPrinter {
+		name := pc.Name
+		status = func() rawport.PrinterStatus { return a.rawPrinterStatus(name) }
+	}
 	p, err := rawport.Listen(pc.RawListen, pc.Name, rawSink{a}, rawport.Options{
+		Status:      status,
 		Recent:      recent,
 		IdleGap:     pc.RawIdleGap,
 		DupWindow:   pc.RawDuplicateWindow,
@@ -121,8 +131,29 @@ func (a *Agent) openRawPort(pc config.Printer) error {
 	}
 	a.raw.ports[pc.Name] = &rawPort{port: p, pc: pc}
 	a.raw.mu.Unlock()
-	a.log.Info("raw port listening", "printer", pc.Name, "addr", p.Addr().String(), "idle_gap", pc.RawIdleGap, "duplicate_window", pc.RawDuplicateWindow)
+	a.log.Info("raw port listening", "printer", pc.Name, "addr", p.Addr().String(), "idle_gap", pc.RawIdleGap, "duplicate_window", pc.RawDuplicateWindow, "status", pc.RawStatus)
 	return nil
+}
+
+// rawPrinterStatus is the state of printer as its lane last read it, for
+// the status answers of a raw port with raw_status = "printer". A printer
+// not read yet (or gone) is offline: the agent has not reached it.
+func (a *Agent) rawPrinterStatus(printer string) rawport.PrinterStatus {
+	l := a.lane(printer)
+	if l == nil {
+		return rawport.PrinterStatus{Offline: true}
+	}
+	switch escpos.PrinterState(l.info().State) {
+	case escpos.StateReady, escpos.StateBusy:
+		return rawport.PrinterStatus{}
+	case escpos.StatePaperOut:
+		return rawport.PrinterStatus{PaperOut: true}
+	case escpos.StateCoverOpen:
+		return rawport.PrinterStatus{CoverOpen: true}
+	case escpos.StateError:
+		return rawport.PrinterStatus{Error: true}
+	}
+	return rawport.PrinterStatus{Offline: true}
 }
 
 // recentRawJobs lists printer's raw jobs taken within window (by this run
@@ -153,8 +184,9 @@ func (a *Agent) recentRawJobs(printer string, window time.Duration) ([]rawport.R
 	return out, nil
 }
 
-// CloseRawPorts closes every raw port: no new job is taken, and a job being
-// streamed is dropped unaccepted (its client sees a reset and resends).
+// CloseRawPorts closes every raw port after its drain (rawport.Port.Close):
+// every job sent by then that ends on a command boundary is taken, and a
+// job that ends inside a command is dropped and reported (Refused).
 func (a *Agent) CloseRawPorts() {
 	a.raw.mu.Lock()
 	ports := a.raw.ports
@@ -239,7 +271,7 @@ func (a *Agent) syncRawPorts(cfg *config.Config) []string {
 // sameRawPort reports whether a port opened for x serves y unchanged.
 func sameRawPort(x, y config.Printer) bool {
 	return x.RawListen == y.RawListen && x.RawIdleGap == y.RawIdleGap && x.RawDuplicateWindow == y.RawDuplicateWindow &&
-		x.Profile.DecodeOptions() == y.Profile.DecodeOptions()
+		x.RawStatus == y.RawStatus && x.Profile.DecodeOptions() == y.Profile.DecodeOptions()
 }
 
 // Accept stores a raw job as a task of origin raw, task_no
@@ -304,6 +336,8 @@ func (s rawSink) Refused(printer, remote string, size int, err error) {
 		detail, reason = fmt.Sprintf("over the %d byte job limit", a.spool.MaxTaskBytes()), "too_large"
 	case errors.Is(err, spool.ErrFull):
 		detail, reason = "the spool is full", "spool_full"
+	case errors.Is(err, rawport.ErrClosing):
+		detail, reason = "the port closed (agent stop or reload) before the job was whole", "closing"
 	}
 	a.m.IncRawRefused(printer, reason)
 	a.log.Error("RAW JOB REFUSED: a job a POS sent to the printer port did not print", "printer", printer, "remote", remote, "size", size, "reason", detail, "err", err)

@@ -477,3 +477,225 @@ func TestRawResendAfterRestartMarked(t *testing.T) {
 		t.Errorf("the resend printed unmarked:\n%s", tk.Text())
 	}
 }
+
+// TestRawLunchRush: 20 POS terminals print to one kitchen printer at the
+// same moment, each as many npm clients do: connect, write the ticket,
+// close, without waiting for the port. All 20 are tasks, each prints once,
+// and they come out in the order the connections arrived (issue 22 §1).
+func TestRawLunchRush(t *testing.T) {
+	h, addr := rawHarness(t, "")
+	const n = 20
+	conns := make([]net.Conn, n)
+	for i := range conns {
+		c, err := net.DialTimeout("tcp", addr, waitLimit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns[i] = c
+	}
+	start := make(chan struct{})
+	errs := make(chan error, n)
+	for i, c := range conns {
+		go func() {
+			<-start
+			_, err := c.Write(rawTicket(fmt.Sprintf("RUSH %02d", i)))
+			c.Close()
+			errs <- err
+		}()
+	}
+	close(start)
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatalf("write: %v", err)
+		}
+	}
+	h.waitUntil("20 raw tasks", func() bool { return len(rawTasks(t, h)) >= n })
+	ts := rawTasks(t, h)
+	if len(ts) != n {
+		t.Fatalf("%d raw tasks, want %d", len(ts), n)
+	}
+	for i, task := range ts {
+		if want := fmt.Sprintf("RUSH %02d", i); !strings.Contains(string(task.Payload), want) || task.PossibleDuplicate || task.Truncated {
+			t.Errorf("task %d (%s) payload %q duplicate %v truncated %v, want %q", i+1, task.TaskNo, task.Payload, task.PossibleDuplicate, task.Truncated, want)
+		}
+		h.waitTask(task.TaskNo, spool.StatePrinted)
+	}
+	tks := h.tickets("kitchen", n)
+	if len(tks) != n {
+		t.Fatalf("%d tickets, want %d", len(tks), n)
+	}
+	for i, tk := range tks {
+		if want := fmt.Sprintf("RUSH %02d", i); !strings.Contains(tk.Text(), want) || strings.Contains(tk.Text(), "DUPLICATE") {
+			t.Errorf("ticket %d:\n%s\nwant %s, unmarked", i+1, tk.Text(), want)
+		}
+	}
+	for _, d := range h.a.PrinterDetails() {
+		if d.Name == "kitchen" && (d.RawJobs != n || d.RawRefused != 0) {
+			t.Errorf("page shows %d raw jobs, %d refused; want %d, 0", d.RawJobs, d.RawRefused, n)
+		}
+	}
+}
+
+// TestRawStatusPollsMakeNoTask: node-thermal-printer's getStatus() with a
+// character set sends ESC t 0 then GS r 1 on a connection of its own. Two
+// polls are answered and make no task; the real receipt after them prints
+// once, not flagged POSSIBLE DUPLICATE (issue 22 §1b).
+func TestRawStatusPollsMakeNoTask(t *testing.T) {
+	h, addr := rawHarness(t, "")
+	for range 2 {
+		c, err := net.DialTimeout("tcp", addr, waitLimit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(waitLimit))
+		if _, err := c.Write([]byte{0x1b, 0x74, 0x00, 0x1d, 0x72, 0x01}); err != nil {
+			t.Fatal(err)
+		}
+		a := make([]byte, 1)
+		if _, err := io.ReadFull(c, a); err != nil || a[0] != 0x00 {
+			t.Fatalf("GS r 1 answer % x, %v; want 00 (paper adequate)", a, err)
+		}
+		c.Close()
+	}
+	sendRaw(t, addr, rawTicket("TABLE 4 RAMEN"))
+	ts := rawTasks(t, h)
+	if len(ts) != 1 || !strings.Contains(string(ts[0].Payload), "TABLE 4 RAMEN") || ts[0].PossibleDuplicate {
+		for _, task := range ts {
+			t.Logf("task %s payload % x duplicate %v", task.TaskNo, task.Payload, task.PossibleDuplicate)
+		}
+		t.Fatalf("%d raw tasks after two status polls and a receipt, want the receipt alone, unflagged", len(ts))
+	}
+	h.waitTask(ts[0].TaskNo, spool.StatePrinted)
+	tk := h.tickets("kitchen", 1)[0]
+	if !strings.Contains(tk.Text(), "TABLE 4 RAMEN") || strings.Contains(tk.Text(), "DUPLICATE") {
+		t.Errorf("printed:\n%s", tk.Text())
+	}
+}
+
+// TestRawStatusSetting: by default (raw_status = "spooled") the raw port
+// answers a ready printer while the printer is out of paper, since the job
+// is spooled; with raw_status = "printer" it answers the printer's state.
+func TestRawStatusSetting(t *testing.T) {
+	for _, tc := range []struct {
+		extra          string
+		eot4, gsr1     byte
+		acceptsJobsToo bool
+	}{
+		{"", 0x12, 0x00, true},
+		{`raw_status = "spooled"`, 0x12, 0x00, true},
+		{`raw_status = "printer"`, 0x72, 0x0C, true},
+	} {
+		t.Run(tc.extra, func(t *testing.T) {
+			h, addr := rawHarness(t, tc.extra, printerSpec{name: "kitchen", faults: []printertest.FaultKind{printertest.FaultPaperOut}})
+			h.waitPrinter("kitchen", "PAPER_OUT")
+			c, err := net.DialTimeout("tcp", addr, waitLimit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(waitLimit))
+			if _, err := c.Write([]byte{0x10, 0x04, 0x04, 0x1d, 0x72, 0x01}); err != nil {
+				t.Fatal(err)
+			}
+			a := make([]byte, 2)
+			if _, err := io.ReadFull(c, a); err != nil {
+				t.Fatal(err)
+			}
+			if a[0] != tc.eot4 || a[1] != tc.gsr1 {
+				t.Fatalf("DLE EOT 4, GS r 1 answered % x, want %02x %02x", a, tc.eot4, tc.gsr1)
+			}
+			// Either way the port spools the job.
+			if _, err := c.Write(rawTicket("WHILE OUT OF PAPER")); err != nil {
+				t.Fatal(err)
+			}
+			c.(*net.TCPConn).CloseWrite()
+			if _, err := io.Copy(io.Discard, c); err != nil {
+				t.Fatalf("the port did not end the job cleanly: %v", err)
+			}
+			if ts := rawTasks(t, h); len(ts) != 1 {
+				t.Fatalf("%d raw tasks, want 1", len(ts))
+			}
+		})
+	}
+}
+
+// TestRawKeptOpenJobAcrossStop: a POS that keeps its connection open has
+// sent a ticket ending in a cut then a drawer kick (ESC p) when the agent
+// stops (the raw ports close, as at a service stop or a reload that closes
+// the port): the job is a task and prints, unmarked; the connection ends in
+// order (issue 22 §2).
+func TestRawKeptOpenJobAcrossStop(t *testing.T) {
+	for _, how := range []string{"stop", "reload"} {
+		t.Run(how, func(t *testing.T) {
+			h, addr := rawHarness(t, `raw_idle_gap = "1m"`)
+			c, err := net.DialTimeout("tcp", addr, waitLimit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(waitLimit))
+			job := append(rawTicket("CUT THEN DRAWER"), 0x1b, 'p', 0, 25, 250)
+			// DLE EOT 4 after it: once answered, the port has read the job.
+			if _, err := c.Write(append(job, 0x10, 0x04, 0x04)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.ReadFull(c, make([]byte, 1)); err != nil {
+				t.Fatal(err)
+			}
+			switch how {
+			case "stop":
+				h.a.CloseRawPorts()
+			case "reload": // raw settings change: the port is reopened
+				h.writeConfig("", printerBlock("kitchen", h.p["kitchen"], fmt.Sprintf("raw_listen = %q\nraw_idle_gap = \"30s\"", addr)))
+				h.reload()
+			}
+			if _, err := io.Copy(io.Discard, c); err != nil {
+				t.Fatalf("the kept-open connection did not end in order: %v", err)
+			}
+			ts := rawTasks(t, h)
+			if len(ts) != 1 || string(ts[0].Payload) != string(job) || ts[0].Truncated {
+				t.Fatalf("%d raw tasks (%+v), want the job, whole", len(ts), ts)
+			}
+			h.waitTask(ts[0].TaskNo, spool.StatePrinted)
+			tk := h.tickets("kitchen", 1)[0]
+			if !strings.Contains(tk.Text(), "CUT THEN DRAWER") || strings.Contains(tk.Text(), "INCOMPLETE") {
+				t.Errorf("printed:\n%s", tk.Text())
+			}
+		})
+	}
+}
+
+// TestRawCutInsideCommandAtStopRefused: a job that ends inside a command
+// when the port closes cannot print; it is dropped, but reported: the page
+// hears of the refusal, and the POS sees a reset.
+func TestRawCutInsideCommandAtStopRefused(t *testing.T) {
+	h, addr := rawHarness(t, `raw_idle_gap = "1m"`)
+	c, err := net.DialTimeout("tcp", addr, waitLimit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(waitLimit))
+	// A QR code that declares 256 more bytes than it sends, then DLE EOT 4
+	// (answered in real time even inside a command).
+	if _, err := c.Write([]byte("\x1b@ORDER 9\n\x1d(k\x03\x01\x31\x50\x30\x10\x04\x04")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(c, make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+	h.a.CloseRawPorts()
+	if _, err := io.ReadAll(c); err == nil {
+		t.Error("the POS saw an orderly close for a job that was dropped")
+	}
+	// The page hears of it through the agent's events (agent/daemon's hub
+	// turns a RawRefused event into a raw_refused change).
+	e := h.waitFor("a raw refusal event for the page", func(e Event) bool { return e.RawRefused != "" })
+	if e.Printer != "kitchen" || !strings.Contains(e.RawRefused, "port closed") {
+		t.Errorf("refusal event %+v", e)
+	}
+	if ts := rawTasks(t, h); len(ts) != 0 {
+		t.Errorf("%d raw tasks stored from a job cut inside a command", len(ts))
+	}
+}

@@ -198,6 +198,11 @@ type Printer struct {
 	// RawDuplicateWindow is how long a byte-identical raw job counts as a
 	// POS retry and prints marked POSSIBLE DUPLICATE; default 10s.
 	RawDuplicateWindow time.Duration
+	// RawStatus is what the raw port's status answers (DLE EOT, GS r) say:
+	// RawStatusSpooled (the default) a ready printer, since the job is
+	// spooled whatever the printer does; RawStatusPrinter the printer's own
+	// state (offline, paper out), for a POS that wants to show it.
+	RawStatus string
 	// Line is the line of the entry's [[printers]] header, so later
 	// messages about the printer can point into the file.
 	Line int
@@ -246,6 +251,13 @@ func Parse(path string, data []byte) (*Config, error) {
 	}
 	return cfg, nil
 }
+
+// RawStatusSpooled and RawStatusPrinter are the choices of raw_status
+// (Printer.RawStatus); spooled is the default.
+const (
+	RawStatusSpooled = "spooled"
+	RawStatusPrinter = "printer"
+)
 
 // Built-in values of the config; docs/PROTOCOL.md §2 documents them.
 const (
@@ -750,6 +762,7 @@ func (p *parser) printer(i int, m map[string]any, d *Defaults, defaultProfileOK 
 
 		RawIdleGap:         DefaultRawIdleGap,
 		RawDuplicateWindow: DefaultRawDuplicateWindow,
+		RawStatus:          RawStatusSpooled,
 	}
 	if name, ok := t.str("name"); ok {
 		if spool.ValidPrinterName(name) != nil {
@@ -817,6 +830,14 @@ func (p *parser) printer(i int, m map[string]any, d *Defaults, defaultProfileOK 
 	}
 	t.positive("raw_idle_gap", &pc.RawIdleGap)
 	t.positive("raw_duplicate_window", &pc.RawDuplicateWindow)
+	if s, ok := t.str("raw_status"); ok {
+		switch s {
+		case RawStatusSpooled, RawStatusPrinter:
+			pc.RawStatus = s
+		default:
+			t.errf("raw_status", `%q is not a choice: use "spooled" (answer the POS as a ready printer: its job is spooled whatever the printer does) or "printer" (answer with the printer's own state: offline, paper out)`, s)
+		}
+	}
 	t.finish()
 	return pc, t
 }

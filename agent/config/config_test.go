@@ -111,7 +111,7 @@ func TestLoadSampleConfig(t *testing.T) {
 				ProfileName: "epson-80", Profile: mustProfile(t, "epson-80", escpos.ProfileOverrides{}),
 				Backup: "bar", OnUnknown: "reprint-marked",
 				Timeout: 3 * time.Minute, FailoverAfter: 30 * time.Second, FailbackAfter: 2 * time.Minute, FailoverFailures: 2,
-				RawListen: "0.0.0.0:9101", RawIdleGap: 2 * time.Second, RawDuplicateWindow: 10 * time.Second,
+				RawListen: "0.0.0.0:9101", RawIdleGap: 2 * time.Second, RawDuplicateWindow: 10 * time.Second, RawStatus: "spooled",
 				JobTimeout: 45 * time.Second,
 				Line:       hdr[0],
 			},
@@ -121,7 +121,7 @@ func TestLoadSampleConfig(t *testing.T) {
 				Profile:     mustProfile(t, "xprinter-80", escpos.ProfileOverrides{Columns: ptr(42), Beep: ptr(escpos.BeepEpson)}),
 				OnUnknown:   "hold",
 				Timeout:     2 * time.Minute, FailoverAfter: 10 * time.Second, FailbackAfter: 5 * time.Minute, FailoverFailures: 5,
-				RawIdleGap: 2 * time.Second, RawDuplicateWindow: 10 * time.Second,
+				RawIdleGap: 2 * time.Second, RawDuplicateWindow: 10 * time.Second, RawStatus: "spooled",
 				JobTimeout: 90 * time.Second,
 				Line:       hdr[1],
 			},
@@ -133,7 +133,7 @@ func TestLoadSampleConfig(t *testing.T) {
 				}),
 				OnUnknown: "hold",
 				Timeout:   2 * time.Minute, FailoverAfter: 30 * time.Second, FailbackAfter: 2 * time.Minute, FailoverFailures: 2,
-				RawIdleGap: 2 * time.Second, RawDuplicateWindow: 10 * time.Second,
+				RawIdleGap: 2 * time.Second, RawDuplicateWindow: 10 * time.Second, RawStatus: "spooled",
 				JobTimeout: 45 * time.Second,
 				Line:       hdr[2],
 			},
@@ -162,20 +162,20 @@ func TestLoadSampleConfig(t *testing.T) {
 // retry window, and their defaults when only the address is given.
 func TestConfigRawPort(t *testing.T) {
 	src := okTop + "[[printers]]\nname = \"a\"\nurl = \"tcp://10.0.0.5\"\nraw_listen = \"0.0.0.0:9101\"\n" +
-		"[[printers]]\nname = \"b\"\nurl = \"tcp://10.0.0.6\"\nraw_listen = \"127.0.0.1:9102\"\nraw_idle_gap = \"500ms\"\nraw_duplicate_window = \"30s\"\n" +
+		"[[printers]]\nname = \"b\"\nurl = \"tcp://10.0.0.6\"\nraw_listen = \"127.0.0.1:9102\"\nraw_idle_gap = \"500ms\"\nraw_duplicate_window = \"30s\"\nraw_status = \"printer\"\n" +
 		"[[printers]]\nname = \"c\"\nurl = \"tcp://10.0.0.7\"\n"
 	cfg, err := Parse("/etc/printgate/printgate.toml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := func(i int) [3]any {
+	got := func(i int) [4]any {
 		p := cfg.Printers[i]
-		return [3]any{p.RawListen, p.RawIdleGap, p.RawDuplicateWindow}
+		return [4]any{p.RawListen, p.RawIdleGap, p.RawDuplicateWindow, p.RawStatus}
 	}
-	if g := got(0); g != [3]any{"0.0.0.0:9101", 2 * time.Second, 10 * time.Second} {
+	if g := got(0); g != [4]any{"0.0.0.0:9101", 2 * time.Second, 10 * time.Second, "spooled"} {
 		t.Errorf("a: %v", g)
 	}
-	if g := got(1); g != [3]any{"127.0.0.1:9102", 500 * time.Millisecond, 30 * time.Second} {
+	if g := got(1); g != [4]any{"127.0.0.1:9102", 500 * time.Millisecond, 30 * time.Second, "printer"} {
 		t.Errorf("b: %v", g)
 	}
 	if g := got(2); g[0] != "" {
@@ -213,7 +213,7 @@ url  = "tcp://10.0.0.5"
 			ProfileName: "epson-80", Profile: mustProfile(t, "epson-80", escpos.ProfileOverrides{}),
 			OnUnknown: "reprint-marked", Timeout: 90 * time.Second, FailoverAfter: 15 * time.Second,
 			FailbackAfter: 60 * time.Second, FailoverFailures: 3, JobTimeout: 30 * time.Second, Line: 3,
-			RawIdleGap: 2 * time.Second, RawDuplicateWindow: 10 * time.Second,
+			RawIdleGap: 2 * time.Second, RawDuplicateWindow: 10 * time.Second, RawStatus: "spooled",
 		}},
 	}
 	if !reflect.DeepEqual(cfg, want) {
@@ -358,6 +358,8 @@ func TestConfigErrors(t *testing.T) {
 				{mark: "a", words: []string{`"10.0.0.2:9101" is already the raw port of`, `"p"`}},
 				{mark: "b", words: []string{"raw_idle_gap", "longer than zero"}},
 			}},
+		{"raw_status not a choice", okTop + "[[printers]]\nname = \"p\"\nurl = \"tcp://h\"\nraw_listen = \":9101\"\nraw_status = \"live\" #!a\n",
+			[]wantErr{{mark: "a", words: []string{`raw_status in [[printers]] "p"`, `"live" is not a choice`, `"spooled"`, `"printer"`}}}},
 		{"unknown code tables", okTop + "[[printers]]\nname = \"p\"\nurl = \"tcp://h\"\ncode_tables = \"star\" #!a\n",
 			[]wantErr{{mark: "a", words: []string{`unknown code tables "star"`, `"epson"`, `"xprinter"`}}}},
 		{"printers not tables", okTop + "printers = \"kitchen\" #!a\n",

@@ -219,7 +219,7 @@ func (m *Metrics) IncAccepted(origin string, duplicate bool) {
 }
 
 // IncRawRefused counts one job printer's raw port read and could not take,
-// for reason (too_large, spool_full, error).
+// for reason (too_large, spool_full, closing, error).
 func (m *Metrics) IncRawRefused(printer, reason string) {
 	if m == nil {
 		return

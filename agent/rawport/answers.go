@@ -2,26 +2,55 @@ package rawport
 
 import "printgate/drivers/escpos/decode"
 
-// The answers of a healthy printer: online, cover shut, no error, paper
-// present, drawer closed. The bytes are those of the emulator
-// (drivers/printertest) with no fault set; escpos.DecodeStatus reads them
-// as READY.
+// By default the port answers as a healthy printer: online, cover shut, no
+// error, paper present, drawer closed (the job is spooled whatever the
+// printer does). With Options.Status it answers the printer's state
+// instead. The bytes are those of the emulator (drivers/printertest) with
+// the same faults set; escpos.DecodeStatus reads them back as the state.
 
-// statusAnswer is the answer to DLE EOT n (n = 1..4): the fixed bits
-// 0xx1xx10, plus, for n = 1, bit 2 "drawer pin 3 high" (drawer closed),
-// which is what an idle Epson answers (0x16).
-func statusAnswer(n byte) byte {
-	if n == 1 {
-		return 0x16
+// statusAnswer is the answer to DLE EOT n (n = 1..4) for st: the fixed
+// bits 0xx1xx10, plus, for n = 1, bit 2 "drawer pin 3 high" (drawer
+// closed), which is what an idle Epson answers (0x16).
+func statusAnswer(n byte, st PrinterStatus) byte {
+	b := byte(0x12)
+	set := func(mask byte, on bool) {
+		if on {
+			b |= mask
+		}
 	}
-	return 0x12
+	switch n {
+	case 1:
+		set(0x04, true)
+		set(0x08, st.Offline || st.PaperOut || st.CoverOpen || st.Error)
+		set(0x20, st.Error)
+	case 2:
+		set(0x04, st.CoverOpen)
+		set(0x20, st.PaperOut)
+		set(0x40, st.Error)
+	case 3:
+		set(0x40, st.Error) // auto-recoverable: the agent cannot tell which
+	case 4:
+		set(0x0C, st.PaperNearEnd)
+		set(0x60, st.PaperOut)
+	}
+	return b
 }
 
-// transmitStatus is the answer to GS r n, or false for an n a printer
-// ignores: 1/49 paper sensor (0: paper adequate), 2/50 drawer (0: closed).
-func transmitStatus(n byte) (byte, bool) {
+// transmitStatus is the answer to GS r n for st, or false for an n a
+// printer ignores: 1/49 paper sensor (bits 0-1 near end, 2-3 paper out),
+// 2/50 drawer (0: closed).
+func transmitStatus(n byte, st PrinterStatus) (byte, bool) {
 	switch n {
-	case 1, 49, 2, 50:
+	case 1, 49:
+		var b byte
+		if st.PaperNearEnd {
+			b |= 0x03
+		}
+		if st.PaperOut {
+			b |= 0x0C
+		}
+		return b, true
+	case 2, 50:
 		return 0x00, true
 	}
 	return 0, false

@@ -15,11 +15,14 @@ import (
 // A job's content is every command of the stream except:
 //   - the ones the port answers or strips (DLE EOT n, DLE ENQ n, GS r n,
 //     GS I n, GS ( H fn48, GS a n): they are not in Job.Data at all;
-//   - ESC @ (initialize), kept in Data but not content: it prints nothing;
+//   - ESC @ (initialize) and mode settings (code table, print mode,
+//     alignment, ...: see classify), kept in Data but not content: they
+//     print nothing;
 //   - NUL padding before the first content, dropped.
 //
 // A connection that carries no content makes no job: that is a POS checking
-// the printer's status.
+// the printer's status, often after setting a code table (ESC t n, GS r 1
+// from node-thermal-printer's getStatus).
 
 const (
 	// readChunk is how much one read takes from the socket.
@@ -54,20 +57,66 @@ type conn struct {
 
 	// The job being read.
 	data    []byte
-	content bool      // data holds content (see above)
-	cutEnd  bool      // the last content command was a cut
+	content bool // data holds content (see above)
+	// cutEnd says the job has cut its paper and printed nothing since: what
+	// came after the cut, if anything, is drawer pulses, beeps and settings.
+	cutEnd  bool
 	opened  time.Time // real time the job opened (content or a partial command); zero when none
 	started time.Time // Options.Now at its first content
 
 	lastRead    time.Time
 	answersDead bool
+
+	// The connection's place in the port's line (turns): held from its
+	// arrival, or from the first bytes of a later job, until the job is
+	// stored or dropped; given up when no job opens within IdleGap.
+	turn    uint64
+	hasTurn bool
+	turnAt  time.Time
 }
 
-func newConn(p *Port, c net.Conn, remote string) *conn {
+func newConn(p *Port, c net.Conn, remote string, turn uint64) *conn {
 	cn := &conn{p: p, c: c, remote: remote, cjk: p.o.Decode.PowerOnCJK,
-		log: p.o.Logger.With("printer", p.printer, "remote", remote)}
+		log:  p.o.Logger.With("printer", p.printer, "remote", remote),
+		turn: turn, hasTurn: true, turnAt: time.Now()}
 	cn.newDecoder()
 	return cn
+}
+
+// takeTurn queues the job that is opening behind every job that opened
+// before it on this port.
+func (c *conn) takeTurn() {
+	if !c.hasTurn {
+		c.turn, c.hasTurn, c.turnAt = c.p.line.take(), true, time.Now()
+	}
+}
+
+// giveTurn lets the next connection in line store its job.
+func (c *conn) giveTurn() {
+	if c.hasTurn {
+		c.p.line.give(c.turn)
+		c.hasTurn = false
+	}
+}
+
+// turnExpiry is when a place in line is given up, and whether there is
+// such a time: a connection does not hold back the jobs behind it longer
+// than the quiet time that would end a job. With no job open that is
+// IdleGap after the place was taken (a connection that is silent, or only
+// asks status); with a job stalled inside a command (which quiet does not
+// end), IdleGap after its last byte: the job then takes a new place, behind
+// the ones that passed it, when it goes on. A job with content and no
+// partial command needs none: that quiet ends it.
+func (c *conn) turnExpiry() (time.Time, bool) {
+	switch {
+	case !c.hasTurn:
+		return time.Time{}, false
+	case !c.open():
+		return c.turnAt.Add(c.p.o.IdleGap), true
+	case len(c.buf) > 0:
+		return c.lastRead.Add(c.p.o.IdleGap), true
+	}
+	return time.Time{}, false
 }
 
 func (c *conn) newDecoder() {
@@ -92,6 +141,9 @@ func (c *conn) open() bool { return c.content || len(c.buf) > 0 }
 // MaxJobDuration after the job opened.
 func (c *conn) deadline() time.Time {
 	d := c.quietDeadline()
+	if e, ok := c.turnExpiry(); ok && e.Before(d) {
+		d = e
+	}
 	if closing, until := c.p.draining(); closing && until.Before(d) {
 		return until
 	}
@@ -121,6 +173,7 @@ func (c *conn) quietDeadline() time.Time {
 
 func (c *conn) serve() {
 	completed := false // the client ended the stream and its job was accepted
+	defer c.giveTurn()
 	defer func() {
 		if closing, _ := c.p.draining(); closing && !completed {
 			// Agent shutdown with a job not accepted: the client must see
@@ -146,11 +199,9 @@ func (c *conn) serve() {
 			}
 		}
 		if c.p.isDropping() {
-			// Agent shutdown, drain over: the partial job is not accepted;
-			// the connection is reset so the client resends.
-			if c.content {
-				c.log.Info("rawport: port closing, partial job dropped", "size", len(c.data))
-			}
+			// Agent shutdown, drain and grace over: the job is not
+			// accepted; the connection is reset so the client resends.
+			c.dropAtClose()
 			return
 		}
 		if c.open() && now.Sub(c.opened) >= c.p.o.MaxJobDuration {
@@ -166,20 +217,31 @@ func (c *conn) serve() {
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			if closing, until := c.p.draining(); closing && !now.Before(until) {
-				// The drain is over. A job that ended in a cut with nothing
-				// after it is whole: it is accepted and the connection
-				// closed in order. Anything else still being sent is
-				// dropped, and the client reset.
+				// The drain is over. A job that ends on a command
+				// boundary is accepted and the connection closed in
+				// order: whole if its paper was cut and nothing printed
+				// since (a drawer kick or a beep after the cut is common),
+				// else marked truncated, since its client may not be
+				// done. A job that ends inside a command cannot be sent
+				// to a printer: it is dropped, reported, and the client
+				// reset.
 				if !c.open() {
 					completed = true
 					return
 				}
-				if c.content && c.cutEnd && len(c.buf) == 0 {
-					completed = c.finish(false)
+				if len(c.buf) > 0 {
+					c.dropAtClose()
 					return
 				}
-				c.log.Info("rawport: port closing, partial job dropped", "size", len(c.data)+len(c.buf))
+				if !c.cutEnd {
+					c.log.Warn("rawport: port closing while a job had no cut yet, taking it truncated", "size", len(c.data))
+				}
+				completed = c.finish(!c.cutEnd)
 				return
+			}
+			if e, ok := c.turnExpiry(); ok && !now.Before(e) {
+				c.giveTurn() // quiet while first in line: the next job goes first
+				continue
 			}
 			if !c.open() {
 				c.log.Debug("rawport: idle connection closed", "idle", c.p.o.ConnIdle)
@@ -209,7 +271,7 @@ func (c *conn) receive(b []byte, now time.Time) bool {
 	for _, x := range b {
 		switch {
 		case c.rt == 2 && x >= 1 && x <= 4:
-			c.answer([]byte{statusAnswer(x)})
+			c.answer([]byte{statusAnswer(x, c.p.printerStatus())})
 			c.rt = 0
 		case x == 0x10:
 			c.rt = 1
@@ -251,8 +313,11 @@ func (c *conn) receive(b []byte, now time.Time) bool {
 	}
 	if !c.open() {
 		c.opened = time.Time{}
-	} else if c.opened.IsZero() {
-		c.opened = now
+	} else {
+		if c.opened.IsZero() {
+			c.opened = now
+		}
+		c.takeTurn() // a new place if the job gave its own up (turnExpiry)
 	}
 	return true
 }
@@ -275,7 +340,7 @@ func (c *conn) command(cmd []byte, cut bool) *[4]byte {
 	if q := c.q; q != nil {
 		switch q.Cmd {
 		case 'r':
-			if a, ok := transmitStatus(q.N); ok {
+			if a, ok := transmitStatus(q.N, c.p.printerStatus()); ok {
 				c.answer([]byte{a})
 			}
 			return nil
@@ -318,11 +383,23 @@ func (c *conn) command(cmd []byte, cut bool) *[4]byte {
 		}
 	}
 	c.data = append(c.data, cmd...)
+	k := classify(cmd)
+	if cut {
+		k = kindPrint
+	}
+	if k == kindSetting {
+		return nil // kept for the job it sets up, if one follows
+	}
 	if !c.content {
 		c.content = true
 		c.started = c.p.o.Now()
 	}
-	c.cutEnd = cut
+	switch {
+	case cut:
+		c.cutEnd = true
+	case k == kindPrint:
+		c.cutEnd = false
+	}
 	return nil
 }
 
@@ -331,11 +408,14 @@ func (c *conn) command(cmd []byte, cut bool) *[4]byte {
 // is closing.
 func (c *conn) finish(truncated bool) bool {
 	defer c.resetJob()
+	defer c.giveTurn()
 	if !c.content {
 		return true
 	}
-	if c.p.isDropping() {
-		c.log.Info("rawport: port closing, partial job dropped", "size", len(c.data))
+	// Stored in the order the jobs arrived: wait for the ones before.
+	c.takeTurn()
+	if err := c.p.line.wait(c.p.ctx, c.turn); err != nil || c.p.isDropping() {
+		c.dropAtClose()
 		return false
 	}
 	j := Job{
@@ -377,6 +457,20 @@ func (c *conn) resetJob() {
 	c.data, c.content, c.cutEnd, c.opened, c.started = nil, false, false, time.Time{}, time.Time{}
 }
 
+// dropAtClose reports the job being read, if there is one, as refused: the
+// port closed (agent stop, or a reload that closed it) before it could be
+// taken. The caller resets the connection, so its client resends.
+func (c *conn) dropAtClose() {
+	if !c.open() {
+		return
+	}
+	err := fmt.Errorf("%w: the job was not taken", ErrClosing)
+	if len(c.buf) > 0 {
+		err = fmt.Errorf("%w: the job ended inside a command (%d bytes of % x…)", ErrClosing, len(c.buf), c.buf[:min(len(c.buf), 3)])
+	}
+	c.p.refuse(c.log, c.remote, len(c.data)+len(c.buf), fmt.Errorf("printer %s: %w", c.p.printer, err))
+}
+
 // answer sends a status answer to the client.
 func (c *conn) answer(b []byte) {
 	if c.answersDead {
@@ -387,6 +481,14 @@ func (c *conn) answer(b []byte) {
 		c.answersDead = true
 		c.log.Debug("rawport: client does not take answers", "err", err)
 	}
+}
+
+// printerStatus is what the port's answers say of the printer.
+func (p *Port) printerStatus() PrinterStatus {
+	if p.o.Status == nil {
+		return PrinterStatus{}
+	}
+	return p.o.Status()
 }
 
 // refuse reports a job read but not handed over.

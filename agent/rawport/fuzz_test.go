@@ -52,8 +52,8 @@ func FuzzStream(f *testing.F) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		p := &Port{printer: "F", sink: sink, o: o, dups: dupMemory{window: o.DupWindow}, ctx: ctx, cancel: cancel,
-			conns: map[net.Conn]struct{}{}}
-		c := newConn(p, discardConn{}, "fuzz")
+			conns: map[net.Conn]struct{}{}, line: newTurns()}
+		c := newConn(p, discardConn{}, "fuzz", p.line.take())
 		step := int(chunk)%64 + 1
 		now := time.Now()
 		alive := true

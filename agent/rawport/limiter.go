@@ -1,39 +1,40 @@
 package rawport
 
-import "sync"
+import "context"
 
 // Limiter bounds connections across every port of the agent, so many ports
-// together cannot hold more sockets and buffers than one agent should.
+// together cannot hold more sockets and buffers than one agent should. A
+// port over it stops accepting: the connections wait in the kernel's listen
+// backlog, with their bytes, until a slot frees, as at a printer busy with
+// another connection; none is reset to enforce the bound.
 type Limiter struct {
-	mu   sync.Mutex
-	n    int
-	used int
+	slots chan struct{}
 }
 
 // NewLimiter returns a Limiter allowing n simultaneous connections; n <= 0
-// allows none.
-func NewLimiter(n int) *Limiter { return &Limiter{n: n} }
+// allows none (a port sharing it accepts nothing).
+func NewLimiter(n int) *Limiter { return &Limiter{slots: make(chan struct{}, max(n, 0))} }
 
-// tryAcquire takes a slot if one is free.
-func (l *Limiter) tryAcquire() bool {
+// acquire waits for a free slot, or for ctx or stop to end, and reports
+// whether it took one.
+func (l *Limiter) acquire(ctx context.Context, stop <-chan struct{}) bool {
 	if l == nil {
 		return true
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.used >= l.n {
+	select {
+	case l.slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-stop:
 		return false
 	}
-	l.used++
-	return true
 }
 
-// release gives back a slot taken by tryAcquire.
+// release gives back a slot taken by acquire.
 func (l *Limiter) release() {
 	if l == nil {
 		return
 	}
-	l.mu.Lock()
-	l.used--
-	l.mu.Unlock()
+	<-l.slots
 }

@@ -31,6 +31,13 @@ type Port struct {
 	conns      map[net.Conn]struct{}
 	wg         sync.WaitGroup
 
+	// slots bounds the connections served at once (Options.MaxConns): over
+	// it the port stops accepting and the kernel's listen backlog holds the
+	// rest. lnClosed is closed with the listener, to stop waiting for one.
+	slots    chan struct{}
+	lnClosed chan struct{}
+	line     *turns
+
 	jobs, refused, duplicates, truncated, rejected atomic.Uint64
 }
 
@@ -60,6 +67,8 @@ func Serve(ln net.Listener, printer string, sink Sink, o Options) (*Port, error)
 		dups: dupMemory{window: o.DupWindow},
 		ctx:  ctx, cancel: cancel,
 		conns: map[net.Conn]struct{}{},
+		slots: make(chan struct{}, o.MaxConns), lnClosed: make(chan struct{}),
+		line: newTurns(),
 	}
 	p.dups.seed(o.Recent)
 	p.wg.Add(1)
@@ -83,10 +92,14 @@ const acceptGrace = 5 * time.Second
 // connections (a POS may have connected, sent and half-closed while its
 // connection waited in the listen queue, which closing the listener would
 // reset) and lets each one finish: a job whose client has finished sending
-// (EOF, or a cut and nothing after it) is accepted and its connection
-// closed in order; a job still being sent when the drain ends is dropped,
-// not accepted, and its client sees a reset and resends. Then it closes the
-// listener and waits for the port's goroutines.
+// (EOF) is accepted as usual. When the drain ends, every job that ends on a
+// command boundary is accepted, whole if nothing printed after its last
+// cut (a drawer kick or beep may follow it), else marked truncated, and its
+// connection closed in order; a job that ends inside a command cannot go
+// to a printer: it is dropped and reported (Sink.Refused, ErrClosing), and
+// its client sees a reset and resends. Then it closes the listener and
+// waits for the port's goroutines; what is still unaccepted after
+// acceptGrace is dropped and reported the same way.
 func (p *Port) Close() error {
 	p.mu.Lock()
 	if p.closed {
@@ -103,6 +116,7 @@ func (p *Port) Close() error {
 	drain := time.NewTimer(time.Until(p.drainUntil))
 	<-drain.C
 	err := p.ln.Close()
+	close(p.lnClosed)
 	done := make(chan struct{})
 	go func() { p.wg.Wait(); close(done) }()
 	grace := time.NewTimer(acceptGrace)
@@ -171,8 +185,15 @@ func (p *Port) acceptLoop() {
 	defer p.wg.Done()
 	var backoff time.Duration
 	for {
+		// The port's slot first, then Accept: over MaxConns the
+		// connection waits in the listen backlog (its bytes, and a
+		// client's close, with it) instead of being accepted and reset.
+		if !p.acquire() {
+			return
+		}
 		c, err := p.ln.Accept()
 		if err != nil {
+			<-p.slots
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
@@ -190,37 +211,58 @@ func (p *Port) acceptLoop() {
 			continue
 		}
 		backoff = 0
+		// Then the agent-wide slot. It is taken only for a connection that
+		// came (a port waiting for one must not hold a slot other ports
+		// need), so over the shared bound the connection is held, unread,
+		// and the port accepts no other until a slot frees: at most one
+		// connection per port waits this way, the rest in the backlog.
+		if !p.o.Limit.acquire(p.ctx, p.lnClosed) {
+			// The port closed meanwhile, as the listener closing resets
+			// the connections still in its backlog.
+			<-p.slots
+			resetClose(c)
+			return
+		}
 		p.admit(c)
 	}
 }
 
-// admit starts serving c, or resets it when the spool cannot take a job or
-// too many connections are open: the POS then shows its own error.
+// acquire waits for a slot on the port, and reports false when the port
+// is closing instead.
+func (p *Port) acquire() bool {
+	select {
+	case p.slots <- struct{}{}:
+		return true
+	case <-p.ctx.Done():
+		return false
+	case <-p.lnClosed:
+		return false
+	}
+}
+
+// releaseSlots gives back the port's slot and the agent-wide one.
+func (p *Port) releaseSlots() {
+	p.o.Limit.release()
+	<-p.slots
+}
+
+// admit starts serving c, holding the slots acquire took, or resets it
+// when the spool cannot take a job: the POS then shows its own error.
+// Limits never reset a connection (acquire leaves it in the backlog).
 func (p *Port) admit(c net.Conn) {
 	remote := c.RemoteAddr().String()
-	reject := func(why string, err error) {
-		p.rejected.Add(1)
-		p.o.Logger.Warn("rawport: connection refused", "printer", p.printer, "remote", remote, "reason", why, "err", err)
-		resetClose(c)
-	}
 	if err := p.sink.Ready(p.printer); err != nil {
-		reject("spool not ready", err)
-		return
-	}
-	if !p.o.Limit.tryAcquire() {
-		reject("agent connection limit", nil)
+		p.releaseSlots()
+		p.rejected.Add(1)
+		p.o.Logger.Warn("rawport: connection refused", "printer", p.printer, "remote", remote, "reason", "spool not ready", "err", err)
+		resetClose(c)
 		return
 	}
 	p.mu.Lock()
-	if p.dropping || len(p.conns) >= p.o.MaxConns {
-		dropping := p.dropping
+	if p.dropping {
 		p.mu.Unlock()
-		p.o.Limit.release()
-		if dropping {
-			resetClose(c)
-			return
-		}
-		reject(fmt.Sprintf("over %d connections on this port", p.o.MaxConns), nil)
+		p.releaseSlots()
+		resetClose(c)
 		return
 	}
 	// Abortive close by default: if the agent dies (SIGKILL, crash, power)
@@ -232,17 +274,20 @@ func (p *Port) admit(c net.Conn) {
 	p.conns[c] = struct{}{}
 	p.wg.Add(1)
 	p.mu.Unlock()
+	// The place in line is taken here, on the accepting goroutine, so that
+	// it follows the order of arrival.
+	turn := p.line.take()
 	go func() {
 		defer p.wg.Done()
 		defer func() {
-			// The slot is free in the limiter before Stats stops counting
-			// the connection.
-			p.o.Limit.release()
+			// The slots are free before Stats stops counting the
+			// connection.
+			p.releaseSlots()
 			p.mu.Lock()
 			delete(p.conns, c)
 			p.mu.Unlock()
 		}()
-		newConn(p, c, remote).serve()
+		newConn(p, c, remote, turn).serve()
 	}()
 }
 

@@ -73,6 +73,19 @@ type Recent struct {
 	At time.Time
 }
 
+// PrinterStatus is what the port tells a POS of the printer behind it, in
+// its DLE EOT and GS r answers, when Options.Status is set. The zero value
+// is a ready printer.
+type PrinterStatus struct {
+	Offline, PaperOut, PaperNearEnd, CoverOpen, Error bool
+}
+
+// ErrClosing is wrapped by the error Refused gets for a job dropped because
+// the port closed (agent stop, a reload that closed or reopened the port)
+// before the job could be taken: it ended inside a command, or the close
+// gave up waiting for it.
+var ErrClosing = errors.New("rawport: port closing")
+
 // ErrTooLarge is wrapped by the error Refused gets for a job over
 // Options.MaxJobBytes.
 var ErrTooLarge = errors.New("rawport: job too large")
@@ -93,8 +106,10 @@ type Options struct {
 	// stream is cut off and refused (Sink.Refused, reset). Required (> 0):
 	// the agent passes its intake body limit.
 	MaxJobBytes int
-	// MaxConns bounds simultaneous connections on this port; default 4.
-	// One more is accepted and reset at once.
+	// MaxConns bounds simultaneous connections on this port; default 64.
+	// Over it the port stops accepting: further connections wait in the
+	// kernel's listen backlog, with the bytes their clients sent, until
+	// one ends. None is reset for a limit.
 	MaxConns int
 	// ConnIdle closes a connection silent this long with no job open;
 	// default 5m.
@@ -114,8 +129,14 @@ type Options struct {
 	// DrainTime is how long Close lets open connections finish the jobs
 	// their clients have sent; default 500ms (see Port.Close).
 	DrainTime time.Duration
-	// Limit, if set, bounds connections across all ports sharing it.
+	// Limit, if set, bounds connections across all ports sharing it, as
+	// MaxConns does for one port.
 	Limit *Limiter
+	// Status, if set, is the state of the printer behind the port, asked
+	// at each DLE EOT and GS r: the answers then say offline, paper out and
+	// so on. Unset, the port answers as a ready printer, since it spools
+	// whatever the printer does. It must be quick.
+	Status func() PrinterStatus
 	// Now is the clock of Job.Started/Ended and the duplicate window;
 	// default time.Now. Read deadlines use the real clock (the kernel's).
 	Now func() time.Time
@@ -129,7 +150,7 @@ const (
 	DefaultIdleGap        = 2 * time.Second
 	DefaultCutIdle        = 300 * time.Millisecond
 	DefaultDupWindow      = 10 * time.Second
-	DefaultMaxConns       = 4
+	DefaultMaxConns       = 64
 	DefaultConnIdle       = 5 * time.Minute
 	DefaultMaxJobDuration = 5 * time.Minute
 	DefaultDrainTime      = 500 * time.Millisecond
@@ -170,7 +191,7 @@ type Stats struct {
 	Refused    uint64 // jobs read but not handed over (too large, Accept failed)
 	Duplicates uint64 // accepted jobs flagged Duplicate
 	Truncated  uint64 // accepted jobs flagged Truncated
-	// Rejected counts connections reset on arrival: spool not ready, or
-	// over MaxConns / the shared Limiter.
+	// Rejected counts connections reset on arrival because the spool
+	// could not take a job.
 	Rejected uint64
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -180,7 +181,8 @@ func TestContentDefinition(t *testing.T) {
 		{"NUL padding", cat([]byte{0, 0, 0}, escInit, []byte{0, 0}), nil},
 		{"barrier only", []byte{0x1D, '(', 'H', 6, 0, 0x30, 0x30, 'a', 'b', 'c', 'd'}, nil},
 		{"text", cat(escInit, []byte("x")), cat(escInit, []byte("x"))},
-		{"a mode command alone", []byte{0x1B, '!', 0x08}, []byte{0x1B, '!', 0x08}},
+		{"a mode command alone", []byte{0x1B, '!', 0x08}, nil},
+		{"mode settings, then text", []byte{0x1B, '!', 0x08, 0x1B, 't', 0, 'x'}, []byte{0x1B, '!', 0x08, 0x1B, 't', 0, 'x'}},
 		{"drawer kick", []byte{0x1B, 'p', 0, 25, 120}, []byte{0x1B, 'p', 0, 25, 120}},
 		{"padding before content dropped, after kept", cat([]byte{0, 0}, escInit, []byte("a"), []byte{0}), cat(escInit, []byte("a"), []byte{0})},
 		{"only the last ESC @ before content kept", cat(escInit, dleEOT(1), escInit, []byte("a")), cat(escInit, []byte("a"))},
@@ -355,23 +357,36 @@ func TestOversizeRefusedWithReset(t *testing.T) {
 	}
 }
 
-// Connections over MaxConns, and over a Limiter shared by ports, are reset
-// at once; the ones inside the limit keep working.
+// A connection over MaxConns, or over a Limiter shared by ports, is never
+// reset (its client may have written a job and gone): it waits in the
+// listen backlog, unanswered, and is served, its job taken, once a slot
+// frees.
 func TestConnectionLimits(t *testing.T) {
 	s := newSink()
 	lim := NewLimiter(2)
 	p := startPort(t, s, Options{MaxConns: 1, Limit: lim})
 	a := dial(t, p)
 	syncPort(t, a) // a is being served
-	dialExpectReset(t, p, nil)
+	b := dial(t, p)
+	tkB := ticket("waited in the backlog")
+	write(t, b, cat(tkB, dleEOT(4)))
 
 	// The second port shares the limiter: one slot left, then none.
 	p2 := startPort(t, s, Options{MaxConns: 4, Limit: lim})
+
 	c := dial(t, p2)
 	syncPort(t, c)
-	dialExpectReset(t, p2, nil)
-	if r1, r2 := p.Stats().Rejected, p2.Stats().Rejected; r1 != 1 || r2 != 1 {
-		t.Fatalf("rejected %d, %d; want 1 each", r1, r2)
+	d := dial(t, p2)
+	write(t, d, dleEOT(4))
+	for _, w := range []net.Conn{b, d} {
+		_ = w.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+		if n, err := w.Read(make([]byte, 1)); n != 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("a connection over the limit was served or ended: %d bytes, %v", n, err)
+		}
+		_ = w.SetDeadline(time.Now().Add(testWait))
+	}
+	if st := p.Stats(); st.Conns != 1 || st.Rejected != 0 || p2.Stats().Rejected != 0 {
+		t.Fatalf("stats %+v, %+v: want 1 connection open on p, none rejected", st, p2.Stats())
 	}
 
 	tk := ticket("still works")
@@ -380,10 +395,93 @@ func TestConnectionLimits(t *testing.T) {
 	if j := waitJob(t, s); !bytes.Equal(j.Data, tk) {
 		t.Fatalf("job %q", j.Data)
 	}
-	// a's slot is free again on p (and in the limiter).
-	waitFor(t, "slot released", func() bool { return p.Stats().Conns == 0 })
-	e := dial(t, p)
-	syncPort(t, e)
+	// a's and c's slots are free again (which of the waiting ports takes
+	// the limiter's first is up to the scheduler): b and d, waiting, are
+	// served now.
+	c.Close()
+	for _, w := range []net.Conn{b, d} {
+		if got := readN(t, w, 1); got[0] != 0x12 {
+			t.Fatalf("DLE EOT 4 answer %#x", got[0])
+		}
+	}
+	b.CloseWrite()
+	expectEOF(t, b)
+	if j := waitJob(t, s); !bytes.Equal(j.Data, tkB) {
+		t.Fatalf("job %q, want %q", j.Data, tkB)
+	}
+}
+
+// The lunch rush: 20 POS clients connect one after the other, then each
+// writes its ticket and closes at once, without waiting for the port.
+// Every ticket is taken once, none is reset, and they are stored in the
+// order the connections arrived (a printer serves one connection at a
+// time), whatever order their bytes come in; under the port's bounds and
+// over them alike.
+func TestLunchRushInConnectionOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    Options
+	}{
+		{"default bounds", Options{}},
+		{"over the bounds", Options{MaxConns: 3, Limit: NewLimiter(2)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSink()
+			p := startPort(t, s, tc.o)
+			const n = 20
+			conns := make([]net.Conn, n)
+			for i := range conns {
+				conns[i] = dial(t, p) // in the backlog, in order
+			}
+			start := make(chan struct{})
+			errs := make(chan error, n)
+			for i := n - 1; i >= 0; i-- { // writers start in reverse order
+				go func() {
+					<-start
+					_, err := conns[i].Write(ticket(fmt.Sprintf("RUSH %02d", i)))
+					conns[i].Close()
+					errs <- err
+				}()
+			}
+			close(start)
+			for range n {
+				if err := <-errs; err != nil {
+					t.Fatalf("write: %v", err)
+				}
+			}
+			for i := range n {
+				j := waitJob(t, s)
+				if want := ticket(fmt.Sprintf("RUSH %02d", i)); !bytes.Equal(j.Data, want) || j.Truncated || j.Duplicate {
+					t.Fatalf("job %d is %q (truncated %v, duplicate %v), want %q", i+1, j.Data, j.Truncated, j.Duplicate, want)
+				}
+			}
+			noJob(t, s, 100*time.Millisecond)
+			if st := p.Stats(); st.Rejected != 0 || st.Refused != 0 || st.Jobs != n {
+				t.Fatalf("stats %+v", st)
+			}
+		})
+	}
+}
+
+// A connection that arrived first but stays silent does not hold back the
+// jobs behind it longer than IdleGap; when it sends a job later, that job
+// goes after them.
+func TestSilentConnectionGivesUpItsTurn(t *testing.T) {
+	s := newSink()
+	p := startPort(t, s, Options{IdleGap: 100 * time.Millisecond})
+	silent := dial(t, p)
+	syncPort(t, silent) // served, no job
+	b := dial(t, p)
+	write(t, b, ticket("SECOND CONNECTION"))
+	b.Close()
+	if j := waitJob(t, s); !bytes.Equal(j.Data, ticket("SECOND CONNECTION")) {
+		t.Fatalf("job %q", j.Data)
+	}
+	write(t, silent, ticket("FIRST, LATER"))
+	silent.Close()
+	if j := waitJob(t, s); !bytes.Equal(j.Data, ticket("FIRST, LATER")) {
+		t.Fatalf("job %q", j.Data)
+	}
 }
 
 // While the spool cannot take a job, connections are reset and make no job;
@@ -464,23 +562,180 @@ func TestStreamEndsInsideCommand(t *testing.T) {
 	}
 }
 
-// Port.Close (agent shutdown) mid-job: the client sees a reset and the
-// partial job is not accepted (the POS resends).
-func TestPortCloseMidJobDropsJob(t *testing.T) {
+// A job stalled inside a command (which quiet does not end) holds back the
+// jobs behind it no longer than IdleGap; when it goes on, it is stored after
+// them.
+func TestStalledCommandGivesUpItsTurn(t *testing.T) {
+	s := newSink()
+	p := startPort(t, s, Options{IdleGap: 100 * time.Millisecond})
+	a := dial(t, p)
+	head := cat(escInit, []byte("logo:\n"))
+	image := []byte{0x1D, 'v', '0', 0, 1, 0, 2, 0, 0xAA, 0x55} // 1 x 2 bytes of dots
+	write(t, a, head)
+	syncPort(t, a)
+	write(t, a, image[:8]) // and stuck inside GS v 0
+	b := dial(t, p)
+	write(t, b, ticket("BEHIND THE STALL"))
+	b.Close()
+	if j := waitJob(t, s); !bytes.Equal(j.Data, ticket("BEHIND THE STALL")) {
+		t.Fatalf("job %q", j.Data)
+	}
+	write(t, a, cat(image[8:], cutFull))
+	a.Close()
+	if j := waitJob(t, s); !bytes.Equal(j.Data, cat(head, image, cutFull)) || j.Truncated {
+		t.Fatalf("job % x truncated %v", j.Data, j.Truncated)
+	}
+}
+
+// Port.Close (agent shutdown, a reload) mid-job, on a command boundary
+// with no cut yet: the job is taken, marked truncated since its client may
+// not be done, and never silently dropped.
+func TestPortCloseMidJobTakesItTruncated(t *testing.T) {
 	s := newSink()
 	p := startPort(t, s, Options{IdleGap: time.Minute})
 	c := dial(t, p)
-	write(t, c, cat(escInit, []byte("being written")))
+	part := cat(escInit, []byte("being written"))
+	write(t, c, part)
+	syncPort(t, c)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	expectEOF(t, c)
+	if jobs := s.Jobs(); len(jobs) != 1 || !bytes.Equal(jobs[0].Data, part) || !jobs[0].Truncated {
+		t.Fatalf("Close mid-job took %+v, want %q truncated", jobs, part)
+	}
+	if _, err := net.DialTimeout("tcp", p.Addr().String(), time.Second); err == nil {
+		t.Fatal("port still accepting after Close")
+	}
+}
+
+// Port.Close while a kept-open connection has sent a ticket that ends with
+// a cut and then a drawer kick (or a beep), the common ending: the drain
+// takes it whole, not truncated, and closes the connection in order.
+func TestPortCloseTakesJobEndingAfterCut(t *testing.T) {
+	for _, tail := range [][]byte{
+		{0x1B, 'p', 0, 25, 250},               // ESC p: drawer kick
+		{0x1B, '(', 'A', 4, 0, 48, 51, 3, 15}, // ESC ( A: beep
+		{0x1B, 'B', 3, 2},                     // ESC B: beep (clones)
+	} {
+		s := newSink()
+		p := startPort(t, s, Options{IdleGap: time.Minute, CutIdle: time.Minute, DrainTime: DefaultDrainTime})
+		c := dial(t, p)
+		tk := cat(ticket("CUT THEN % x"), tail)
+		write(t, c, tk)
+		syncPort(t, c)
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+		expectEOF(t, c)
+		if jobs := s.Jobs(); len(jobs) != 1 || !bytes.Equal(jobs[0].Data, tk) || jobs[0].Truncated {
+			t.Fatalf("tail % x: jobs %+v, want % x whole", tail, jobs, tk)
+		}
+		if n := len(s.refusals); n != 0 {
+			t.Fatalf("tail % x: %d refusals", tail, n)
+		}
+	}
+}
+
+// Port.Close while a job ends inside a command: it cannot go to a printer,
+// so it is dropped, but reported (Refused, with ErrClosing), and the client
+// is reset so it resends.
+func TestPortCloseMidCommandRefused(t *testing.T) {
+	s := newSink()
+	p := startPort(t, s, Options{IdleGap: time.Minute})
+	c := dial(t, p)
+	head := cat(escInit, []byte("a logo follows\n"))
+	write(t, c, cat(head, []byte{0x1D, 'v', '0', 0, 10, 0, 10, 0, 1, 2, 3}))
 	syncPort(t, c)
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
 	expectReset(t, c)
-	if n := s.AcceptCalls(); n != 0 {
-		t.Fatalf("Close mid-job accepted %d jobs", n)
+	r := waitRefused(t, s)
+	if !errors.Is(r.err, ErrClosing) || !strings.Contains(r.err.Error(), "inside a command") {
+		t.Fatalf("refusal %+v", r)
 	}
-	if _, err := net.DialTimeout("tcp", p.Addr().String(), time.Second); err == nil {
-		t.Fatal("port still accepting after Close")
+	if n := s.AcceptCalls(); n != 0 {
+		t.Fatalf("took %d jobs", n)
+	}
+	if st := p.Stats(); st.Refused != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// node-thermal-printer's getStatus() with a character set: ESC t 0, GS r 1
+// on a connection of its own. Answered, and no job; twice; then a real
+// receipt is one job, not flagged a duplicate.
+func TestSetupBytesAloneAreNoJob(t *testing.T) {
+	s := newSink()
+	p := startPort(t, s, Options{})
+	for range 2 {
+		c := dial(t, p)
+		write(t, c, []byte{0x1b, 0x74, 0x00, 0x1d, 0x72, 0x01})
+		if a := readN(t, c, 1); a[0] != 0x00 {
+			t.Fatalf("GS r 1 answer %#x", a[0])
+		}
+		c.Close()
+	}
+	waitFor(t, "status connections closed", func() bool { return p.Stats().Conns == 0 })
+	c := dial(t, p)
+	tk := cat([]byte{0x1b, 0x74, 0x00}, ticket("REAL RECEIPT"))
+	write(t, c, tk)
+	c.Close()
+	j := waitJob(t, s)
+	if j.Duplicate || j.Truncated {
+		t.Fatalf("receipt after two status polls: %+v", j)
+	}
+	noJob(t, s, 100*time.Millisecond)
+	if st := p.Stats(); st.Jobs != 1 || st.Duplicates != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// With Options.Status (raw_status = "printer") the answers carry the
+// printer's state; without it, a ready printer's.
+func TestStatusAnswersFollowPrinter(t *testing.T) {
+	var mu sync.Mutex
+	st := PrinterStatus{PaperOut: true}
+	s := newSink()
+	p := startPort(t, s, Options{Status: func() PrinterStatus { mu.Lock(); defer mu.Unlock(); return st }})
+	ask := func(p *Port) (escpos.Status, byte) {
+		c := dial(t, p)
+		write(t, c, cat(dleEOT(1), dleEOT(2), dleEOT(3), dleEOT(4)))
+		a := readN(t, c, 4)
+		var es escpos.Status
+		for i, b := range a {
+			if err := es.Decode(i+1, b); err != nil {
+				t.Fatalf("DLE EOT %d answer %#x: %v", i+1, b, err)
+			}
+		}
+		write(t, c, []byte{0x1D, 'r', 1})
+		r := readN(t, c, 1)
+		c.Close()
+		return es, r[0]
+	}
+	if es, r := ask(p); es.State() != escpos.StatePaperOut || r&0x0C != 0x0C {
+		t.Fatalf("paper out: answers read as %v, GS r 1 %#x", es, r)
+	}
+	for _, tc := range []struct {
+		st   PrinterStatus
+		want escpos.PrinterState
+	}{
+		{PrinterStatus{Offline: true}, escpos.StateOffline},
+		{PrinterStatus{CoverOpen: true}, escpos.StateCoverOpen},
+		{PrinterStatus{Error: true}, escpos.StateError},
+		{PrinterStatus{}, escpos.StateReady},
+	} {
+		mu.Lock()
+		st = tc.st
+		mu.Unlock()
+		if es, r := ask(p); es.State() != tc.want || r != 0 {
+			t.Fatalf("%+v: answers read as %v (%v), GS r 1 %#x", tc.st, es, es.State(), r)
+		}
+	}
+	def := startPort(t, s, Options{})
+	if es, r := ask(def); es.State() != escpos.StateReady || r != 0 {
+		t.Fatalf("default: answers read as %v, GS r 1 %#x", es, r)
 	}
 }
 

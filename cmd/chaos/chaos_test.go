@@ -57,11 +57,14 @@ func TestChaosShort(t *testing.T) {
 	if res.Kills < 3 {
 		t.Errorf("%d kills, want 3", res.Kills)
 	}
-	if n := res.Accepted + res.RawAcked; n < 2900 {
-		t.Errorf("only %d of 3000 tasks accepted (%d of them raw jobs)", n, res.RawAcked)
+	if n := res.Accepted + res.RawAcked + res.RawBlind; n < 2900 {
+		t.Errorf("only %d of 3000 tasks accepted (%d of them raw jobs, %d more written and closed)", n, res.RawAcked, res.RawBlind)
 	}
-	if res.RawAcked < 500 {
-		t.Errorf("only %d raw jobs acknowledged, want about a quarter of 3000", res.RawAcked)
+	if n := res.RawAcked + res.RawBlind; n < 500 {
+		t.Errorf("only %d raw jobs acknowledged or written and closed, want about a quarter of 3000", n)
+	}
+	if res.RawBlind < 100 {
+		t.Errorf("only %d raw jobs written and closed in bursts, want about a third of the raw jobs", res.RawBlind)
 	}
 	if res.DropsFired == 0 {
 		t.Errorf("no mid-job drops happened")

@@ -154,6 +154,13 @@ type Result struct {
 	RawUnacked        int      `json:"raw_unacknowledged"`
 	RawUnackedPrinted int      `json:"raw_unacknowledged_printed"`
 	RawUnackedTags    []string `json:"raw_unacknowledged_tags,omitempty"`
+	// RawBlind are the jobs sent write-and-close (the POS never hears
+	// back), RawBlindPrinted those printed whole or told failed, and
+	// RawBlindAtKill those absent from paper that were written within
+	// rawBlindKillWindow before a SIGKILL (excused: not yet stored).
+	RawBlind        int `json:"raw_write_and_close"`
+	RawBlindPrinted int `json:"raw_write_and_close_printed"`
+	RawBlindAtKill  int `json:"raw_write_and_close_lost_at_kill"`
 
 	Violations []string `json:"violations"`
 }
@@ -565,6 +572,31 @@ func checkRaw(o observed, byTask map[string][]wire.Event, res *Result, v *violat
 			res.RawAborted++
 		}
 		onPaper := len(copies[tag]) > 0
+		wholeOrTold := func() bool {
+			for _, c := range copies[tag] {
+				if c.whole() {
+					return true
+				}
+			}
+			return anyTask(byTag[tag], func(t apiTask) bool {
+				evs := byTask[t.TaskNo]
+				failed := t.State == spool.StateTimedOut || t.State == spool.StateFailed || t.State == spool.StateCanceled
+				return failed && len(evs) > 0 && evs[len(evs)-1].State == t.State
+			})
+		}
+		if j.Blind && !j.Acked && !j.SentAt.IsZero() {
+			// Written and closed: the POS takes it for printed.
+			res.RawBlind++
+			switch {
+			case wholeOrTold():
+				res.RawBlindPrinted++
+			case killedWithin(o.KillTimes, j.SentAt, rawBlindKillWindow):
+				res.RawBlindAtKill++
+			default:
+				v.add("raw write-and-close job lost", tag, fmt.Sprintf("p%d, written at %s, %d copies on paper, %d tasks", j.Printer, j.SentAt.Format("15:04:05.000"), len(copies[tag]), len(byTag[tag])))
+			}
+			continue
+		}
 		if !j.Acked {
 			res.RawUnacked++
 			if onPaper {
@@ -600,6 +632,16 @@ func checkRaw(o observed, byTask map[string][]wire.Event, res *Result, v *violat
 		}
 		v.add("raw job acknowledged, not printed whole", tag, fmt.Sprintf("p%d, %d copies on paper, %d tasks", j.Printer, len(copies[tag]), len(byTag[tag])))
 	}
+}
+
+// killedWithin reports whether the agent was killed within d after at.
+func killedWithin(kills []time.Time, at time.Time, d time.Duration) bool {
+	for _, k := range kills {
+		if !k.Before(at) && k.Sub(at) <= d {
+			return true
+		}
+	}
+	return false
 }
 
 // anyTask reports whether f holds for one of ts.

@@ -2,7 +2,8 @@
 // real printgate binary on this computer. It starts 8 emulated printers
 // (two with a backup), the reference cloud and the agent paired to it,
 // submits tickets over the LAN API, as cloud jobs and (a quarter) as raw
-// ESC/POS jobs to four printers' raw ports at the seeds' peak
+// ESC/POS jobs to four printers' raw ports (a third of those write-and-close,
+// in bursts, as POS libraries that do not wait send them) at the seeds' peak
 // rate with bursts, and meanwhile drops printer connections mid-job, takes
 // printers offline and out of paper, makes them flap, cuts the WAN, loses
 // one events_ack in a hundred at the cloud and SIGKILLs the agent. Then it brings everything back, waits for every
@@ -124,6 +125,7 @@ func writeTable(w io.Writer, r *Result) {
 		{"raw jobs sent / acked", fmt.Sprintf("%d / %d (resends %d, first attempts reset on purpose %d, never sent %d; %d raw tasks in the API)", r.RawSent, r.RawAcked, r.RawResends, r.RawAborted, r.RawNotSent, r.RawTasks)},
 		{"raw on paper", fmt.Sprintf("%d acked tags printed, %d told failed; %d marked duplicates, %d truncated (INCOMPLETE JOB)", r.RawPrinted, r.RawTold, r.RawMarked, r.RawTruncated)},
 		{"raw never acked", fmt.Sprintf("%d (%d of them on paper) %s", r.RawUnacked, r.RawUnackedPrinted, strings.Join(r.RawUnackedTags, "; "))},
+		{"raw write-and-close", fmt.Sprintf("%d in bursts: %d printed or told, %d written just before a kill and not on paper", r.RawBlind, r.RawBlindPrinted, r.RawBlindAtKill)},
 	}
 	fmt.Fprintln(w)
 	for _, row := range rows {

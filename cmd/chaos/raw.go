@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -28,12 +29,32 @@ const (
 	rawAbortShare   = 0.08
 )
 
+// Write-and-close POS clients (issue 22 §1): a share of the raw jobs is
+// sent as many npm printer libraries send a ticket: connect, write, close,
+// without waiting for the agent's close; and in bursts, several terminals
+// printing to one kitchen printer at the same moment (a burst goes to the
+// port of its first job's printer). Such a POS resends only when it could not
+// connect or write; otherwise it never learns what became of the job. The
+// check holds the agent to printing every one of them, but those written
+// within rawBlindKillWindow before a SIGKILL (bytes the agent had not
+// stored yet when it died, or a connection still in the listen backlog).
+const (
+	rawBlindShare      = 0.3
+	rawBurstMax        = 12
+	rawBurstGather     = 500 * time.Millisecond
+	rawBlindKillWindow = 5 * time.Second
+)
+
 // rawJob is what a POS worker knows of one raw job it sent.
 type rawJob struct {
 	Printer  int
 	Attempts int  // connections that carried the job's bytes (aborted included)
 	Acked    bool // one attempt ended with an orderly close (EOF)
 	Aborted  bool // the first attempt was cut short on purpose with a reset
+	// Blind says the job was sent write-and-close; SentAt is when its
+	// write completed (zero: it never did, the load ended first).
+	Blind  bool
+	SentAt time.Time
 }
 
 // rawTicket is a raw job's bytes: ESC @, the tag line, a full cut (GS V 0).
@@ -65,9 +86,14 @@ func rawTag(payload []byte) string {
 
 // rawWorker is one POS: it takes raw jobs off jobs and sends each until
 // the agent takes it (EOF after the half close) or ctx ends, pausing
-// rawResendPause between attempts.
-func (r *runner) rawWorker(ctx context.Context, jobs <-chan int, abort func() bool) {
+// rawResendPause between attempts. When blind says so it sends a burst
+// write-and-close instead (rawBurst).
+func (r *runner) rawWorker(ctx context.Context, jobs <-chan int, abort, blind func() bool) {
 	for i := range jobs {
+		if blind() {
+			r.rawBurst(ctx, gatherBurst(ctx, i, jobs))
+			continue
+		}
 		t := r.plan.Tasks[i]
 		r.rawMu.Lock()
 		j := r.raw[t.No]
@@ -98,6 +124,84 @@ func (r *runner) rawWorker(ctx context.Context, jobs <-chan int, abort func() bo
 			}
 		}
 	}
+}
+
+// gatherBurst is first and the jobs due within rawBurstGather after it, at
+// most rawBurstMax in all: held back a moment, so that they reach the
+// agent together, as at a lunch rush.
+func gatherBurst(ctx context.Context, first int, jobs <-chan int) []int {
+	burst := []int{first}
+	t := time.NewTimer(rawBurstGather)
+	defer t.Stop()
+	for len(burst) < rawBurstMax {
+		select {
+		case i, ok := <-jobs:
+			if !ok {
+				return burst
+			}
+			burst = append(burst, i)
+		case <-t.C:
+			return burst
+		case <-ctx.Done():
+			return burst
+		}
+	}
+	return burst
+}
+
+// rawBurst sends every job of burst at once to the raw port of the first
+// job's printer, each as a write-and-close POS: connect, write, close,
+// resending only a job it could not connect or write.
+func (r *runner) rawBurst(ctx context.Context, burst []int) {
+	printer := r.plan.Tasks[burst[0]].Printer
+	var wg sync.WaitGroup
+	for _, i := range burst {
+		t := r.plan.Tasks[i]
+		r.rawMu.Lock()
+		j := r.raw[t.No]
+		j.Printer, j.Blind = printer, true
+		r.raw[t.No] = j
+		r.rawMu.Unlock()
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				err := r.sendBlind(ctx, r.rawAddrs[printer], rawTicket(t.No, true))
+				r.rawMu.Lock()
+				j := r.raw[t.No]
+				j.Attempts++
+				if err == nil {
+					j.SentAt = time.Now()
+				}
+				r.raw[t.No] = j
+				r.rawMu.Unlock()
+				if err == nil || !sleepUntil(ctx, time.Now().Add(rawResendPause)) {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// sendBlind is one write-and-close attempt. nil means the bytes were
+// written and the connection closed: all such a POS ever knows.
+func (r *runner) sendBlind(ctx context.Context, addr string, data []byte) error {
+	actx, cancel := context.WithTimeout(ctx, rawAttemptLimit)
+	defer cancel()
+	var d net.Dialer
+	c, err := d.DialContext(actx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("raw job to %s: %w", addr, err)
+	}
+	deadline, _ := actx.Deadline()
+	c.SetDeadline(deadline)
+	if _, err := c.Write(data); err != nil {
+		c.Close()
+		return fmt.Errorf("raw job to %s: %w", addr, err)
+	}
+	if err := c.Close(); err != nil {
+		return fmt.Errorf("raw job to %s: close: %w", addr, err)
+	}
+	return nil
 }
 
 // errAborted is the outcome of an attempt the POS cut short on purpose.

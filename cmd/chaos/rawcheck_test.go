@@ -155,6 +155,46 @@ func TestCheckRawBroken(t *testing.T) {
 	wantViolation(t, check(o), "raw INCOMPLETE copy without the flag")
 }
 
+// TestCheckRawWriteAndClose: a job sent write-and-close (the POS never
+// hears back) must print like an acknowledged one; absent from paper it is
+// lost, unless the agent was SIGKILLed within rawBlindKillWindow after it
+// was written.
+func TestCheckRawWriteAndClose(t *testing.T) {
+	o := rawRun()
+	o.Raw["R000014"] = rawJob{Printer: 6, Attempts: 1, Blind: true, SentAt: t0}
+	o.API["RAW_p6_20261130-120000_1"] = func() apiTask {
+		tk := mkTask("RAW_p6_20261130-120000_1", spool.StatePrinted, t0, t0.Add(time.Second))
+		tk.Origin, tk.Printer = "raw", "p6"
+		return tk
+	}()
+	o.RawTags["RAW_p6_20261130-120000_1"] = "R000014"
+	o.Events = append(o.Events, ev("RAW_p6_20261130-120000_1", 1, spool.StateAccepted), ev("RAW_p6_20261130-120000_1", 2, spool.StateSending), ev("RAW_p6_20261130-120000_1", 3, spool.StatePrinted))
+	o.Tickets = append(o.Tickets, printertest.Ticket{Lines: []string{"RAWTICKET R000014"}, Cut: "full", At: t0.Add(time.Second)})
+	o.PaperOf = append(o.PaperOf, 6)
+	if res := check(o); len(res.Violations) != 0 || res.RawBlind != 1 || res.RawBlindPrinted != 1 || res.RawUnacked != 1 {
+		t.Fatalf("a write-and-close job printed: %q, %+v", res.Violations, res)
+	}
+
+	// Written, never stored, never printed: lost.
+	o = rawRun()
+	o.Raw["R000014"] = rawJob{Printer: 6, Attempts: 1, Blind: true, SentAt: t0}
+	wantViolation(t, check(o), "raw write-and-close job lost")
+	// ... unless the agent was killed right after it was written.
+	o.KillTimes = []time.Time{t0.Add(rawBlindKillWindow / 2)}
+	if res := check(o); len(res.Violations) != 0 || res.RawBlindAtKill != 1 {
+		t.Fatalf("a write-and-close job lost to a kill: %q, %+v", res.Violations, res)
+	}
+	// A kill long after, or before, excuses nothing.
+	o.KillTimes = []time.Time{t0.Add(-time.Second), t0.Add(2 * rawBlindKillWindow)}
+	wantViolation(t, check(o), "raw write-and-close job lost")
+	// Never written (the load ended first): not sent, nothing owed.
+	o = rawRun()
+	o.Raw["R000014"] = rawJob{Printer: 6, Attempts: 1, Blind: true}
+	if res := check(o); len(res.Violations) != 0 || res.RawBlind != 0 {
+		t.Fatalf("a write-and-close job never written: %q, %+v", res.Violations, res)
+	}
+}
+
 // TestRawCopiesOnEmulator prints a raw job as the agent sends it (banners
 // rendered by escpos, then the POS's bytes) on the emulator and reads it
 // back as the check does.

@@ -394,7 +394,10 @@ func (r *runner) play(ctx context.Context) {
 	run(func() { r.dispatch(pctx, lan, raw) })
 	for w := 0; w < rawWorkers; w++ {
 		rng := rand.New(rand.NewPCG(r.plan.Seed, uint64(1000+w)))
-		run(func() { r.rawWorker(pctx, raw, func() bool { return rng.Float64() < rawAbortShare }) })
+		blindRng := rand.New(rand.NewPCG(r.plan.Seed, uint64(2000+w)))
+		run(func() {
+			r.rawWorker(pctx, raw, func() bool { return rng.Float64() < rawAbortShare }, func() bool { return blindRng.Float64() < rawBlindShare })
+		})
 	}
 	for w := 0; w < lanWorkers; w++ {
 		run(func() {
