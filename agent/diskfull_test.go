@@ -116,16 +116,15 @@ func TestSpoolFullAfterSending(t *testing.T) {
 	disk.on.Store(false)
 	// The lane's last try may have read the disk still full and scheduled
 	// the next one a second after the clock's last step: step the clock a
-	// second at a time (the lane settling between steps) until it is
-	// recorded, as the real clock would. It failed once under load with a
-	// single step.
-	for i := 0; !h.inState(spool.StatePrinted, "A_v1"); i++ {
-		if i == 10 {
-			t.Fatal("A's outcome not recorded 10 s after the spool could write again")
-		}
-		h.clock.Advance(time.Second)
-		h.settle("k")
-	}
+	// second at a time until it is recorded, as the real clock would,
+	// waiting after each step for the agent to react (advanceUntil). The
+	// lane settling is not enough: the push wheel's own goroutine arms its
+	// timer from the clock it read, and a loop that stepped ten seconds
+	// before that goroutine ran again left the retry due only after the
+	// last step (it failed 3 runs in 5 without -race).
+	h.advanceUntil("A's outcome recorded once the spool could write again", time.Second, func() bool {
+		return h.inState(spool.StatePrinted, "A_v1")
+	})
 	if got := h.waitTask("A_v1", spool.StatePrinted); got.Attempts != 1 || got.Confirmation != spool.ConfirmPrinted {
 		t.Errorf("A recorded %+v", got)
 	}
