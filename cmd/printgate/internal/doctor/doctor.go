@@ -329,9 +329,18 @@ func CheckRawPorts(env Env, cfg *config.Config, running bool) []Result {
 				r.Status = Fail
 				r.Detail = fmt.Sprintf("the running agent's raw port does not answer: %v", unwrapOp(err))
 				r.Fix = fmt.Sprintf("see the agent's log for \"raw port\" (printgate logs --grep \"raw port\"); another program may hold port %s (%s)", port, whoListensHint(port))
+			case b&0x93 != 0x12:
+				// Not a printer status byte at all: its fixed bits (bit 1
+				// and bit 4 set, bits 0 and 7 clear) are wrong.
+				r.Status = Fail
+				r.Detail = fmt.Sprintf("answers DLE EOT 1 with %#02x, not a printer's status byte: another program holds the port", b)
+				r.Fix = fmt.Sprintf("stop the program using port %s (%s), or give %s another raw_listen in %s", port, whoListensHint(port), pc.Name, cfg.Path)
+			case b != 0x16 && pc.RawStatus == config.RawStatusPrinter:
+				// raw_status = "printer" passes the printer's own state on.
+				r.Detail = fmt.Sprintf("answers a POS's status query with the printer's own state (raw_status = \"printer\"): %#02x, the printer is not ready now (the agent is running)", b)
 			case b != 0x16:
 				r.Status = Fail
-				r.Detail = fmt.Sprintf("answers DLE EOT 1 with %#02x, not a printer's 0x16: another program holds the port", b)
+				r.Detail = fmt.Sprintf("answers DLE EOT 1 with %#02x, not a ready printer's 0x16, though raw_status answers for the spool: another program holds the port", b)
 				r.Fix = fmt.Sprintf("stop the program using port %s (%s), or give %s another raw_listen in %s", port, whoListensHint(port), pc.Name, cfg.Path)
 			default:
 				r.Detail = "answers a POS's status query as a ready printer (the agent is running)"

@@ -415,8 +415,35 @@ func TestDoctorRawPorts(t *testing.T) {
 	}()
 	rs = CheckRawPorts(env, cfg, true)
 	wantResult(t, "agent's port", rs[0], Pass, "answers a POS's status query as a ready printer", "")
-	wantResult(t, "other program", rs[1], Fail, "not a printer's 0x16", "stop the program using port")
+	wantResult(t, "other program", rs[1], Fail, "not a printer's status byte", "stop the program using port")
 	if n := sink.jobs.Load(); n != 0 {
 		t.Errorf("doctor's status query made %d jobs", n)
 	}
+}
+
+// TestDoctorRawPortPrinterStatus: with raw_status = "printer" the running
+// port answers the printer's own state, and an offline printer behind it
+// (0x1e) is not taken for another program holding the port.
+func TestDoctorRawPortPrinterStatus(t *testing.T) {
+	env := testDoctorEnv()
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	path := filepath.Join(t.TempDir(), "printgate.toml")
+	body := fmt.Sprintf("data_dir = %q\nlisten = \"127.0.0.1:8631\"\napi_token = %q\n"+
+		"[[printers]]\nname = \"p0\"\nurl = \"tcp://127.0.0.1:9100\"\nraw_listen = %q\nraw_status = \"printer\"\n",
+		t.TempDir(), promiseToken, addr)
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, err := rawport.Listen(addr, "p0", &okSink{}, rawport.Options{MaxJobBytes: 1 << 20,
+		Status: func() rawport.PrinterStatus { return rawport.PrinterStatus{Offline: true} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer port.Close()
+	rs := CheckRawPorts(env, cfg, true)
+	wantResult(t, "offline printer behind raw_status printer", rs[0], Pass, "the printer's own state", "")
 }
