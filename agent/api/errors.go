@@ -49,3 +49,21 @@ func (e *StoredNotPrinting) Error() string {
 
 // Unwrap makes errors.Is(err, ErrStoredNotPrinting) hold.
 func (e *StoredNotPrinting) Unwrap() error { return ErrStoredNotPrinting }
+
+// RetryExists refuses a retry of a finished task while an earlier version
+// of it (a retry or reprint) is still to print or has printed: a second
+// one would put the ticket on paper twice. It names that version, so the
+// page can show it, and matches ErrConflict (409).
+type RetryExists struct {
+	TaskNo  string // the task asked to be retried
+	Version string // its version that prints or printed
+	State   string // that version's state
+}
+
+// Error names the version that prints, for the page and the log.
+func (e *RetryExists) Error() string {
+	return fmt.Sprintf("task %s already has version %s (%s); follow that one, and retry it if it fails", e.TaskNo, e.Version, e.State)
+}
+
+// Unwrap makes errors.Is(err, ErrConflict) hold.
+func (e *RetryExists) Unwrap() error { return ErrConflict }
