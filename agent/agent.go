@@ -57,6 +57,10 @@ type Agent struct {
 	ownerMu sync.Mutex
 	owner   map[string]string // task_no → lane currently holding it (owner.go)
 
+	// retryMu serialises the retries of finished tasks (page.go), so two
+	// clicks never both find no earlier retry and both print.
+	retryMu sync.Mutex
+
 	started chan struct{} // closed once restore has handed every lane its backlog
 	ctx     context.Context
 	// stopCore ends the core's goroutines; fail calls it.

@@ -28,11 +28,15 @@ import (
 // the dedupe: that is no refusal of the task, and the resend is answered.
 func (a *Agent) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bool, error) {
 	if err := a.available(); err != nil {
-		if nt.Invalid != nil {
-			if _, ok := a.known(nt); !ok {
-				// Unfit whenever it is resent: say so now, as the door would.
-				return nil, false, fmt.Errorf("task %s: %w", nt.TaskNo, nt.Invalid)
-			}
+		t, known := a.known(nt)
+		if nt.Invalid != nil && !known {
+			// Unfit whenever it is resent: say so now, as the door would.
+			return nil, false, fmt.Errorf("task %s: %w", nt.TaskNo, nt.Invalid)
+		}
+		if known && !t.State.Terminal() && a.Failed() != nil {
+			// A resend of the task the stop caught (below): the same
+			// truth again, never "took nothing".
+			return nil, false, storedNotPrinting(t)
 		}
 		return nil, false, err
 	}
@@ -88,9 +92,17 @@ func (a *Agent) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bool
 	if stopped != nil {
 		// The core stopped while this task was being written: it is on
 		// disk and prints at the next start, but nobody prints it now.
-		return nil, false, fmt.Errorf("%w: its core stopped while task %s was being accepted; the task is spooled and prints after a restart", api.ErrUnavailable, t.TaskNo)
+		// Neither "accepted" (invariant 1) nor "took nothing": a POS
+		// told that re-keys the order and prints it twice.
+		return nil, false, storedNotPrinting(t)
 	}
 	return t, false, nil
+}
+
+// storedNotPrinting is the answer for task t, on disk, whose core stopped
+// before printing it (api.ErrStoredNotPrinting).
+func storedNotPrinting(t *spool.Task) error {
+	return &api.StoredNotPrinting{TaskNo: t.TaskNo, State: string(t.State)}
 }
 
 // known returns the stored task when nt's task_no is already known: the

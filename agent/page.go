@@ -37,6 +37,10 @@ func (a *Agent) available() error {
 // POSSIBLE DUPLICATE, on printer when one is named), so it prints once
 // however many retries race for it; a TIMED_OUT or FAILED task becomes a
 // new version, marked POSSIBLE DUPLICATE when bytes of it may have left.
+// That new version is made only while no earlier version of the task is
+// live or printed: a second click is refused with *api.RetryExists naming
+// the version that will print or did (409), so a retry prints once
+// however often it is asked for.
 func (a *Agent) Retry(ctx context.Context, taskNo, printer string) (*spool.Task, error) {
 	if printer != "" {
 		if a.lane(printer) == nil {
@@ -60,6 +64,11 @@ func (a *Agent) Retry(ctx context.Context, taskNo, printer string) (*spool.Task,
 				return nil, fmt.Errorf("retry %s: %w: its printer %q is no longer configured; choose one of %v", taskNo, api.ErrUnknownPrinter, printer, a.laneNames())
 			}
 		}
+		a.retryMu.Lock()
+		defer a.retryMu.Unlock()
+		if v := a.liveVersion(t); v != nil {
+			return nil, fmt.Errorf("retry %s: %w", taskNo, &api.RetryExists{TaskNo: taskNo, Version: v.TaskNo, State: string(v.State)})
+		}
 		nt, err := a.newVersion(ctx, t, printer, sentBefore(t))
 		if err != nil {
 			return nil, fmt.Errorf("retry %s: %w", taskNo, err)
@@ -67,6 +76,42 @@ func (a *Agent) Retry(ctx context.Context, taskNo, printer string) (*spool.Task,
 		return nt, nil
 	}
 	return nil, fmt.Errorf("%w: task %s is %s; only a TIMED_OUT, FAILED or HELD task can be retried", api.ErrConflict, taskNo, t.State)
+}
+
+// liveVersion returns a version of the ticket t failed to print that is
+// still to print or has printed, or nil. The ticket is t's oldest ancestor
+// reached through reprint_of while each ended without paper (TIMED_OUT or
+// FAILED): a printed ancestor was a copy on paper, and a reprint of it a
+// deliberate second one. Every version made from that ticket since (retries
+// and reprints of it, or of those) counts, so retrying two siblings prints
+// once too. Versions are made at the first free _vN, so the walk stops at
+// the first task_no nobody used.
+func (a *Agent) liveVersion(t *spool.Task) *spool.Task {
+	root := t
+	for i := 0; i < 100 && root.ReprintOf != ""; i++ {
+		p, err := a.spool.Get(root.ReprintOf)
+		if err != nil || (p.State != spool.StateTimedOut && p.State != spool.StateFailed) {
+			break
+		}
+		root = p
+	}
+	ours := map[string]bool{root.TaskNo: true}
+	next := root.TaskNo
+	for i := 0; i < 100; i++ {
+		next = nextVersion(next)
+		v, err := a.spool.Get(next)
+		if err != nil {
+			return nil
+		}
+		if !ours[v.ReprintOf] {
+			continue // the same name, made otherwise: not this ticket's
+		}
+		ours[v.TaskNo] = true
+		if !v.State.Terminal() || v.State == spool.StatePrinted {
+			return v
+		}
+	}
+	return nil
 }
 
 // sentBefore reports whether t ever reached SENDING: job bytes may have

@@ -140,6 +140,86 @@ func TestRetryTimedOutOnAnotherPrinter(t *testing.T) {
 	}
 }
 
+// TestRetryTimedOutClickedTwicePrintsOnce ensures a retry of a TIMED_OUT
+// task clicked twice (two managers, or a double click) makes one new
+// version (issue 22 §6): the other click is refused with *RetryExists
+// naming it, and so is every retry while it waits or once it printed; only
+// a version that ended without paper lets a retry make the next one, and
+// retrying that failed version while a sibling prints is refused too.
+func TestRetryTimedOutClickedTwicePrintsOnce(t *testing.T) {
+	h := newHarness(t, []printerSpec{
+		{name: "a", model: printertest.ModelEpson, faults: []printertest.FaultKind{printertest.FaultPaperOut}},
+		{name: "b", model: printertest.ModelEpson, faults: []printertest.FaultKind{printertest.FaultPaperOut}},
+	}, "")
+	h.waitPrinter("a", "PAPER_OUT")
+	h.waitPrinter("b", "PAPER_OUT")
+	h.submit("T_v1", "a", func(nt *spool.NewTask) { nt.Timeout = 10 * time.Second })
+	h.clock.Advance(11 * time.Second)
+	h.waitTask("T_v1", spool.StateTimedOut)
+
+	// Two clicks at once, on the printer still out of paper: the version
+	// waits there, live.
+	var wg sync.WaitGroup
+	results := make([]error, 2)
+	tasks := make([]*spool.Task, 2)
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tasks[i], results[i] = h.a.Retry(context.Background(), "T_v1", "a")
+		}()
+	}
+	wg.Wait()
+	made := ""
+	refused := 0
+	for i, err := range results {
+		var re *api.RetryExists
+		switch {
+		case err == nil:
+			made = tasks[i].TaskNo
+		case errors.As(err, &re) && errors.Is(err, api.ErrConflict):
+			refused++
+			if re.Version != "T_v2" || re.TaskNo != "T_v1" || !strings.Contains(err.Error(), "T_v2") {
+				t.Errorf("refusal %v names %+v, want T_v2", err, re)
+			}
+		default:
+			t.Errorf("retry: %v", err)
+		}
+	}
+	if made != "T_v2" || refused != 1 {
+		t.Fatalf("two clicks made %q and were refused %d times, want T_v2 and 1: %v", made, refused, results)
+	}
+	if _, err := h.sp.Get("T_v3"); !errors.Is(err, spool.ErrNotFound) {
+		t.Fatalf("a second version exists: %v", err)
+	}
+	// T_v2 times out too: a retry may make the next one, and only one.
+	h.clock.Advance(91 * time.Second)
+	h.waitTask("T_v2", spool.StateTimedOut)
+	if err := h.p["b"].SetFault(printertest.FaultPaperOut, false); err != nil {
+		t.Fatal(err)
+	}
+	h.a.Refresh("b")
+	h.waitPrinter("b", "READY")
+	r, err := h.a.Retry(context.Background(), "T_v1", "b")
+	if err != nil || r.TaskNo != "T_v3" {
+		t.Fatalf("retry after the first retry timed out: %+v %v, want T_v3", r, err)
+	}
+	h.waitTask("T_v3", spool.StatePrinted)
+	for _, no := range []string{"T_v1", "T_v2"} {
+		var re *api.RetryExists
+		if _, err := h.a.Retry(context.Background(), no, "b"); !errors.As(err, &re) || re.Version != "T_v3" || re.State != string(spool.StatePrinted) {
+			t.Errorf("retry of %s once T_v3 printed: %v, want RetryExists naming T_v3 PRINTED", no, err)
+		}
+	}
+	h.settle("b")
+	if got := printedOrder(h.p["b"].Tickets()); fmtStrings(got) != "T_v1" {
+		t.Errorf("b printed %v, want the ticket once", got)
+	}
+	if n := len(h.p["a"].Tickets()); n != 0 {
+		t.Errorf("a printed %d tickets, want none", n)
+	}
+}
+
 // TestSentBefore ensures a finished task whose bytes may have left is
 // retried marked as a possible duplicate, and one never sent is not.
 func TestSentBefore(t *testing.T) {

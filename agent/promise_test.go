@@ -161,6 +161,53 @@ func TestSubmitAnsweredWhenLaneFailsAfterPost(t *testing.T) {
 	}
 }
 
+// TestSubmitStoredWhenCoreStopsDuringAccept ensures a task fsync'd in the
+// moment its core stopped is answered for what it is (issue 22 §9): not
+// accepted, not "took nothing", but ErrStoredNotPrinting naming the task,
+// which still asks for a resend (ErrUnavailable); a resend of the same
+// task_no gets the same answer while the core is down, and the task prints
+// once after the restart.
+func TestSubmitStoredWhenCoreStopsDuringAccept(t *testing.T) {
+	var (
+		target atomic.Pointer[Agent]
+		armed  atomic.Bool
+	)
+	// The core stops just before the commit that stores the task: after
+	// Submit's availability check, before its post.
+	stopDuringCommit := func() error {
+		if armed.CompareAndSwap(true, false) {
+			target.Load().fail(errors.New("test: the core stopped"))
+		}
+		return nil
+	}
+	h := buildHarnessAt(t, t.TempDir(), spool.Options{FailCommit: stopDuringCommit}, nil, []printerSpec{{name: "k", model: printertest.ModelEpson}}, "")
+	target.Store(h.a)
+	armed.Store(true)
+	nt := spool.NewTask{TaskNo: "RACE_v1", Printer: "k", Document: []byte(`{"lines":[{"text":"TICKET RACE_v1"},{"cut":"partial"}]}`)}
+	for _, what := range []string{"the submit the stop caught", "its resend while the core is down"} {
+		_, _, err := h.a.Submit(context.Background(), nt)
+		var sn *api.StoredNotPrinting
+		if !errors.Is(err, api.ErrStoredNotPrinting) || !errors.Is(err, api.ErrUnavailable) || !errors.As(err, &sn) || sn.TaskNo != "RACE_v1" {
+			t.Fatalf("%s: %v, want ErrStoredNotPrinting naming RACE_v1", what, err)
+		}
+	}
+	if _, err := h.sp.Get("RACE_v1"); err != nil {
+		t.Fatalf("the task answered stored is not in the spool: %v", err)
+	}
+	// A task_no the agent does not know is still refused as not taken.
+	if _, _, err := h.a.Submit(context.Background(), spool.NewTask{TaskNo: "NEW_v1", Printer: "k", Payload: []byte("x")}); errors.Is(err, api.ErrStoredNotPrinting) || !errors.Is(err, api.ErrUnavailable) {
+		t.Errorf("a new task after the core stopped: %v, want plain ErrUnavailable", err)
+	}
+	h.cancel()
+	<-h.done
+	h.cancel = nil
+	h.start()
+	if _, dup, err := h.a.Submit(context.Background(), nt); err != nil || !dup {
+		t.Errorf("resend after the restart: dup=%v err=%v, want its duplicate", dup, err)
+	}
+	h.printedOnce([]string{"RACE_v1"}, "k")
+}
+
 // TestHealthReportsSalvagedSpool ensures an agent started on a corrupt spool
 // says so: /healthz degraded, naming the quarantined file and the count of
 // records that could not be read, and a metric.

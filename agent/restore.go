@@ -26,28 +26,43 @@ var testHookRestoredPage func(lane string, restored int)
 // the running lanes print while later pages load and at most two pages of
 // full task records per lane are in memory. A record that cannot be decoded
 // fails that one task (CORRUPT_RECORD) and the rest carry on; only a spool
-// that cannot be read at all fails the restore.
+// that cannot be read at all fails the restore. The tasks of printers no
+// longer configured are decided last, as a reload decides them (see
+// restoreRemoved).
 func (a *Agent) restore(ctx context.Context) error {
 	lanes, err := a.spool.Lanes()
 	if err != nil {
 		return fmt.Errorf("restore lanes: %w", err)
 	}
-	var wg sync.WaitGroup
+	var (
+		wg      sync.WaitGroup
+		removed []string
+	)
 	errs := make([]error, len(lanes))
 	for i, name := range lanes {
+		l := a.lane(name)
+		if l == nil {
+			removed = append(removed, name)
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer a.recoverCore("restore of lane " + name)
-			errs[i] = a.restoreLane(ctx, name, a.lane(name))
+			errs[i] = a.restoreLane(ctx, name, l)
 		}()
 	}
 	wg.Wait()
+	// Only once every configured lane holds its backlog: a task sent home
+	// then reaches its lane once, as new work, and never also in a page
+	// that lane's restore read after the move.
+	for _, name := range removed {
+		errs = append(errs, a.restoreRemoved(ctx, name))
+	}
 	return errors.Join(errs...)
 }
 
-// restoreLane streams one lane's backlog to l, or, when l is nil, ends the
-// tasks of a printer no longer configured.
+// restoreLane streams one lane's backlog to l.
 func (a *Agent) restoreLane(ctx context.Context, name string, l *lane) error {
 	var after []byte
 	total := 0
@@ -63,14 +78,10 @@ func (a *Agent) restoreLane(ctx context.Context, name string, l *lane) error {
 				continue
 			}
 			t := it.Task
-			if l == nil {
-				a.orphan(t)
-				continue
-			}
 			a.setOwner(t.TaskNo, name)
 			tasks = append(tasks, t)
 		}
-		if l != nil && len(tasks) > 0 {
+		if len(tasks) > 0 {
 			ack := make(chan struct{})
 			l.post(msgRestore{tasks: tasks, ack: ack})
 			select {
@@ -93,8 +104,53 @@ func (a *Agent) restoreLane(ctx context.Context, name string, l *lane) error {
 		}
 		after = next
 	}
-	if l != nil && total > 0 {
+	if total > 0 {
 		a.log.Info("lane restored from spool", "printer", name, "tasks", total)
+	}
+	return nil
+}
+
+// restoreRemoved decides the tasks found on printer name, which is no
+// longer in the config, by the rules of a reload's sweep (handOn): a task
+// failed over here from a printer still configured goes home (its target
+// is its own printer again, so no FAILOVER banner); any other waits with
+// reason PRINTER_REMOVED (PARKED, or HELD from outcome unknown) for a
+// manager, its printer coming back, or its deadline. The removed printer's
+// backup is not known any more, so nothing fails over from here.
+func (a *Agent) restoreRemoved(ctx context.Context, name string) error {
+	var after []byte
+	moved, waiting := 0, 0
+	for {
+		items, next, err := a.spool.QueuePage(name, after, restorePage)
+		if err != nil {
+			return fmt.Errorf("restore tasks of removed printer %s: %w", name, err)
+		}
+		for _, it := range items {
+			if it.Err != nil {
+				a.quarantine(name, it)
+				continue
+			}
+			t := it.Task
+			switch a.handOn(ctx, t, name, "") {
+			case handedOn:
+				moved++
+			default:
+				// Waiting here, or not moved for spool trouble: the
+				// agent answers for it (laneless) until its deadline.
+				a.setOwner(t.TaskNo, name)
+				waiting++
+			}
+			// After the hand over: a deadline already due must reach the
+			// lane after the task does.
+			a.scheduleDeadline(t)
+		}
+		if next == nil {
+			break
+		}
+		after = next
+	}
+	if moved+waiting > 0 {
+		a.log.Warn("tasks of a printer no longer in the config restored", "printer", name, "sent_home", moved, "waiting", waiting, "reason", ReasonPrinterRemoved)
 	}
 	return nil
 }
@@ -112,15 +168,4 @@ func (a *Agent) quarantine(lane string, it spool.QueueItem) {
 	if obs := a.opts.Observe; obs != nil {
 		obs(Event{Printer: lane, Task: t})
 	}
-}
-
-// orphan fails a task whose printer is no longer configured: nobody would
-// ever print it, so the store is told at once instead of at its deadline.
-func (a *Agent) orphan(t *spool.Task) {
-	msg := fmt.Sprintf("printer %q is no longer in the config", t.Lane())
-	if _, err := a.spool.Transition(t.TaskNo, t.State, spool.StateFailed, spool.Change{Reason: spool.ReasonInvalid, Message: msg}); err != nil {
-		a.log.Error("could not fail orphaned task", "task_no", t.TaskNo, "err", err)
-		return
-	}
-	a.log.Error("task failed: its printer is no longer configured", "task_no", t.TaskNo, "printer", t.Lane())
 }

@@ -19,8 +19,11 @@ const (
 	CodePayloadTooLarge  = "payload_too_large"  // 413
 	CodeTooManyRequests  = "too_many_requests"  // 429: too many wrong tokens from this address; see Retry-After
 	CodeUnavailable      = "unavailable"        // 503: shutting down or request cut short
-	CodeStorageFull      = "storage_full"       // 507
-	CodeInternal         = "internal"           // 500
+	// 503: the task IS stored, but the core that prints it stopped; it
+	// prints after the restart: resend the same task_no, never a new one.
+	CodeStoredNotPrinting = "stored_not_printing"
+	CodeStorageFull       = "storage_full" // 507
+	CodeInternal          = "internal"     // 500
 )
 
 // CodeConfigInvalid is the code of a reload refused because the config file

@@ -1,6 +1,9 @@
 package api
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Errors the agent wraps so that every door (the local API, the page, the
 // cloud link) can answer with the right status or code.
@@ -18,8 +21,49 @@ var (
 	// asked on its printer (400 bad_document); the wrapping error names the
 	// line and says why, e.g. characters the printer's encoding lacks.
 	ErrBadDocument = errors.New("bad document")
+	// ErrStoredNotPrinting means the task is on disk but the core that
+	// prints it stopped before it could (503 stored_not_printing,
+	// Retry-After): it prints after the agent restarts, so a submitter
+	// resends the same task_no (answered as its duplicate), never a new
+	// one. It wraps ErrUnavailable, so a door that knows only that still
+	// asks for a resend.
+	ErrStoredNotPrinting = fmt.Errorf("task stored, but not printing until the agent restarts: %w", ErrUnavailable)
 )
 
 // ErrConfigRefused wraps the errors of a config a reload refused: the
 // running config stays in force.
 var ErrConfigRefused = errors.New("config refused; the running config is kept")
+
+// StoredNotPrinting is the error of one task stored in the moment its core
+// stopped: it names the task (for a reprint or retry, the new version) and
+// matches ErrStoredNotPrinting and ErrUnavailable.
+type StoredNotPrinting struct {
+	TaskNo string // the stored task
+	State  string // its stored state
+}
+
+// Error says the task is stored and how to resend it.
+func (e *StoredNotPrinting) Error() string {
+	return fmt.Sprintf("task %s is stored (%s) and prints after the restart; resend the same task_no, never a new one", e.TaskNo, e.State)
+}
+
+// Unwrap makes errors.Is(err, ErrStoredNotPrinting) hold.
+func (e *StoredNotPrinting) Unwrap() error { return ErrStoredNotPrinting }
+
+// RetryExists refuses a retry of a finished task while an earlier version
+// of it (a retry or reprint) is still to print or has printed: a second
+// one would put the ticket on paper twice. It names that version, so the
+// page can show it, and matches ErrConflict (409).
+type RetryExists struct {
+	TaskNo  string // the task asked to be retried
+	Version string // its version that prints or printed
+	State   string // that version's state
+}
+
+// Error names the version that prints, for the page and the log.
+func (e *RetryExists) Error() string {
+	return fmt.Sprintf("task %s already has version %s (%s); follow that one, and retry it if it fails", e.TaskNo, e.Version, e.State)
+}
+
+// Unwrap makes errors.Is(err, ErrConflict) hold.
+func (e *RetryExists) Unwrap() error { return ErrConflict }

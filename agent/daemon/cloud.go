@@ -92,6 +92,11 @@ func (b cloudBackend) Printers() []wire.Printer {
 // so the cloud resends it.
 func classifyForCloud(err error) (code, message string, retry bool) {
 	switch {
+	case errors.Is(err, api.ErrStoredNotPrinting):
+		// No job_ack: the cloud resends the same task_no, answered as
+		// its duplicate after the restart. A reprint's command_result
+		// names the stored version in the message.
+		return api.CodeStoredNotPrinting, err.Error(), true
 	case errors.Is(err, api.ErrUnavailable), errors.Is(err, spool.ErrClosed),
 		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return api.CodeUnavailable, err.Error(), true

@@ -299,3 +299,19 @@ func TestConfigAckTimeoutReachesLink(t *testing.T) {
 		time.Sleep(100 * time.Millisecond) // another process's state: only polling tells
 	}
 }
+
+// TestCloudClassifiesStoredNotPrinting ensures a cloud job stored in the
+// moment the core stopped gets no job_ack (the cloud resends the same
+// task_no, answered as its duplicate after the restart) and that a
+// command's failure carries the stored_not_printing code and the stored
+// task (issue 22 §9).
+func TestCloudClassifiesStoredNotPrinting(t *testing.T) {
+	err := fmt.Errorf("reprint: %w", &api.StoredNotPrinting{TaskNo: "A_v2", State: "ACCEPTED"})
+	code, msg, retry := classifyForCloud(err)
+	if code != api.CodeStoredNotPrinting || !retry || !strings.Contains(msg, "A_v2") || !strings.Contains(msg, "same task_no") {
+		t.Errorf("classifyForCloud(%v) = %q, %q, %v; want stored_not_printing, naming A_v2, resent", err, code, msg, retry)
+	}
+	if code, _, retry := classifyForCloud(fmt.Errorf("x: %w", api.ErrUnavailable)); code != api.CodeUnavailable || !retry {
+		t.Errorf("plain unavailable: %q %v", code, retry)
+	}
+}

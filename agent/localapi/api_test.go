@@ -586,6 +586,34 @@ func TestBackendFailures(t *testing.T) {
 	}
 }
 
+// TestStoredNotPrintingAnswer ensures a task stored in the moment the
+// agent's core stopped is answered 503 stored_not_printing with
+// Retry-After, naming the stored task and asking for the same task_no,
+// never a new one (issue 22 §9); a plain unavailable stays "took nothing".
+func TestStoredNotPrintingAnswer(t *testing.T) {
+	f := newFake()
+	c := newAPI(t, f, localapi.Options{})
+	f.failWith = &api.StoredNotPrinting{TaskNo: "A_v1", State: "ACCEPTED"}
+	a := c.do("POST", "/api/v1/tasks", payloadTask("A_v1", "kitchen", []byte("x")))
+	wantStatus(t, a, http.StatusServiceUnavailable, api.CodeStoredNotPrinting)
+	if a.header.Get("Retry-After") == "" {
+		t.Error("503 stored_not_printing without Retry-After")
+	}
+	if m := a.message(); !strings.Contains(m, `"A_v1" IS stored`) || !strings.Contains(m, "SAME task_no") || strings.Contains(m, "took nothing") {
+		t.Errorf("message %q", m)
+	}
+	// A reprint's answer names the new version that was stored.
+	f.failWith = fmt.Errorf("reprint: A_v1 as A_v2: %w", &api.StoredNotPrinting{TaskNo: "A_v2", State: "ACCEPTED"})
+	a = c.do("POST", "/api/v1/tasks/A_v1/reprint", "")
+	wantStatus(t, a, http.StatusServiceUnavailable, api.CodeStoredNotPrinting)
+	if m := a.message(); !strings.Contains(m, `"A_v2" IS stored`) {
+		t.Errorf("reprint message %q, want the stored version named", m)
+	}
+	f.failWith = fmt.Errorf("x: %w", api.ErrUnavailable)
+	a = c.do("POST", "/api/v1/tasks", payloadTask("A_v1", "kitchen", []byte("x")))
+	wantStatus(t, a, http.StatusServiceUnavailable, api.CodeUnavailable)
+}
+
 // TestRequestLog ensures each request is logged at debug level with method,
 // path, status and duration, and that the token never reaches the log.
 func TestRequestLog(t *testing.T) {

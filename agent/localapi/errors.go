@@ -78,6 +78,11 @@ func classify(err error, taskNo, printer string) *apiError {
 		return newError(http.StatusConflict, api.CodeConflict, "task %q is in a state that does not allow this", taskNo)
 	case errors.Is(err, api.ErrBadDocument):
 		return newError(http.StatusBadRequest, api.CodeBadDocument, "%s", strings.TrimPrefix(err.Error(), api.ErrBadDocument.Error()+": "))
+	case errors.Is(err, api.ErrStoredNotPrinting):
+		if sn := (*api.StoredNotPrinting)(nil); errors.As(err, &sn) {
+			taskNo = sn.TaskNo
+		}
+		return newError(http.StatusServiceUnavailable, api.CodeStoredNotPrinting, "task %q IS stored on the agent, but the agent's core stopped before printing it; it prints after the agent restarts (its service manager restarts it within seconds). Resend the SAME task_no later: it is answered as its duplicate and never prints twice. Never resubmit this order under a new task_no: it would print twice", taskNo)
 	case errors.Is(err, api.ErrUnavailable):
 		return newError(http.StatusServiceUnavailable, api.CodeUnavailable, "the agent cannot print right now and took nothing: %s. Retry later (resubmitting the same task_no never prints twice)", unwrapUnavailable(err))
 	case errors.Is(err, spool.ErrClosed):

@@ -22,8 +22,10 @@ type Backend interface {
 	// FAILED or HELD. printer is where ("" = the task's own printer); it
 	// must be a configured printer. A HELD task is re-queued in place
 	// (HELD → QUEUED, marked POSSIBLE DUPLICATE since it may have printed);
-	// a finished one becomes a new version linked by reprint_of. Any other
-	// state is api.ErrConflict. It returns the task that will print.
+	// a finished one becomes a new version linked by reprint_of, unless a
+	// version of it waits or printed already (*api.RetryExists, which the
+	// page shows). Any other state is api.ErrConflict. It returns the task
+	// that will print.
 	Retry(ctx context.Context, taskNo, printer string) (*spool.Task, error)
 	// PrinterDetails describes every configured printer for the printers
 	// page and the dashboard, in config order.

@@ -326,6 +326,7 @@ var catalog = map[string]msg{
 	"confirm.printer":    {"Printer", "打印机"},
 	"flash.reprinted":    {"Reprint queued as task %s.", "重印已排队，任务号 %s。"},
 	"flash.retried":      {"Retry queued as task %s.", "重试已排队，任务号 %s。"},
+	"flash.retryexists":  {"Not retried: task %s already has version %s (%s), shown here. Retry this one if it fails.", "未重试：任务 %s 已有版本 %s（%s），即本页所示。若它失败，请重试它。"},
 	"flash.canceled":     {"Task %s was canceled.", "任务 %s 已取消。"},
 	"flash.failed":       {"That did not work: %s", "操作失败：%s"},
 	"flash.badprinter":   {"There is no printer %s in the config.", "配置中没有打印机 %s。"},

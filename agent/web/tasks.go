@@ -338,6 +338,12 @@ func (p *Page) taskAction(w http.ResponseWriter, r *http.Request, sess *session)
 	}
 	if err != nil {
 		p.log.Info("manager page: task action refused", "action", action, "task_no", no, "err", err)
+		if re := (*api.RetryExists)(nil); errors.As(err, &re) {
+			// A second click, or a second manager: show the version
+			// that prints, instead of printing the ticket twice.
+			p.flashTo(w, r, sess, "/tasks/"+url.PathEscape(re.Version), &flash{Error: true, Text: l.T("flash.retryexists", re.TaskNo, re.Version, re.State)})
+			return
+		}
 		p.flashTo(w, r, sess, back, &flash{Error: true, Text: l.T("flash.failed", actionError(l, err))})
 		return
 	}

@@ -204,3 +204,26 @@ func TestTaskActions(t *testing.T) {
 		t.Fatalf("backend calls %q, want %q", got, want)
 	}
 }
+
+// TestTaskRetryClickedTwice ensures a second retry of a finished task,
+// refused because its first retry prints (issue 22 §6), takes the manager
+// to that version's page with a flash naming it, instead of printing a
+// second copy or leaving them on a bare error.
+func TestTaskRetryClickedTwice(t *testing.T) {
+	h := newHarness(t)
+	h.f.add("T3", spool.StateTimedOut, time.Now(), "")
+	c := h.session()
+	w := h.post(c, "/tasks/T3/retry", nil)
+	wantRedirect(t, w, "/tasks/T3-r1")
+	h.get(c, "/tasks/T3-r1") // the first click's flash
+
+	h.f.mu.Lock()
+	h.f.errs["retry"] = fmt.Errorf("retry T3: %w", &api.RetryExists{TaskNo: "T3", Version: "T3-r1", State: "QUEUED"})
+	h.f.mu.Unlock()
+	w = h.post(c, "/tasks/T3/retry", nil)
+	wantRedirect(t, w, "/tasks/T3-r1")
+	wantBody(t, h.get(c, "/tasks/T3-r1"), `class="flash flash-error"`, "Not retried: task T3 already has version T3-r1 (QUEUED)")
+	if n := len(h.f.Calls()); n != 2 {
+		t.Errorf("backend calls %q, want the two retries", h.f.Calls())
+	}
+}

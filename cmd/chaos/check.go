@@ -20,6 +20,7 @@ type apiTask struct {
 	Reason            string      `json:"reason"`
 	PossibleDuplicate bool        `json:"possible_duplicate"`
 	Origin            string      `json:"origin"`
+	ReprintOf         string      `json:"reprint_of"`
 	Truncated         bool        `json:"truncated"`
 	Timeline          []struct {
 		State spool.State `json:"state"`
@@ -83,7 +84,10 @@ type observed struct {
 	AgentExits                          []string
 	// KillTimes are when the agent was SIGKILLed.
 	KillTimes []time.Time
-	End       time.Time // when the drain ended
+	// Retried are the tasks whose Retry was clicked twice at once, with
+	// where each click led on the page.
+	Retried map[string][]string
+	End     time.Time // when the drain ended
 }
 
 // Result is the chaos run's table, written as JSON to --out.
@@ -130,6 +134,10 @@ type Result struct {
 	// AcksDropped counts the events batches whose events_ack the cloud
 	// lost on purpose; the link resends them after its ack timeout.
 	AcksDropped int `json:"cloud_acks_dropped"`
+	// RetriedTwice counts the double clicks on Retry (finished tasks);
+	// RetryVersions the new versions they made (at most one each).
+	RetriedTwice  int `json:"retries_clicked_twice"`
+	RetryVersions int `json:"retry_versions"`
 
 	// Raw jobs (the raw ports): sent at least once, acknowledged by an
 	// orderly close, extra attempts, first attempts cut short on purpose,
@@ -196,6 +204,15 @@ func check(o observed) *Result {
 	}
 	res.CloudEvents = len(o.Events)
 
+	// A retry's version prints the ticket of the task it retries, under
+	// that task's number: its marked copy is flagged on the version.
+	versionFlagged := map[string]bool{}
+	for _, t := range o.API {
+		if t.ReprintOf != "" && t.PossibleDuplicate {
+			versionFlagged[t.ReprintOf] = true
+		}
+	}
+
 	var lat, quiet []float64
 	for _, no := range sortedKeys(o.Accepted) {
 		printer := o.Accepted[no]
@@ -223,7 +240,7 @@ func check(o observed) *Result {
 			}
 			continue
 		}
-		if marked[no] > 0 && !t.PossibleDuplicate {
+		if marked[no] > 0 && !t.PossibleDuplicate && !versionFlagged[no] {
 			v.add("marked copy without the flag", no, "a copy under the banner but possible_duplicate is false")
 		}
 		switch t.State {
@@ -306,9 +323,11 @@ func check(o observed) *Result {
 	// Marked copies come from jobs left in doubt: a dropped connection, a
 	// kill (at most one job per printer each), or a spell that cut a
 	// connection or stopped the paper mid-job.
-	res.MarkedBound = o.DropsFired + o.Kills*o.Printers + o.Spells
+	// A retry of a task that was sent is printed marked: one copy each.
+	checkRetries(o, res, &v)
+	res.MarkedBound = o.DropsFired + o.Kills*o.Printers + o.Spells + res.RetryVersions
 	if res.Marked > res.MarkedBound {
-		v.add("marked duplicates over their bound", "", fmt.Sprintf("%d marked copies > %d drops + %d kills × %d printers + %d spells", res.Marked, o.DropsFired, o.Kills, o.Printers, o.Spells))
+		v.add("marked duplicates over their bound", "", fmt.Sprintf("%d marked copies > %d drops + %d kills × %d printers + %d spells + %d retries", res.Marked, o.DropsFired, o.Kills, o.Printers, o.Spells, res.RetryVersions))
 	}
 	for _, no := range sortedKeys(o.Refused) {
 		v.add("refused", no, o.Refused[no])

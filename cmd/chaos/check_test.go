@@ -199,3 +199,46 @@ func TestCheckCloud(t *testing.T) {
 	wantViolation(t, res, "LAN submission never answered")
 	wantViolation(t, res, "agent exited on its own")
 }
+
+// TestCheckRetriesClickedTwice ensures the check accepts a double click on
+// Retry that made one version, whose copy (marked, flagged on the version)
+// is the ticket's only other one, and reports one that made two versions,
+// or a second unmarked copy.
+func TestCheckRetriesClickedTwice(t *testing.T) {
+	retried := func(versions int, marked bool) observed {
+		o := cleanRun()
+		no := "CH000001_v1"
+		o.API[no] = mkTask(no, spool.StateTimedOut, t0, t0.Add(time.Second))
+		o.Events[5] = ev(no, 3, spool.StateTimedOut)
+		// It timed out on p2 (and its backup p3), offline, and never
+		// came out.
+		for _, p := range []int{2, 3} {
+			o.Outs[p] = []timeSpan{{From: t0.Add(-time.Second), To: t0.Add(2 * time.Second), Kind: spellOffline}}
+		}
+		o.Tickets = []printertest.Ticket{o.Tickets[0], o.Tickets[2]}
+		o.Retried = map[string][]string{no: {"/tasks/CH000001_v2", "/tasks/CH000001_v2"}}
+		for i := range versions {
+			vno := "CH000001_v" + string(rune('2'+i))
+			vt := mkTask(vno, spool.StatePrinted, t0.Add(2*time.Second), t0.Add(3*time.Second))
+			vt.Origin, vt.ReprintOf, vt.PossibleDuplicate = "manager", no, marked
+			o.API[vno] = vt
+			o.Events = append(o.Events, ev(vno, 1, spool.StateAccepted), ev(vno, 2, spool.StatePrinted))
+			line := []string{"TICKET " + no}
+			if marked {
+				line = append([]string{"POSSIBLE DUPLICATE"}, line...)
+			}
+			o.Tickets = append(o.Tickets, printertest.Ticket{Lines: line, At: t0.Add(3 * time.Second)})
+		}
+		return o
+	}
+	res := check(retried(1, true))
+	if len(res.Violations) != 0 || res.RetriedTwice != 1 || res.RetryVersions != 1 {
+		t.Errorf("one version: %+v", res)
+	}
+	res = check(retried(1, false))
+	if len(res.Violations) != 0 {
+		t.Errorf("one unmarked version of a ticket never on paper: %v", res.Violations)
+	}
+	wantViolation(t, check(retried(2, false)), "a retry clicked twice made two versions")
+	wantViolation(t, check(retried(2, false)), "unmarked duplicates")
+}

@@ -67,6 +67,9 @@ func (r *runner) drainAndCheck(ctx context.Context) *Result {
 
 // isCloud reports whether the plan sent taskNo as a cloud job.
 func isCloud(p *plan, taskNo string) bool {
+	if strings.HasPrefix(taskNo, "RT") {
+		return false // a retries' probe, over the LAN
+	}
 	i, err := strconv.Atoi(taskNo[2:8])
 	return err == nil && i < len(p.Tasks) && p.Tasks[i].Cloud
 }
@@ -93,7 +96,8 @@ func (r *runner) missing(ctx context.Context) string {
 		}
 	}
 	for no, t := range api {
-		if (t.Origin == "raw" || strings.HasPrefix(no, "RAW_")) && !t.State.Terminal() {
+		// Raw jobs, and the versions the retries made.
+		if (t.Origin == "raw" || t.Origin == "manager" || strings.HasPrefix(no, "RAW_")) && !t.State.Terminal() {
 			open++
 		}
 	}
@@ -168,6 +172,9 @@ func (r *runner) observe(ctx context.Context) observed {
 		}
 	}
 	r.mu.Lock()
+	for no, p := range r.probes {
+		o.Accepted[no] = p
+	}
 	for no, code := range r.lanAnswer {
 		if code != http.StatusAccepted && code != http.StatusOK {
 			o.Refused[no] = fmt.Sprintf("LAN API answered HTTP %d", code)
@@ -180,6 +187,10 @@ func (r *runner) observe(ctx context.Context) observed {
 		o.Unanswered = append(o.Unanswered, no)
 	}
 	o.Kills = r.kills
+	o.Retried = map[string][]string{}
+	for no, a := range r.retried {
+		o.Retried[no] = a
+	}
 	o.KillTimes = append([]time.Time(nil), r.killTimes...)
 	o.Outs = make([][]timeSpan, len(r.outs))
 	for i, list := range r.outs {

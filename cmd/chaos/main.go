@@ -6,7 +6,9 @@
 // in bursts, as POS libraries that do not wait send them) at the seeds' peak
 // rate with bursts, and meanwhile drops printer connections mid-job, takes
 // printers offline and out of paper, makes them flap, cuts the WAN, loses
-// one events_ack in a hundred at the cloud and SIGKILLs the agent. Then it brings everything back, waits for every
+// one events_ack in a hundred at the cloud, clicks Retry twice at once on
+// the manager page on tasks that ended without paper, and SIGKILLs the
+// agent. Then it brings everything back, waits for every
 // accepted ticket to end and checks the promise: every accepted ticket
 // printed exactly once, or again only under the POSSIBLE DUPLICATE banner,
 // or its failure told to the API and the cloud. It prints a table like the
@@ -121,6 +123,7 @@ func writeTable(w io.Writer, r *Result) {
 		{"printer spells", fmt.Sprint(r.Spells)},
 		{"WAN down", fmt.Sprintf("%.0f%% of the load", 100*r.WANDownShare)},
 		{"cloud events", fmt.Sprint(r.CloudEvents)},
+		{"retries clicked twice", fmt.Sprintf("%d double clicks on Retry made %d new versions", r.RetriedTwice, r.RetryVersions)},
 		{"cloud acks lost on purpose", fmt.Sprintf("%d (1 batch in %d; each resent after the link's ack timeout)", r.AcksDropped, ackDropEvery)},
 		{"raw jobs sent / acked", fmt.Sprintf("%d / %d (resends %d, first attempts reset on purpose %d, never sent %d; %d raw tasks in the API)", r.RawSent, r.RawAcked, r.RawResends, r.RawAborted, r.RawNotSent, r.RawTasks)},
 		{"raw on paper", fmt.Sprintf("%d acked tags printed, %d told failed; %d marked duplicates, %d truncated (INCOMPLETE JOB)", r.RawPrinted, r.RawTold, r.RawMarked, r.RawTruncated)},

@@ -103,11 +103,13 @@ type runner struct {
 	raw      map[string]rawJob // tag → what its POS worker saw
 
 	mu         sync.Mutex
-	lanAnswer  map[string]int    // task_no → the HTTP status that answered it
-	unanswered map[string]int    // task_no → task index, to resubmit
-	queueErrs  map[string]string // cloud jobs the cloud would not queue
-	outSince   []time.Time       // per printer: when the current spell began (zero: none)
-	outs       [][]timeSpan      // per printer: the spells it had, as times
+	lanAnswer  map[string]int      // task_no → the HTTP status that answered it
+	unanswered map[string]int      // task_no → task index, to resubmit
+	retried    map[string][]string // task_no → where its two Retry clicks led
+	probes     map[string]int      // the retries' probe tasks → their printer
+	queueErrs  map[string]string   // cloud jobs the cloud would not queue
+	outSince   []time.Time         // per printer: when the current spell began (zero: none)
+	outs       [][]timeSpan        // per printer: the spells it had, as times
 	wanSince   time.Time
 	wanDown    time.Duration
 	armed      []int // drops armed per printer
@@ -147,6 +149,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		unanswered: map[string]int{},
 		queueErrs:  map[string]string{},
 		raw:        map[string]rawJob{},
+		retried:    map[string][]string{},
+		probes:     map[string]int{},
 		client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 			MaxIdleConnsPerHost: lanWorkers + 16, IdleConnTimeout: 30 * time.Second,
 		}},
@@ -271,6 +275,9 @@ func (r *runner) setUp(ctx context.Context) error {
 		return fmt.Errorf("chaos: %w", err)
 	}
 	if err := r.pair(ctx); err != nil {
+		return err
+	}
+	if err := r.setPIN(ctx, bin); err != nil {
 		return err
 	}
 
@@ -407,6 +414,7 @@ func (r *runner) play(ctx context.Context) {
 		})
 	}
 	run(func() { r.resubmitLoop(pctx) })
+	run(func() { r.retryLoop(pctx) })
 	run(func() { r.faults(pctx) })
 	run(func() { r.killLoop(pctx, ctx) })
 	for i := range r.printers {

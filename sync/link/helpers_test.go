@@ -238,6 +238,10 @@ type backend struct {
 	fail     error         // Submit's error, when set
 	gate     chan struct{} // Submit waits for it, when set
 	entered  chan string   // Submit says it was called, when set
+	// reprints counts Reprint calls; reprintFail, when set, is the
+	// error of the next one.
+	reprints    atomic.Int32
+	reprintFail error
 }
 
 var _ Backend = (*backend)(nil)
@@ -273,6 +277,14 @@ func (b *backend) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bo
 }
 
 func (b *backend) Reprint(ctx context.Context, taskNo string) (*spool.Task, error) {
+	b.reprints.Add(1)
+	b.mu.Lock()
+	fail := b.reprintFail
+	b.reprintFail = nil
+	b.mu.Unlock()
+	if fail != nil {
+		return nil, fail
+	}
 	orig, err := b.sp.Get(taskNo)
 	if err != nil {
 		return nil, err

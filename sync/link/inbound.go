@@ -32,11 +32,9 @@ func (s *session) handle(m wire.Message) {
 	case *wire.Job:
 		reply = s.job(m)
 	case *wire.Reprint:
-		t, err := s.l.opts.Backend.Reprint(s.ctx, m.TaskNo)
-		reply = s.result(m.ID, t, err)
+		reply = s.command(m.ID, func() (*spool.Task, error) { return s.l.opts.Backend.Reprint(s.ctx, m.TaskNo) })
 	case *wire.Cancel:
-		t, err := s.l.opts.Backend.Cancel(s.ctx, m.TaskNo)
-		reply = s.result(m.ID, t, err)
+		reply = s.command(m.ID, func() (*spool.Task, error) { return s.l.opts.Backend.Cancel(s.ctx, m.TaskNo) })
 	case *wire.LogsTail:
 		reply = s.tail(m)
 	case *wire.LogsStop:
@@ -121,14 +119,15 @@ func (s *session) submit(nt spool.NewTask, logRejected bool) wire.Message {
 	return &wire.JobAck{TaskNo: nt.TaskNo, Result: res, State: t.State}
 }
 
-// result is the command_result for a reprint or cancel.
-func (s *session) result(id string, t *spool.Task, err error) wire.Message {
+// result is the command_result for a reprint or cancel, and whether it is
+// final: false when the agent could not act now and a resend should run.
+func (s *session) result(id string, t *spool.Task, err error) (*wire.CommandResult, bool) {
 	if err != nil {
-		code, msg, _ := s.l.opts.Classify(err)
+		code, msg, retry := s.l.opts.Classify(err)
 		s.l.log.Warn("cloud command failed", "id", id, "code", code, "err", err)
-		return &wire.CommandResult{ID: id, Error: &wire.Problem{Code: code, Message: msg}}
+		return &wire.CommandResult{ID: id, Error: &wire.Problem{Code: code, Message: msg}}, !retry
 	}
-	return &wire.CommandResult{ID: id, OK: true, TaskNo: t.TaskNo}
+	return &wire.CommandResult{ID: id, OK: true, TaskNo: t.TaskNo}, true
 }
 
 // Limits of log_lines frames: a line is cut to maxLogLine bytes and a

@@ -88,6 +88,10 @@ type Link struct {
 	mu    sync.Mutex
 	stats Stats
 
+	// commands remembers recent commands' results across connections, so
+	// a resent command is answered, not run twice (commands.go).
+	commands recentCommands
+
 	// onState is called after each change of stats.State (OnStateChange).
 	onState atomic.Pointer[func(state string)]
 }

@@ -638,6 +638,89 @@ func TestCommands(t *testing.T) {
 	}
 }
 
+// TestCommandResentAfterReconnect ensures a command the cloud resends
+// under the same id, after the connection that carried the first answer
+// dropped, is answered with the first result and not run again (issue 22
+// §6): a reprint resent prints once. A first try the agent could not act
+// on (unavailable) is not remembered, so its resend runs.
+func TestCommandResentAfterReconnect(t *testing.T) {
+	h := newHarness(t)
+	h.accept(t, "C1_v1")
+	h.start(t, h.options())
+	p, _ := h.cloud.welcome(t)
+	result := func(p *peer) *wire.CommandResult {
+		t.Helper()
+		for {
+			switch m := p.next(t).(type) {
+			case *wire.CommandResult:
+				return m
+			case *wire.Events:
+			default:
+				t.Fatalf("unexpected %s", m.Type())
+			}
+		}
+	}
+	p.send(t, &wire.Reprint{ID: "r1", TaskNo: "C1_v1"})
+	if r := result(p); !r.OK || r.TaskNo != "C1_v1_r" {
+		t.Fatalf("first reprint: %+v", r)
+	}
+	h.be.set(func(b *backend) { b.reprintFail = errUnavailable })
+	p.send(t, &wire.Reprint{ID: "r2", TaskNo: "C1_v1"})
+	if r := result(p); r.OK || r.Error.Code != "unavailable" {
+		t.Fatalf("reprint the agent could not take: %+v", r)
+	}
+	p.ws.Close()
+	h.reconnect(t)
+	p2, _ := h.cloud.welcome(t)
+	p2.send(t, &wire.Reprint{ID: "r1", TaskNo: "C1_v1"})
+	if r := result(p2); !r.OK || r.ID != "r1" || r.TaskNo != "C1_v1_r" {
+		t.Errorf("resent reprint: %+v, want the first result", r)
+	}
+	if n := h.be.reprints.Load(); n != 2 {
+		t.Errorf("Reprint ran %d times, want 2 (r1 once, r2's refused first try)", n)
+	}
+	p2.send(t, &wire.Reprint{ID: "r2", TaskNo: "C1_v1"})
+	if r := result(p2); !r.OK {
+		t.Errorf("resend of a reprint first refused for now: %+v, want it run", r)
+	}
+	if n := h.be.reprints.Load(); n != 3 {
+		t.Errorf("Reprint ran %d times, want 3", n)
+	}
+}
+
+// TestRecentCommandsBounded ensures the memory of command results holds at
+// most maxRecentCommands, forgetting the least recently seen first.
+func TestRecentCommandsBounded(t *testing.T) {
+	var r recentCommands
+	add := func(id string) {
+		t.Helper()
+		e, first := r.begin(id)
+		if !first {
+			t.Fatalf("%s: not first", id)
+		}
+		r.finish(id, e, &wire.CommandResult{ID: id, OK: true, TaskNo: "T"}, true)
+	}
+	for i := range maxRecentCommands {
+		add(fmt.Sprintf("c%d", i))
+	}
+	// c0 resent: now the most recently seen.
+	if e, first := r.begin("c0"); first || e.result == nil || e.result.ID != "c0" {
+		t.Fatalf("c0 not remembered: %+v %v", e, first)
+	}
+	add("extra")
+	if n := r.len(); n != maxRecentCommands {
+		t.Errorf("remembers %d results, want %d", n, maxRecentCommands)
+	}
+	if e, first := r.begin("c0"); first || e.result == nil {
+		t.Error("c0, seen again, was forgotten")
+	}
+	if e, first := r.begin("c1"); !first {
+		t.Error("the least recently seen id c1 was kept")
+	} else {
+		r.finish("c1", e, nil, false)
+	}
+}
+
 // TestPrintersChanged ensures a printer change is pushed with every
 // printer's current state.
 func TestPrintersChanged(t *testing.T) {

@@ -1,0 +1,108 @@
+package link
+
+import (
+	"container/list"
+	"sync"
+
+	"printgate/spool"
+	"printgate/sync/wire"
+)
+
+// maxRecentCommands bounds how many command results the link remembers. A
+// resend comes after a reconnect, seconds after the first copy; a few
+// hundred ids are far more than a cloud sends in that time, and cost a
+// few tens of KiB at most.
+const maxRecentCommands = 256
+
+// recentCommands remembers the results of the last commands (reprint,
+// cancel) the link executed, by id, so that a command the cloud resends,
+// because the answer was lost with a connection, is answered with its first
+// result instead of being executed again: a reprint resent after a
+// reconnect prints once. It is a small LRU in memory, shared by every
+// connection of the Link: the resend it is for happens within one process,
+// and a record on disk would cost a spool write per command for the one
+// case it adds (a command in flight at a crash, whose first result nobody
+// saw). A result the cloud is asked to retry (the agent could not act now)
+// is not remembered: the resend runs.
+type recentCommands struct {
+	mu    sync.Mutex
+	byID  map[string]*commandEntry
+	order list.List // of ids, oldest first
+}
+
+// commandEntry is one command by id: running until done is closed, then
+// result is its answer, or nil when the resend should run it again.
+type commandEntry struct {
+	done   chan struct{}
+	result *wire.CommandResult
+	elem   *list.Element
+}
+
+// begin returns id's entry, and whether the caller is the first to run it
+// (it must then call finish).
+func (r *recentCommands) begin(id string) (*commandEntry, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e, ok := r.byID[id]; ok {
+		r.order.MoveToBack(e.elem)
+		return e, false
+	}
+	if r.byID == nil {
+		r.byID = map[string]*commandEntry{}
+	}
+	e := &commandEntry{done: make(chan struct{})}
+	e.elem = r.order.PushBack(id)
+	r.byID[id] = e
+	for r.order.Len() > maxRecentCommands {
+		oldest := r.order.Front()
+		delete(r.byID, oldest.Value.(string))
+		r.order.Remove(oldest)
+	}
+	return e, true
+}
+
+// finish records the result of the command begin let the caller run; keep
+// false forgets it, so that a resend runs again.
+func (r *recentCommands) finish(id string, e *commandEntry, res *wire.CommandResult, keep bool) {
+	r.mu.Lock()
+	if keep {
+		e.result = res
+	} else if r.byID[id] == e {
+		delete(r.byID, id)
+		r.order.Remove(e.elem)
+	}
+	r.mu.Unlock()
+	close(e.done)
+}
+
+// len is how many results are remembered, for tests.
+func (r *recentCommands) len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.byID)
+}
+
+// command answers the command id, running run only if no earlier copy of
+// it ran or runs (on this connection or an earlier one): a copy waits for
+// the first one's result and answers it.
+func (s *session) command(id string, run func() (*spool.Task, error)) wire.Message {
+	for {
+		e, first := s.l.commands.begin(id)
+		if first {
+			t, err := run()
+			res, keep := s.result(id, t, err)
+			s.l.commands.finish(id, e, res, keep)
+			return res
+		}
+		select {
+		case <-e.done:
+		case <-s.ctx.Done():
+			return nil // the connection is gone; the cloud resends
+		}
+		if e.result != nil {
+			s.l.log.Info("cloud command resent: answered with its first result, not run again", "id", id, "ok", e.result.OK)
+			return e.result
+		}
+		// The first copy asked for a resend: this is it.
+	}
+}
