@@ -83,7 +83,9 @@ type observed struct {
 	AgentExits                          []string
 	// KillTimes are when the agent was SIGKILLed.
 	KillTimes []time.Time
-	End       time.Time // when the drain ended
+	// ReloadTimes are when the applied config reloads were asked for.
+	ReloadTimes []time.Time
+	End         time.Time // when the drain ended
 }
 
 // Result is the chaos run's table, written as JSON to --out.
@@ -162,6 +164,9 @@ type Result struct {
 	RawBlindPrinted int `json:"raw_write_and_close_printed"`
 	RawBlindAtKill  int `json:"raw_write_and_close_lost_at_kill"`
 
+	// KeptOpenResult: the reloads and the kept-open raw client.
+	KeptOpenResult
+
 	Violations []string `json:"violations"`
 }
 
@@ -171,6 +176,7 @@ const maxExamples = 8
 // check computes the table and the violations from what the run saw.
 func check(o observed) *Result {
 	res := &Result{Accepted: len(o.Accepted), Refused: len(o.Refused), Kills: o.Kills, DropsFired: o.DropsFired, Spells: o.Spells}
+	res.Reloads = len(o.ReloadTimes)
 	var v violations
 
 	plain, marked := printertest.Copies(o.Tickets, "TICKET", "POSSIBLE DUPLICATE")
@@ -562,6 +568,10 @@ func checkRaw(o observed, byTask map[string][]wire.Event, res *Result, v *violat
 
 	for _, tag := range sortedKeys(o.Raw) {
 		j := o.Raw[tag]
+		if j.KeptOpen {
+			checkKeptOpen(o, tag, j, copies[tag], byTag[tag], byTask, res, v)
+			continue
+		}
 		if j.Attempts == 0 {
 			res.RawNotSent++
 			continue
