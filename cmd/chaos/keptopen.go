@@ -25,8 +25,12 @@ import (
 // reload closed the port, a kill, an idle close) the client connects again;
 // a ticket without its answer is sent again on the next connection.
 const (
-	keptOpenPrinter  = 5
-	keptOpenPauseMin = 300 * time.Millisecond
+	keptOpenPrinter = 5
+	// keptOpenSpacing is the least time from one ticket's answer to the
+	// next ticket, a reload's too: more than the port's quiet after a cut
+	// (rawport.DefaultCutIdle), so each job holds one ticket, as the
+	// checks of the raw tags assume (one tag, one banner per job).
+	keptOpenSpacing  = 700 * time.Millisecond
 	keptOpenPauseMax = 2500 * time.Millisecond
 	// keptOpenPartGapMax bounds the pause between a ticket's two writes:
 	// less than every raw_idle_gap of reloadSettings, so the quiet never
@@ -49,8 +53,8 @@ const (
 var keptOpenTail = []byte{0x1d, 'V', 0, 0x1b, 'p', 0, 25, 250, 0x10, 0x04, 0x01}
 
 // keptOpenLoop is the kept-open POS until ctx ends: a ticket every
-// keptOpenPauseMin–keptOpenPauseMax, or at once when a reload asks for one
-// (reloads.ticket).
+// keptOpenSpacing–keptOpenPauseMax, or as soon as keptOpenSpacing allows
+// when a reload asks for one (reloads.ticket).
 func (r *runner) keptOpenLoop(ctx context.Context) {
 	rng := rand.New(rand.NewPCG(r.plan.Seed, 3000))
 	addr := r.rawAddrs[keptOpenPrinter]
@@ -62,9 +66,10 @@ func (r *runner) keptOpenLoop(ctx context.Context) {
 	}()
 	var pending string // a ticket not acknowledged yet, sent again
 	issued := 0
+	var last time.Time // when the last ticket ended
 	for {
 		var signal func()
-		t := time.NewTimer(uniform(rng, keptOpenPauseMin, keptOpenPauseMax))
+		t := time.NewTimer(uniform(rng, keptOpenSpacing, keptOpenPauseMax))
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -72,6 +77,10 @@ func (r *runner) keptOpenLoop(ctx context.Context) {
 		case <-t.C:
 		case signal = <-r.reloads.ticket:
 			t.Stop()
+			if !sleepUntil(ctx, last.Add(keptOpenSpacing)) {
+				signal()
+				return
+			}
 		}
 		if pending == "" {
 			issued++
@@ -100,7 +109,9 @@ func (r *runner) keptOpenLoop(ctx context.Context) {
 			r.reloads.conns++
 			r.reloads.mu.Unlock()
 		}
-		if r.keptOpenTicket(ctx, c, pending, rng, signal) {
+		ok := r.keptOpenTicket(ctx, c, pending, rng, signal)
+		last = time.Now()
+		if ok {
 			pending = ""
 			continue
 		}
