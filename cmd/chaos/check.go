@@ -83,9 +83,10 @@ type observed struct {
 	AgentExits                          []string
 	// KillTimes are when the agent was SIGKILLed.
 	KillTimes []time.Time
-	// ReloadTimes are when the applied config reloads were asked for.
-	ReloadTimes []time.Time
-	End         time.Time // when the drain ended
+	// Reloads are the applied config reloads, from when each was asked
+	// for to its answer.
+	Reloads []timeSpan
+	End     time.Time // when the drain ended
 }
 
 // Result is the chaos run's table, written as JSON to --out.
@@ -176,7 +177,7 @@ const maxExamples = 8
 // check computes the table and the violations from what the run saw.
 func check(o observed) *Result {
 	res := &Result{Accepted: len(o.Accepted), Refused: len(o.Refused), Kills: o.Kills, DropsFired: o.DropsFired, Spells: o.Spells}
-	res.Reloads = len(o.ReloadTimes)
+	res.Reloads = len(o.Reloads)
 	var v violations
 
 	plain, marked := printertest.Copies(o.Tickets, "TICKET", "POSSIBLE DUPLICATE")

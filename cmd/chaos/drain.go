@@ -183,7 +183,7 @@ func (r *runner) observe(ctx context.Context) observed {
 	}
 	o.Kills = r.kills
 	o.KillTimes = append([]time.Time(nil), r.killTimes...)
-	o.ReloadTimes, _ = r.reloadTimes()
+	o.Reloads, _ = r.reloadTimes()
 	o.Outs = make([][]timeSpan, len(r.outs))
 	for i, list := range r.outs {
 		o.Outs[i] = append([]timeSpan(nil), list...)

@@ -204,7 +204,8 @@ type KeptOpenResult struct {
 	// KeptOpenPrinted are acknowledged tickets on paper, KeptOpenTold
 	// those not on paper whose failure was told, KeptOpenAtKill those
 	// neither, acknowledged within rawBlindKillWindow before a SIGKILL
-	// (read by the agent, not stored yet when it died: excused).
+	// with no reload answered in between (read by the agent, not stored
+	// yet when it died: excused).
 	KeptOpenPrinted int `json:"kept_open_printed"`
 	KeptOpenTold    int `json:"kept_open_told"`
 	KeptOpenAtKill  int `json:"kept_open_lost_at_kill"`
@@ -241,8 +242,8 @@ func checkKeptOpen(o observed, tag string, j rawJob, copies []rawCopy, tasks []a
 		return
 	}
 	res.KeptOpenAcked++
-	for _, at := range o.ReloadTimes {
-		if !at.Before(j.SentAt) && at.Sub(j.SentAt) <= keptOpenAtReload {
+	for _, rl := range o.Reloads {
+		if at := rl.From; !at.Before(j.SentAt) && at.Sub(j.SentAt) <= keptOpenAtReload {
 			res.KeptOpenAtReload++
 			break
 		}
@@ -259,20 +260,32 @@ func checkKeptOpen(o observed, tag string, j rawJob, copies []rawCopy, tasks []a
 	switch {
 	case told:
 		res.KeptOpenTold++
-	case killedWithin(o.KillTimes, j.AckedAt, rawBlindKillWindow):
+	case killedWithin(o.KillTimes, j.AckedAt, rawBlindKillWindow) && !reloadedBefore(o.Reloads, j.AckedAt, untilKill(o.KillTimes, j.AckedAt)):
 		res.KeptOpenAtKill++
 		if len(res.KeptOpenAtKillTags) < maxExamples {
 			res.KeptOpenAtKillTags = append(res.KeptOpenAtKillTags, fmt.Sprintf("%s (answered %s before the kill)", tag, untilKill(o.KillTimes, j.AckedAt).Round(time.Millisecond)))
 		}
 	default:
 		reload := "no reload near it"
-		for _, at := range o.ReloadTimes {
-			if d := at.Sub(j.SentAt); d >= -keptOpenAtReload && d <= keptOpenAtReload {
-				reload = fmt.Sprintf("reload at %s", at.Format("15:04:05.000"))
+		for _, rl := range o.Reloads {
+			if d := rl.From.Sub(j.SentAt); d >= -keptOpenAtReload && d <= keptOpenAtReload {
+				reload = fmt.Sprintf("reload at %s", rl.From.Format("15:04:05.000"))
 			}
 		}
 		v.add("raw kept-open job acknowledged, not printed", tag, fmt.Sprintf("p%d, sent %s, answered %s, %s, %d tasks", j.Printer, j.SentAt.Format("15:04:05.000"), j.AckedAt.Format("15:04:05.000"), reload, len(tasks)))
 	}
+}
+
+// reloadedBefore reports whether a reload answered within d after at: its
+// port's drain, over by its answer, had to take a ticket read at at, so a
+// kill after it excuses nothing.
+func reloadedBefore(reloads []timeSpan, at time.Time, d time.Duration) bool {
+	for _, rl := range reloads {
+		if !rl.To.Before(at) && rl.To.Sub(at) <= d {
+			return true
+		}
+	}
+	return false
 }
 
 // untilKill is how long after at the first kill at or after it came.

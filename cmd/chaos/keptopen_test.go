@@ -19,7 +19,7 @@ import (
 //   - K000004 never answered, not on paper.
 func keptOpenRun() observed {
 	o := rawRun()
-	o.ReloadTimes = []time.Time{t0.Add(10 * time.Second)}
+	o.Reloads = []timeSpan{{From: t0.Add(10 * time.Second), To: t0.Add(10600 * time.Millisecond)}}
 	o.KillTimes = []time.Time{t0.Add(20 * time.Second)}
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
 	o.Raw["K000001"] = rawJob{Printer: 5, Attempts: 1, Acked: true, KeptOpen: true, SentAt: at(9800 * time.Millisecond), AckedAt: at(9801 * time.Millisecond)}
@@ -68,26 +68,33 @@ func TestCheckKeptOpenClean(t *testing.T) {
 }
 
 func TestCheckKeptOpenBroken(t *testing.T) {
-	cases := map[string]func(o *observed){
-		// The drain dropped the ticket the client had just sent.
-		"raw kept-open job acknowledged, not printed": func(o *observed) {
+	const lost = "raw kept-open job acknowledged, not printed"
+	cases := []struct {
+		name, kind string
+		breakIt    func(o *observed)
+	}{
+		{"dropped by the drain of a reload", lost, func(o *observed) {
 			j := o.Raw["K000003"]
 			j.SentAt, j.AckedAt = t0.Add(9900*time.Millisecond), t0.Add(9900*time.Millisecond)
 			o.Raw["K000003"] = j
-		},
-		// The reload took it and the resend printed it again, unmarked.
-		"raw unmarked duplicates": func(o *observed) {
+		}},
+		{"dropped by a reload's drain, then a kill", lost, func(o *observed) {
+			// The kill after the reload excuses nothing: the drain was
+			// over by the reload's answer.
+			o.Reloads = append(o.Reloads, timeSpan{From: t0.Add(19200 * time.Millisecond), To: t0.Add(19800 * time.Millisecond)})
+		}},
+		{"taken at the reload and printed again unmarked", "raw unmarked duplicates", func(o *observed) {
 			o.Tickets = append(o.Tickets, printertest.Ticket{Lines: []string{"RAWTICKET K000001"}, Cut: "full"})
 			o.PaperOf = append(o.PaperOf, 5)
-		},
+		}},
 	}
-	for kind, breakIt := range cases {
-		t.Run(kind, func(t *testing.T) {
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
 			o := keptOpenRun()
-			breakIt(&o)
+			c.breakIt(&o)
 			res := check(o)
-			if len(res.Violations) != 1 || !strings.HasPrefix(res.Violations[0], kind+": 1") {
-				t.Errorf("violations %q, want one %q", res.Violations, kind)
+			if len(res.Violations) != 1 || !strings.HasPrefix(res.Violations[0], c.kind+": 1") {
+				t.Errorf("violations %q, want one %q", res.Violations, c.kind)
 			}
 		})
 	}

@@ -37,8 +37,9 @@ var reloadSettings = []struct{ idleGap, status string }{
 // reloads is what the runner did and saw of its reloads.
 type reloads struct {
 	mu sync.Mutex
-	// At are when each applied reload was asked for.
-	At []time.Time
+	// At are the applied reloads, from when each was asked for to its
+	// answer (the port's drain is over by then).
+	At []timeSpan
 	// Failed counts reloads that got no answer or were refused (the agent
 	// killed at that moment, say): the next restart reads the file anyway.
 	Failed int
@@ -93,7 +94,7 @@ func (r *runner) reloadLoop(ctx context.Context) {
 		if err != nil || !res.Applied {
 			r.reloads.Failed++
 		} else {
-			r.reloads.At = append(r.reloads.At, at)
+			r.reloads.At = append(r.reloads.At, timeSpan{From: at, To: time.Now()})
 		}
 		n := len(r.reloads.At)
 		r.reloads.mu.Unlock()
@@ -131,9 +132,10 @@ func (r *runner) awaitKeptOpenTicket(ctx context.Context) {
 	}
 }
 
-// reloadTimes copies when the applied reloads were asked for, for observe.
-func (r *runner) reloadTimes() ([]time.Time, int) {
+// reloadTimes copies the applied reloads and counts the failed ones, for
+// observe.
+func (r *runner) reloadTimes() ([]timeSpan, int) {
 	r.reloads.mu.Lock()
 	defer r.reloads.mu.Unlock()
-	return append([]time.Time(nil), r.reloads.At...), r.reloads.Failed
+	return append([]timeSpan(nil), r.reloads.At...), r.reloads.Failed
 }
