@@ -72,6 +72,17 @@ func TestChaosShort(t *testing.T) {
 	if res.AcksDropped == 0 {
 		t.Errorf("the cloud lost no events_ack: the ack timeout was not walked")
 	}
+	// The reload path of issue 22 §2 must stay walked: the port closing
+	// under a kept-open client that has just sent a ticket.
+	if res.Reloads == 0 {
+		t.Errorf("no config reload was applied (%d got no answer)", res.ReloadsFailed)
+	}
+	if res.KeptOpenAcked == 0 {
+		t.Errorf("the kept-open client had no ticket acknowledged (%d sent)", res.KeptOpenSent)
+	}
+	if res.KeptOpenAtReload == 0 {
+		t.Errorf("no kept-open ticket was sent just before a reload (%d reloads, %d tickets)", res.Reloads, res.KeptOpenAcked)
+	}
 	if len(res.Violations) > 0 {
 		logs, _ := os.ReadFile(out + "/printgate.log")
 		if len(logs) > 20000 {

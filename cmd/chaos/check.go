@@ -87,6 +87,9 @@ type observed struct {
 	// Retried are the tasks whose Retry was clicked twice at once, with
 	// where each click led on the page.
 	Retried map[string][]string
+	// Reloads are the applied config reloads, from when each was asked
+	// for to its answer.
+	Reloads []timeSpan
 	End     time.Time // when the drain ended
 }
 
@@ -170,6 +173,9 @@ type Result struct {
 	RawBlindPrinted int `json:"raw_write_and_close_printed"`
 	RawBlindAtKill  int `json:"raw_write_and_close_lost_at_kill"`
 
+	// KeptOpenResult: the reloads and the kept-open raw client.
+	KeptOpenResult
+
 	Violations []string `json:"violations"`
 }
 
@@ -179,6 +185,7 @@ const maxExamples = 8
 // check computes the table and the violations from what the run saw.
 func check(o observed) *Result {
 	res := &Result{Accepted: len(o.Accepted), Refused: len(o.Refused), Kills: o.Kills, DropsFired: o.DropsFired, Spells: o.Spells}
+	res.Reloads = len(o.Reloads)
 	var v violations
 
 	plain, marked := printertest.Copies(o.Tickets, "TICKET", "POSSIBLE DUPLICATE")
@@ -581,6 +588,10 @@ func checkRaw(o observed, byTask map[string][]wire.Event, res *Result, v *violat
 
 	for _, tag := range sortedKeys(o.Raw) {
 		j := o.Raw[tag]
+		if j.KeptOpen {
+			checkKeptOpen(o, tag, j, copies[tag], byTag[tag], byTask, res, v)
+			continue
+		}
 		if j.Attempts == 0 {
 			res.RawNotSent++
 			continue

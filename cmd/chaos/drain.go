@@ -55,6 +55,8 @@ func (r *runner) drainAndCheck(ctx context.Context) *Result {
 	res.WANDownShare = math.Round(1000*r.wanDown.Seconds()/r.plan.Length.Seconds()) / 1000
 	r.mu.Unlock()
 	res.AcksDropped = int(r.acksDropped.Load())
+	_, res.ReloadsFailed = r.reloadTimes()
+	res.KeptOpenConns = r.keptOpenConns()
 	for no := range o.Accepted {
 		if r.plan != nil && isCloud(r.plan, no) {
 			res.AcceptedCloud++
@@ -192,6 +194,7 @@ func (r *runner) observe(ctx context.Context) observed {
 		o.Retried[no] = a
 	}
 	o.KillTimes = append([]time.Time(nil), r.killTimes...)
+	o.Reloads, _ = r.reloadTimes()
 	o.Outs = make([][]timeSpan, len(r.outs))
 	for i, list := range r.outs {
 		o.Outs[i] = append([]timeSpan(nil), list...)

@@ -130,6 +130,7 @@ func writeTable(w io.Writer, r *Result) {
 		{"raw never acked", fmt.Sprintf("%d (%d of them on paper) %s", r.RawUnacked, r.RawUnackedPrinted, strings.Join(r.RawUnackedTags, "; "))},
 		{"raw write-and-close", fmt.Sprintf("%d in bursts: %d printed or told, %d written just before a kill and not on paper", r.RawBlind, r.RawBlindPrinted, r.RawBlindAtKill)},
 	}
+	rows = append(rows, keptOpenRows(r)...)
 	fmt.Fprintln(w)
 	for _, row := range rows {
 		fmt.Fprintf(w, "  %-26s %s\n", row[0], row[1])

@@ -55,6 +55,10 @@ type rawJob struct {
 	// write completed (zero: it never did, the load ended first).
 	Blind  bool
 	SentAt time.Time
+	// KeptOpen says the job was a kept-open client's ticket (keptopen.go);
+	// AckedAt is when its status answer came.
+	KeptOpen bool
+	AckedAt  time.Time
 }
 
 // rawTicket is a raw job's bytes: ESC @, the tag line, a full cut (GS V 0).

@@ -102,6 +102,9 @@ type runner struct {
 	rawMu    sync.Mutex
 	raw      map[string]rawJob // tag → what its POS worker saw
 
+	cfgText string  // the config as first written; reloads edit a copy
+	reloads reloads // the config reloads and the kept-open client (reload.go)
+
 	mu         sync.Mutex
 	lanAnswer  map[string]int      // task_no → the HTTP status that answered it
 	unanswered map[string]int      // task_no → task index, to resubmit
@@ -151,6 +154,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		raw:        map[string]rawJob{},
 		retried:    map[string][]string{},
 		probes:     map[string]int{},
+		reloads:    reloads{ticket: make(chan func())},
 		client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 			MaxIdleConnsPerHost: lanWorkers + 16, IdleConnTimeout: 30 * time.Second,
 		}},
@@ -268,6 +272,7 @@ func (r *runner) setUp(ctx context.Context) error {
 		}
 	}
 	r.cfgPath = filepath.Join(dir, "printgate.toml")
+	r.cfgText = cfg.String()
 	if err := os.WriteFile(r.cfgPath, []byte(cfg.String()), 0o600); err != nil {
 		return fmt.Errorf("chaos: write the config: %w", err)
 	}
@@ -417,6 +422,8 @@ func (r *runner) play(ctx context.Context) {
 	run(func() { r.retryLoop(pctx) })
 	run(func() { r.faults(pctx) })
 	run(func() { r.killLoop(pctx, ctx) })
+	run(func() { r.keptOpenLoop(pctx) })
+	run(func() { r.reloadLoop(pctx) })
 	for i := range r.printers {
 		run(func() { r.dropLoop(pctx, i) })
 	}
