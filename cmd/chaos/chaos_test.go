@@ -83,6 +83,10 @@ func TestChaosShort(t *testing.T) {
 	if res.KeptOpenAtReload == 0 {
 		t.Errorf("no kept-open ticket was sent just before a reload (%d reloads, %d tickets)", res.Reloads, res.KeptOpenAcked)
 	}
+	// Issue 22 §6: a manager's double click on Retry must stay walked.
+	if res.RetriedTwice == 0 {
+		t.Errorf("no Retry was clicked twice at once (%d versions made)", res.RetryVersions)
+	}
 	if len(res.Violations) > 0 {
 		logs, _ := os.ReadFile(out + "/printgate.log")
 		if len(logs) > 20000 {
