@@ -116,6 +116,21 @@ func DanglingBound(job []byte) int {
 	return min(bound, MaxDanglingBound)
 }
 
+// unfinishedArgs is how many bytes the last command of job still lacks,
+// framed as DanglingBound frames it (missing header bytes read as the NULs
+// that will complete them), or 0 when job ends on a command boundary. At
+// most MaxDanglingBound.
+func unfinishedArgs(job []byte) int {
+	for i := 0; i < len(job); {
+		n, args := commandSpan(job[i:])
+		if i+n == len(job) {
+			return min(max(0, args+1-n), MaxDanglingBound)
+		}
+		i += n
+	}
+	return 0
+}
+
 // commandSpan returns the length of the command at the start of b (at least
 // 1, at most len(b)) and how many bytes follow its first byte once it is
 // complete (at most MaxDanglingBound).
