@@ -18,6 +18,11 @@ var (
 	// asked on its printer (400 bad_document); the wrapping error names the
 	// line and says why, e.g. characters the printer's encoding lacks.
 	ErrBadDocument = errors.New("bad document")
+	// ErrBadPayload means a raw payload cannot reach a printer as sent
+	// (400 bad_payload): it ends inside a command, whose missing bytes the
+	// printer would take from whatever follows (DESIGN.md invariant 9). The
+	// wrapping error names the command and its offset.
+	ErrBadPayload = errors.New("bad payload")
 )
 
 // ErrConfigRefused wraps the errors of a config a reload refused: the

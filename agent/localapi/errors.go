@@ -78,6 +78,8 @@ func classify(err error, taskNo, printer string) *apiError {
 		return newError(http.StatusConflict, api.CodeConflict, "task %q is in a state that does not allow this", taskNo)
 	case errors.Is(err, api.ErrBadDocument):
 		return newError(http.StatusBadRequest, api.CodeBadDocument, "%s", strings.TrimPrefix(err.Error(), api.ErrBadDocument.Error()+": "))
+	case errors.Is(err, api.ErrBadPayload):
+		return newError(http.StatusBadRequest, api.CodeBadPayload, "%s", strings.TrimPrefix(err.Error(), api.ErrBadPayload.Error()+": "))
 	case errors.Is(err, api.ErrUnavailable):
 		return newError(http.StatusServiceUnavailable, api.CodeUnavailable, "the agent cannot print right now and took nothing: %s. Retry later (resubmitting the same task_no never prints twice)", unwrapUnavailable(err))
 	case errors.Is(err, spool.ErrClosed):
