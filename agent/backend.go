@@ -65,6 +65,9 @@ func (a *Agent) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bool
 			return a.refuseTask(nt, fmt.Errorf("%w: %v", api.ErrBadDocument, err))
 		}
 	}
+	if err := checkPayload(nt, pc.Profile); err != nil {
+		return a.refuseTask(nt, err)
+	}
 	if nt.Timeout == 0 {
 		nt.Timeout = pc.Timeout
 	}

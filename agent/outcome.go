@@ -68,7 +68,11 @@ func (l *lane) jobDone(m msgJobDone) {
 		l.m.IncAttempt(l.name, "outcome_unknown")
 		l.failures++
 		l.setState("", m.err)
-		if l.move(e, spool.StateUnknown, spool.Change{Reason: "outcome unknown", Message: m.err.Error()}) {
+		reason := "outcome unknown"
+		if errors.Is(m.err, escpos.ErrNoAnswer) {
+			reason = reasonUnconfirmed
+		}
+		if l.move(e, spool.StateUnknown, spool.Change{Reason: reason, Message: m.err.Error()}) {
 			l.unknown(e)
 		}
 	case errors.Is(m.err, escpos.ErrOffline):
@@ -179,8 +183,57 @@ func (l *lane) unknown(e *entry) {
 		}
 		return
 	}
+	if n, ok := l.repeatedUnknown(e); ok {
+		// Reprinting what keeps ending unknown loops until the deadline (a
+		// day with timeout = "24h"), every copy marked, while the printer
+		// may be eating the tickets after it: a manager decides.
+		msg := fmt.Sprintf("the printer took the job and did not confirm it %d times (max_unknown = %d): held for a manager instead of printing again; check the paper and the ticket's bytes, then retry or cancel it", n, l.pc.MaxUnknown)
+		if l.move(e, spool.StateHeld, spool.Change{Reason: ReasonRepeatedUnknown, Message: msg}) {
+			l.waiting[e.task.TaskNo] = e
+		} else if spoolTrouble(l.moveErr) {
+			l.retryLater(e)
+		}
+		return
+	}
 	dup := true
 	l.requeue(e, spool.Change{Reason: "outcome unknown: reprinting marked POSSIBLE DUPLICATE", PossibleDuplicate: &dup})
+}
+
+// ReasonRepeatedUnknown is the reason of a task held because its outcome
+// was unknown max_unknown times: printed again, it would likely end the
+// same way.
+const ReasonRepeatedUnknown = "REPEATED_UNKNOWN"
+
+// reasonUnconfirmed is the reason of an UNKNOWN entered because the printer,
+// which took the job, never confirmed it: no answer to the completion probe
+// (a job ending inside a command swallows it), where a link that failed
+// mid-job or a restart is "outcome unknown" or its own reason.
+const reasonUnconfirmed = "outcome unknown: the printer took the job and did not confirm it"
+
+// repeatedUnknown reports how many times e's task has ended unconfirmed
+// (reasonUnconfirmed), this time included, and whether that reaches the
+// printer's max_unknown. A link that fails mid-job or a restart does not
+// count: reprinting is how the ticket gets out once the link holds, and a
+// failing link moves the printer's work to its backup (failover_failures).
+// A printer that keeps answering and never confirms one ticket will not
+// confirm its next copy either. It counts the task's stored history, so
+// outcomes before a restart count too; a history that cannot be read counts
+// this outcome alone.
+func (l *lane) repeatedUnknown(e *entry) (int, bool) {
+	if l.pc.MaxUnknown <= 0 || e.task.Reason != reasonUnconfirmed {
+		return 0, false
+	}
+	t, err := l.sp.Get(e.task.TaskNo)
+	if err != nil {
+		return 1, l.pc.MaxUnknown <= 1
+	}
+	n := 0
+	for _, te := range t.Timeline {
+		if te.State == spool.StateUnknown && te.Reason == reasonUnconfirmed {
+			n++
+		}
+	}
+	return n, n >= l.pc.MaxUnknown
 }
 
 // requeue puts e back in the queue (or forwards it when failed over). If

@@ -6,7 +6,7 @@ const (
 	CodeBadJSON          = "bad_json"           // 400: body is not one JSON object of the right shape
 	CodeUnknownField     = "unknown_field"      // 400: body has a field the API does not know (a typo?)
 	CodeInvalidTask      = "invalid_task"       // 400: task_no, printer, priority or payload/document choice is wrong
-	CodeBadPayload       = "bad_payload"        // 400: payload is not base64
+	CodeBadPayload       = "bad_payload"        // 400: payload is not base64, or ends inside a command
 	CodeBadDocument      = "bad_document"       // 400: document is not a ticket document
 	CodeBadTimeout       = "bad_timeout"        // 400: timeout is not a Go duration from 1s to 24h
 	CodeBadQuery         = "bad_query"          // 400: a list query parameter is wrong

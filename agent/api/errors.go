@@ -28,6 +28,11 @@ var (
 	// one. It wraps ErrUnavailable, so a door that knows only that still
 	// asks for a resend.
 	ErrStoredNotPrinting = fmt.Errorf("task stored, but not printing until the agent restarts: %w", ErrUnavailable)
+	// ErrBadPayload means a raw payload cannot reach a printer as sent
+	// (400 bad_payload): it ends inside a command, whose missing bytes the
+	// printer would take from whatever follows (DESIGN.md invariant 9). The
+	// wrapping error names the command and its offset.
+	ErrBadPayload = errors.New("bad payload")
 )
 
 // ErrConfigRefused wraps the errors of a config a reload refused: the

@@ -124,6 +124,10 @@ type Defaults struct {
 	// OnUnknown is what happens when nobody knows whether a ticket printed:
 	// "reprint-marked" (default) or "hold".
 	OnUnknown string
+	// MaxUnknown is how many unknown outcomes one task may have before it
+	// is held for a manager (reason REPEATED_UNKNOWN) instead of printed
+	// again; at least 1, default 2. A per-printer default.
+	MaxUnknown int
 	// Profile is the printer profile of printers that name none. Default
 	// "epson-80".
 	Profile string
@@ -182,6 +186,8 @@ type Printer struct {
 	Backup string
 	// OnUnknown is "reprint-marked" or "hold" (see Defaults.OnUnknown).
 	OnUnknown string
+	// MaxUnknown: see Defaults.MaxUnknown.
+	MaxUnknown int
 	// Timeout, JobTimeout, FailoverAfter, FailbackAfter and
 	// FailoverFailures are the printer's own values or the [defaults].
 	Timeout, JobTimeout, FailoverAfter, FailbackAfter time.Duration
@@ -345,6 +351,7 @@ func (p *parser) config(raw map[string]any) *Config {
 			FailbackAfter:    60 * time.Second,
 			FailoverFailures: 3,
 			OnUnknown:        onUnknownReprint,
+			MaxUnknown:       2,
 			Profile:          "epson-80",
 			JobTimeout:       30 * time.Second,
 		},
@@ -572,6 +579,7 @@ func (p *parser) defaults(t *table, d *Defaults) (profileOK bool) {
 			d.OnUnknown = s
 		}
 	}
+	t.intAtLeast("max_unknown", 1, maxUnknownHint, &d.MaxUnknown)
 	profileOK = true
 	if s, ok := t.str("profile"); ok {
 		if _, err := escpos.LookupProfile(s); err != nil {
@@ -591,6 +599,9 @@ func (p *parser) defaults(t *table, d *Defaults) (profileOK bool) {
 	t.finish()
 	return profileOK
 }
+
+// maxUnknownHint is what max_unknown below 1 is told.
+const maxUnknownHint = "unknown outcomes of one ticket before it is held for a manager"
 
 func checkOnUnknown(t *table, s string) bool {
 	if s == onUnknownReprint || s == onUnknownHold {
@@ -754,6 +765,7 @@ func (p *parser) printer(i int, m map[string]any, d *Defaults, defaultProfileOK 
 		Line:             p.lines.find(path),
 		ProfileName:      d.Profile,
 		OnUnknown:        d.OnUnknown,
+		MaxUnknown:       d.MaxUnknown,
 		Timeout:          d.Timeout,
 		JobTimeout:       d.JobTimeout,
 		FailoverAfter:    d.FailoverAfter,
@@ -816,6 +828,7 @@ func (p *parser) printer(i int, m map[string]any, d *Defaults, defaultProfileOK 
 	if s, ok := t.str("on_unknown"); ok && checkOnUnknown(t, s) {
 		pc.OnUnknown = s
 	}
+	t.intAtLeast("max_unknown", 1, maxUnknownHint, &pc.MaxUnknown)
 	t.positive("timeout", &pc.Timeout)
 	t.positive("job_timeout", &pc.JobTimeout)
 	t.positive("failover_after", &pc.FailoverAfter)

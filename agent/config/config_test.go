@@ -101,7 +101,7 @@ func TestLoadSampleConfig(t *testing.T) {
 			Timeout: 2 * time.Minute, RetryBase: 500 * time.Millisecond, RetryCap: 20 * time.Second,
 			RetryFactor: 3, RetryJitter: 0.1, MaxAttempts: 10,
 			FailoverAfter: 30 * time.Second, FailoverFailures: 2, FailbackAfter: 2 * time.Minute,
-			OnUnknown: "hold", Profile: "epson-58", JobTimeout: 45 * time.Second,
+			OnUnknown: "hold", MaxUnknown: 3, Profile: "epson-58", JobTimeout: 45 * time.Second,
 		},
 		Spool: Spool{MaxSize: 512 << 20, Retention: 14 * 24 * time.Hour, DedupeWindow: 30 * 24 * time.Hour},
 		Log:   Log{Level: slog.LevelDebug, File: logFile, MaxSizeMB: 20, MaxBackups: 3},
@@ -109,7 +109,7 @@ func TestLoadSampleConfig(t *testing.T) {
 			{
 				Name: "kitchen", URL: "tcp://192.168.1.50:9100", Target: mustTarget(t, "tcp://192.168.1.50:9100"),
 				ProfileName: "epson-80", Profile: mustProfile(t, "epson-80", escpos.ProfileOverrides{}),
-				Backup: "bar", OnUnknown: "reprint-marked",
+				Backup: "bar", OnUnknown: "reprint-marked", MaxUnknown: 4,
 				Timeout: 3 * time.Minute, FailoverAfter: 30 * time.Second, FailbackAfter: 2 * time.Minute, FailoverFailures: 2,
 				RawListen: "0.0.0.0:9101", RawIdleGap: 2 * time.Second, RawDuplicateWindow: 10 * time.Second, RawStatus: "spooled",
 				JobTimeout: 45 * time.Second,
@@ -119,8 +119,8 @@ func TestLoadSampleConfig(t *testing.T) {
 				Name: "bar", URL: "serial:///dev/ttyUSB0?baud=19200&flow=rtscts", Target: mustTarget(t, "serial:///dev/ttyUSB0?baud=19200&flow=rtscts"),
 				ProfileName: "xprinter-80",
 				Profile:     mustProfile(t, "xprinter-80", escpos.ProfileOverrides{Columns: ptr(42), Beep: ptr(escpos.BeepEpson)}),
-				OnUnknown:   "hold",
-				Timeout:     2 * time.Minute, FailoverAfter: 10 * time.Second, FailbackAfter: 5 * time.Minute, FailoverFailures: 5,
+				OnUnknown:   "hold", MaxUnknown: 3,
+				Timeout: 2 * time.Minute, FailoverAfter: 10 * time.Second, FailbackAfter: 5 * time.Minute, FailoverFailures: 5,
 				RawIdleGap: 2 * time.Second, RawDuplicateWindow: 10 * time.Second, RawStatus: "spooled",
 				JobTimeout: 90 * time.Second,
 				Line:       hdr[1],
@@ -131,8 +131,8 @@ func TestLoadSampleConfig(t *testing.T) {
 				Profile: mustProfile(t, "epson-58", escpos.ProfileOverrides{
 					Encoding: ptr("PC858"), CodePage: ptr(19), Cutter: ptr(escpos.CutterPartialOnly), Ack: ptr(escpos.AckRealTime),
 				}),
-				OnUnknown: "hold",
-				Timeout:   2 * time.Minute, FailoverAfter: 30 * time.Second, FailbackAfter: 2 * time.Minute, FailoverFailures: 2,
+				OnUnknown: "hold", MaxUnknown: 3,
+				Timeout: 2 * time.Minute, FailoverAfter: 30 * time.Second, FailbackAfter: 2 * time.Minute, FailoverFailures: 2,
 				RawIdleGap: 2 * time.Second, RawDuplicateWindow: 10 * time.Second, RawStatus: "spooled",
 				JobTimeout: 45 * time.Second,
 				Line:       hdr[2],
@@ -203,7 +203,7 @@ url  = "tcp://10.0.0.5"
 		Defaults: Defaults{
 			Timeout: 90 * time.Second, RetryBase: time.Second, RetryCap: 15 * time.Second,
 			RetryFactor: 2, RetryJitter: 0.2, FailoverAfter: 15 * time.Second, FailbackAfter: 60 * time.Second,
-			FailoverFailures: 3, MaxAttempts: 0, OnUnknown: "reprint-marked", Profile: "epson-80",
+			FailoverFailures: 3, MaxAttempts: 0, OnUnknown: "reprint-marked", MaxUnknown: 2, Profile: "epson-80",
 			JobTimeout: 30 * time.Second,
 		},
 		Spool: Spool{MaxSize: 0, Retention: week, DedupeWindow: week},
@@ -211,7 +211,7 @@ url  = "tcp://10.0.0.5"
 		Printers: []Printer{{
 			Name: "kitchen", URL: "tcp://10.0.0.5", Target: mustTarget(t, "tcp://10.0.0.5"),
 			ProfileName: "epson-80", Profile: mustProfile(t, "epson-80", escpos.ProfileOverrides{}),
-			OnUnknown: "reprint-marked", Timeout: 90 * time.Second, FailoverAfter: 15 * time.Second,
+			OnUnknown: "reprint-marked", MaxUnknown: 2, Timeout: 90 * time.Second, FailoverAfter: 15 * time.Second,
 			FailbackAfter: 60 * time.Second, FailoverFailures: 3, JobTimeout: 30 * time.Second, Line: 3,
 			RawIdleGap: 2 * time.Second, RawDuplicateWindow: 10 * time.Second, RawStatus: "spooled",
 		}},
@@ -417,6 +417,11 @@ func TestConfigErrors(t *testing.T) {
 			[]wantErr{
 				{mark: "a", words: []string{"on_unknown in [defaults]", `"reprint" is not a choice`, "reprint-marked", "hold"}},
 				{mark: "b", words: []string{`on_unknown in [[printers]] "p"`, `"skip"`}},
+			}},
+		{"bad max_unknown", okTop + "[defaults]\nmax_unknown = 0 #!a\n[[printers]]\nname = \"p\"\nurl = \"tcp://h\"\nmax_unknown = -1 #!b\n",
+			[]wantErr{
+				{mark: "a", words: []string{"max_unknown in [defaults]", "at least 1", "held for a manager"}},
+				{mark: "b", words: []string{`max_unknown in [[printers]] "p"`, "at least 1"}},
 			}},
 		{"bad durations", okTop + "[defaults]\ntimeout = \"abc\" #!a\nretry_base = \"0s\" #!b\nfailback_after = \"-5s\" #!c\n[spool]\nretention = \"1.5d\" #!d\n" + okPrinter,
 			[]wantErr{

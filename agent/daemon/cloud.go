@@ -104,6 +104,8 @@ func classifyForCloud(err error) (code, message string, retry bool) {
 		return api.CodeUnknownPrinter, err.Error(), false
 	case errors.Is(err, api.ErrBadDocument):
 		return api.CodeBadDocument, err.Error(), false
+	case errors.Is(err, api.ErrBadPayload):
+		return api.CodeBadPayload, err.Error(), false
 	case errors.Is(err, api.ErrConflict), errors.Is(err, spool.ErrIllegalTransition):
 		return api.CodeConflict, err.Error(), false
 	}

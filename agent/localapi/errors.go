@@ -83,6 +83,8 @@ func classify(err error, taskNo, printer string) *apiError {
 			taskNo = sn.TaskNo
 		}
 		return newError(http.StatusServiceUnavailable, api.CodeStoredNotPrinting, "task %q IS stored on the agent, but the agent's core stopped before printing it; it prints after the agent restarts (its service manager restarts it within seconds). Resend the SAME task_no later: it is answered as its duplicate and never prints twice. Never resubmit this order under a new task_no: it would print twice", taskNo)
+	case errors.Is(err, api.ErrBadPayload):
+		return newError(http.StatusBadRequest, api.CodeBadPayload, "%s", strings.TrimPrefix(err.Error(), api.ErrBadPayload.Error()+": "))
 	case errors.Is(err, api.ErrUnavailable):
 		return newError(http.StatusServiceUnavailable, api.CodeUnavailable, "the agent cannot print right now and took nothing: %s. Retry later (resubmitting the same task_no never prints twice)", unwrapUnavailable(err))
 	case errors.Is(err, spool.ErrClosed):

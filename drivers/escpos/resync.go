@@ -116,21 +116,32 @@ func DanglingBound(job []byte) int {
 	return min(bound, MaxDanglingBound)
 }
 
+// unfinishedArgs is how many bytes the last command of job still lacks,
+// framed as DanglingBound frames it (missing header bytes read as the NULs
+// that will complete them), or 0 when job ends on a command boundary. A
+// last command this parser does not know counts as complete (only a length
+// it knows is worth the NULs, the reset and the cut that complete it), but
+// a lone ESC, FS or GS is open. At most MaxDanglingBound.
+func unfinishedArgs(job []byte) int {
+	for i := 0; i < len(job); {
+		n, args := commandSpan(job[i:])
+		if i+n == len(job) {
+			if n > 1 && commandLength(job[i:]) == unknownCommand {
+				return 0
+			}
+			return min(max(0, args+1-n), MaxDanglingBound)
+		}
+		i += n
+	}
+	return 0
+}
+
 // commandSpan returns the length of the command at the start of b (at least
 // 1, at most len(b)) and how many bytes follow its first byte once it is
 // complete (at most MaxDanglingBound).
 func commandSpan(b []byte) (n, args int) {
-	var total int
-	switch b[0] {
-	case 0x1B:
-		total = escLength(b)
-	case 0x1C:
-		total = fsLength(b)
-	case 0x1D:
-		total = gsLength(b)
-	case 0x10:
-		total = dleLength(b)
-	default:
+	total := commandLength(b)
+	if total == 0 {
 		return 1, 0 // text and single-byte controls (LF, HT, CR, NUL, ...)
 	}
 	if total == unknownCommand {
@@ -139,6 +150,23 @@ func commandSpan(b []byte) (n, args int) {
 	}
 	total = max(1, min(total, MaxDanglingBound+1))
 	return min(total, len(b)), total - 1
+}
+
+// commandLength is the full length of the ESC, FS, GS or DLE command at
+// the start of b (unknownCommand when this parser does not know it), or 0
+// for text and single-byte controls.
+func commandLength(b []byte) int {
+	switch b[0] {
+	case 0x1B:
+		return escLength(b)
+	case 0x1C:
+		return fsLength(b)
+	case 0x1D:
+		return gsLength(b)
+	case 0x10:
+		return dleLength(b)
+	}
+	return 0
 }
 
 // at returns b[i], or 0 (the NUL the preamble will send) when b ends before i.

@@ -682,6 +682,18 @@ func (s *Session) Print(ctx context.Context, job []byte, id uint64) (Confirmatio
 	if err != nil {
 		return ConfirmNone, s.fail("print", err, before, n > 0)
 	}
+	if tail := unfinishedArgs(job); tail > 0 {
+		// The job ends inside a command (intake refuses such payloads, but
+		// a task stored before it did, or a profile that frames differently,
+		// may still carry one): the printer would take the probe below as
+		// its missing bytes, never answer it, and call for a reprint that
+		// ends the same way. Complete the command and reset, as after a
+		// link that died mid-command, and cut what printed of the job off
+		// the next ticket.
+		if _, err := s.write(ctx, resyncPreamble(resyncDebt{bound: tail, cut: printsSomething(job)})); err != nil {
+			return ConfirmNone, s.fail("print", err, before, true)
+		}
+	}
 
 	switch {
 	case caps.ProcessID:

@@ -1,0 +1,106 @@
+package agent
+
+import (
+	"context"
+	"io"
+	"sync/atomic"
+	"testing"
+
+	"printgate/agent/config"
+	"printgate/drivers/escpos"
+	"printgate/drivers/printertest"
+	"printgate/spool"
+)
+
+// confirmsWhen prints every job for real and then, while left is above 0,
+// reports its outcome unknown for cause: escpos.ErrNoAnswer is a printer
+// that takes the job and never answers the completion probe (as when the
+// job ends inside a command), a link error a connection lost mid-job.
+type confirmsWhen struct {
+	Printer
+	left  *atomic.Int32
+	cause error
+}
+
+func (u *confirmsWhen) Print(ctx context.Context, job []byte, id uint64) (escpos.Confirmation, error) {
+	conf, err := u.Printer.Print(ctx, job, id)
+	if err == nil && u.left.Add(-1) >= 0 {
+		return 0, &escpos.PrintError{Op: "print", Err: escpos.ErrOutcomeUnknown, Cause: u.cause, Sent: true}
+	}
+	return conf, err
+}
+
+// unconfirmedHarness is a harness whose printer k reports the outcome of
+// its next n jobs unknown for cause.
+func unconfirmedHarness(t *testing.T, extra string, n int32, cause error) *harness {
+	t.Helper()
+	left := new(atomic.Int32)
+	left.Store(n)
+	h := newHarness(t, []printerSpec{{name: "k", model: printertest.ModelEpson, extra: extra}}, "", func(o *Options) {
+		o.OpenPrinter = func(pc *config.Printer) Printer {
+			return &confirmsWhen{Printer: openDevice(pc, testSession, nil, nil), left: left, cause: cause}
+		}
+	})
+	h.waitPrinter("k", "READY")
+	return h
+}
+
+func (h *harness) sends(taskNo string) int {
+	return h.count(func(e Event) bool {
+		return e.Task != nil && e.Task.TaskNo == taskNo && e.Task.State == spool.StateSending
+	})
+}
+
+// TestRepeatedUnknownHolds ensures a task the printer takes and never
+// confirms stops printing (issue 22 §3): after max_unknown unconfirmed
+// outcomes (default 2) it goes HELD with reason REPEATED_UNKNOWN, which the
+// page alerts on and the cloud hears as an event, instead of reprinting
+// until its deadline; the printer's next ticket still prints.
+func TestRepeatedUnknownHolds(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		extra string
+		sends int
+	}{
+		{"default", "", 2},
+		{"max_unknown = 3", "max_unknown = 3", 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := unconfirmedHarness(t, c.extra, int32(c.sends), escpos.ErrNoAnswer)
+			h.submit("LOOP_v1", "k")
+			held := h.waitTask("LOOP_v1", spool.StateHeld)
+			if held.Reason != ReasonRepeatedUnknown {
+				t.Errorf("held with reason %q (%s), want %s", held.Reason, held.Message, ReasonRepeatedUnknown)
+			}
+			if n := h.sends("LOOP_v1"); n != c.sends {
+				t.Errorf("sent %d times, want %d", n, c.sends)
+			}
+			h.submit("NEXT_v1", "k")
+			h.waitTask("NEXT_v1", spool.StatePrinted)
+			if got := h.settle("k"); got.inflight || got.queued != 0 {
+				t.Errorf("lane busy after the next ticket: %+v", got)
+			}
+			if tk, err := h.sp.Get("LOOP_v1"); err != nil || tk.State != spool.StateHeld {
+				t.Errorf("LOOP_v1 after the next ticket: %v %+v, want still HELD", err, tk)
+			}
+			if n := h.sends("LOOP_v1"); n != c.sends {
+				t.Errorf("held task sent again: %d sends", n)
+			}
+		})
+	}
+}
+
+// TestLinkLostMidJobStillReprints ensures max_unknown counts only a
+// printer that took the job and did not confirm it: a link lost mid-job
+// three times in a row is reprinted (marked) until it prints, as before.
+func TestLinkLostMidJobStillReprints(t *testing.T) {
+	h := unconfirmedHarness(t, "", 3, io.ErrUnexpectedEOF)
+	h.submit("DROP_v1", "k")
+	got := h.waitTask("DROP_v1", spool.StatePrinted)
+	if !got.PossibleDuplicate {
+		t.Errorf("reprinted without possible_duplicate: %+v", got)
+	}
+	if n := h.sends("DROP_v1"); n != 4 {
+		t.Errorf("sent %d times, want 4", n)
+	}
+}
