@@ -19,6 +19,7 @@ import (
 
 	"printgate/drivers"
 	"printgate/drivers/escpos"
+	"printgate/internal/loopback"
 	"printgate/spool"
 )
 
@@ -516,6 +517,8 @@ func (p *parser) cloud(t *table) *Cloud {
 	if s, ok := t.str("url"); ok {
 		if err := checkURL(s, "ws", "wss"); err != nil {
 			t.errf("url", "%v; it is the agent link the cloud gave you, such as \"wss://print.example.com/agent/v1\"", err)
+		} else if err := checkClear(s, "ws", "wss"); err != nil {
+			t.errf("url", "%v: the device token would cross the network in clear", err)
 		}
 		c.URL = s
 	} else if _, wrote := t.m["url"]; !wrote {
@@ -524,6 +527,8 @@ func (p *parser) cloud(t *table) *Cloud {
 	if s, ok := t.str("auth_url"); ok {
 		if err := checkURL(s, "http", "https"); err != nil {
 			t.errf("auth_url", "%v; it is the pairing address the cloud gave you, such as \"https://print.example.com/oauth\"", err)
+		} else if err := checkClear(s, "http", "https"); err != nil {
+			t.errf("auth_url", "%v: the pairing codes and the device token it issues would cross the network in clear", err)
 		}
 		c.AuthURL = s
 	} else if _, wrote := t.m["auth_url"]; !wrote {
@@ -547,6 +552,17 @@ func checkURL(s string, schemes ...string) error {
 		return fmt.Errorf("%q has no server name after %s://", s, u.Scheme)
 	}
 	return nil
+}
+
+// checkClear refuses the clear scheme (http, ws) to a host that is not
+// loopback: a cloud address in clear is fine for a reference cloud on the
+// same machine, never across a network. s has passed checkURL.
+func checkClear(s, clear, secure string) error {
+	u, _ := url.Parse(s)
+	if !strings.EqualFold(u.Scheme, clear) || loopback.Host(u.Hostname()) {
+		return nil
+	}
+	return fmt.Errorf("%q is %s:// to %s, which is not this machine: use %s:// (%s:// is allowed only to localhost, 127.0.0.1 or [::1])", s, clear, u.Hostname(), secure, clear)
 }
 
 // defaults reads [defaults] into d and reports whether its profile exists,

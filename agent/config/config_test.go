@@ -462,6 +462,11 @@ func TestConfigErrors(t *testing.T) {
 				{mark: "a", words: []string{"url in [cloud]", "must start with ws:// or wss://"}},
 				{mark: "b", words: []string{"auth_url in [cloud]", "must start with http:// or https://"}},
 			}},
+		{"cloud addresses in clear across the network", okTop + "[cloud]\nurl = \"ws://192.168.1.10:8080/agent\" #!a\nauth_url = \"http://print.example.com/oauth\" #!b\n" + okPrinter,
+			[]wantErr{
+				{mark: "a", words: []string{"url in [cloud]", "ws:// to 192.168.1.10, which is not this machine", "use wss://", "device token"}},
+				{mark: "b", words: []string{"auth_url in [cloud]", "http:// to print.example.com, which is not this machine", "use https://", "in clear"}},
+			}},
 		{"cloud url without host", okTop + "[cloud]\nurl = \"wss:///agent\" #!a\nauth_url = \"https://h\"\n" + okPrinter,
 			[]wantErr{{mark: "a", words: []string{"no server name"}}}},
 		{"cloud without urls", okTop + "[cloud] #!a\n" + okPrinter,
@@ -935,4 +940,16 @@ func TestConfigAckTimeout(t *testing.T) {
 	src := okTop + cloud + "ack_timeout = \"0s\" #!a\n" + okPrinter
 	_, err = Parse("/etc/printgate/printgate.toml", []byte(src))
 	checkErrors(t, "/etc/printgate/printgate.toml", src, err, []wantErr{{mark: "a", words: []string{"ack_timeout", "longer than zero"}}})
+}
+
+// TestConfigClearCloudToLoopback: a clear cloud address (ws://, http://)
+// is refused across the network but stays valid to this machine, where the
+// demo and the tests run the reference cloud.
+func TestConfigClearCloudToLoopback(t *testing.T) {
+	for _, host := range []string{"127.0.0.1:9000", "localhost:9000", "[::1]:9000"} {
+		src := okTop + "[cloud]\nurl = \"ws://" + host + "/agent\"\nauth_url = \"http://" + host + "/oauth\"\n" + okPrinter
+		if _, err := Parse("c.toml", []byte(src)); err != nil {
+			t.Errorf("clear cloud to %s refused: %v", host, err)
+		}
+	}
 }

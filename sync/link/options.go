@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"printgate/internal/clock"
+	"printgate/internal/loopback"
 	"printgate/spool"
 	"printgate/sync/wire"
 )
@@ -247,20 +247,12 @@ func checkURL(raw string) error {
 	case "wss":
 		return nil
 	case "ws":
-		if isLoopback(u.Hostname()) {
+		if loopback.Host(u.Hostname()) {
 			return nil
 		}
 		return fmt.Errorf("link options: cloud URL %q is ws:// (no TLS) to a host that is not loopback; use wss://", raw)
 	}
 	return fmt.Errorf("link options: cloud URL %q: scheme must be wss (or ws to a loopback host)", raw)
-}
-
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // DefaultClassify maps the spool's sentinel errors to PROTOCOL.md §3 codes.

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"printgate/internal/clock"
+	"printgate/internal/loopback"
 )
 
 // ClientID is the OAuth client_id the agent pairs as (PROTOCOL.md §6).
@@ -163,6 +164,12 @@ func endpointBase(authURL string) (string, error) {
 	u, err := url.Parse(authURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return "", fmt.Errorf("pairing address %q: want an http:// or https:// address such as https://print.example.com/oauth", authURL)
+	}
+	// The device code and the token cross this address: in clear only to
+	// this machine (a reference cloud in a test or the demo), as the link
+	// allows ws:// only to loopback.
+	if u.Scheme == "http" && !loopback.Host(u.Hostname()) {
+		return "", fmt.Errorf("pairing address %q is http:// to %s, which is not this machine: use https:// (http:// is allowed only to localhost, 127.0.0.1 or [::1])", authURL, u.Hostname())
 	}
 	return strings.TrimRight(authURL, "/"), nil
 }

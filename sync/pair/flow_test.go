@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -201,6 +202,22 @@ func TestStartErrors(t *testing.T) {
 		t.Errorf("bad address: %v", err)
 	}
 
+	// A pairing address in clear to another machine is refused before any
+	// request: the device code and the token would cross the network in
+	// clear. The client refuses every request itself, so nothing leaves
+	// this machine even when the check is missing.
+	var asked atomic.Int32
+	noNet := &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
+		asked.Add(1)
+		return nil, errors.New("test transport: no request may leave this machine")
+	})}
+	if _, err := Start(context.Background(), "http://192.0.2.10/oauth", noNet); err == nil || !strings.Contains(err.Error(), "use https://") {
+		t.Errorf("clear pairing address across the network: %v", err)
+	}
+	if n := asked.Load(); n != 0 {
+		t.Errorf("%d requests made to a clear pairing address across the network", n)
+	}
+
 	entered, left := make(chan struct{}), make(chan bool, 1)
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.ParseForm() // read the body, so the server notices the client leaving
@@ -222,3 +239,8 @@ func TestStartErrors(t *testing.T) {
 		t.Error("Start did not abandon its request when ctx was cancelled")
 	}
 }
+
+// roundTripFunc is an http.RoundTripper made of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
