@@ -66,6 +66,7 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("create data dir %s: %w", cfg.DataDir, err)
 	}
+	guardSecrets(cfg, log)
 	sp, err := spool.Open(filepath.Join(cfg.DataDir, "spool.db"), spoolOptions(cfg))
 	if err != nil {
 		return err
