@@ -3,6 +3,7 @@ package link
 import (
 	"context"
 	"errors"
+	"fmt"
 	"unicode/utf8"
 
 	"printgate/spool"
@@ -138,8 +139,13 @@ const (
 	logFrameBytes = 256 << 10
 )
 
+// MaxTails is how many logs_tail streams one connection runs at once; a
+// further one (with a new id) is answered command_result too_many_tails.
+const MaxTails = 4
+
 // tail starts a logs_tail, replacing one with the same id; it runs until
-// logs_stop, the connection's end, or the Tailer returns.
+// logs_stop, the connection's end, or the Tailer returns. At most MaxTails
+// run at once.
 func (s *session) tail(m *wire.LogsTail) wire.Message {
 	tl := s.l.opts.Tailer
 	if tl == nil {
@@ -149,6 +155,14 @@ func (s *session) tail(m *wire.LogsTail) wire.Message {
 	s.tmu.Lock()
 	if old, ok := s.tails[m.ID]; ok {
 		old()
+	} else if len(s.tails) >= MaxTails {
+		// Each tail holds a goroutine and sends as fast as the log grows:
+		// a cloud that starts thousands and reads none would hold the
+		// agent's memory (issue 23 §5).
+		s.tmu.Unlock()
+		stop()
+		return &wire.CommandResult{ID: m.ID, Error: &wire.Problem{Code: "too_many_tails",
+			Message: fmt.Sprintf("this agent streams at most %d log tails per connection at once; stop one (logs_stop) first", MaxTails)}}
 	}
 	s.tails[m.ID] = stop
 	s.tmu.Unlock()
@@ -156,6 +170,16 @@ func (s *session) tail(m *wire.LogsTail) wire.Message {
 	go func() {
 		defer s.wg.Done()
 		defer stop()
+		defer func() {
+			// A tail that ended by itself gives its place back; one a
+			// later logs_tail of the same id replaced is not this one's
+			// to remove (its context was cancelled first).
+			s.tmu.Lock()
+			if ctx.Err() == nil {
+				delete(s.tails, m.ID)
+			}
+			s.tmu.Unlock()
+		}()
 		send := func(lines []string) error { return s.sendLines(ctx, m.ID, lines) }
 		if err := tl.Tail(ctx, m.Level, m.Contains, m.Lines, m.Follow, send); err != nil && ctx.Err() == nil {
 			s.l.log.Warn("cloud link: log tail ended", "id", m.ID, "err", err)

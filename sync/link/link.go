@@ -94,6 +94,10 @@ type Link struct {
 
 	// onState is called after each change of stats.State (OnStateChange).
 	onState atomic.Pointer[func(state string)]
+
+	// peerWarns bounds the warnings a cloud can provoke at will
+	// (warnlimit.go).
+	peerWarns warnLimit
 }
 
 // New checks opts and returns a Link ready to Run. It dials nothing.
@@ -126,6 +130,7 @@ func New(opts Options) (*Link, error) {
 		recheck:  make(chan struct{}, 1),
 		stats:    Stats{State: StateOffline},
 	}
+	l.peerWarns.clock = opts.Clock
 	var r [6]byte
 	if _, err := cryptorand.Read(r[:]); err != nil {
 		return nil, fmt.Errorf("link: batch id prefix: %w", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"printgate/internal/backoff"
+	"printgate/internal/clock"
 	"printgate/spool"
 	"printgate/sync/wire"
 )
@@ -803,5 +804,89 @@ func TestLogsTailUnsupported(t *testing.T) {
 	p.send(t, &wire.LogsTail{ID: "t1", Follow: true})
 	if r := expect[*wire.CommandResult](t, p); r.ID != "t1" || r.OK || r.Error.Code != "not_supported" {
 		t.Fatalf("result %+v", r)
+	}
+}
+
+// blockingTailer follows until its context ends and sends nothing.
+type blockingTailer struct{}
+
+func (blockingTailer) Tail(ctx context.Context, _, _ string, _ int, _ bool, _ func([]string) error) error {
+	<-ctx.Done()
+	return nil
+}
+
+// TestLogsTailBounded is issue 23 §5's tail flood: a cloud that starts
+// log tails and reads none held the agent's memory without bound. At most
+// MaxTails run per connection; one more is answered too_many_tails, and a
+// tail stopped gives its place back.
+func TestLogsTailBounded(t *testing.T) {
+	h := newHarness(t)
+	o := h.options()
+	o.Tailer = blockingTailer{}
+	h.start(t, o)
+	p, _ := h.cloud.welcome(t)
+	for i := 1; i <= MaxTails; i++ {
+		p.send(t, &wire.LogsTail{ID: fmt.Sprintf("t%d", i), Follow: true})
+	}
+	if got := p.barrier(t); len(got) != 0 {
+		t.Fatalf("the first %d tails were answered %+v, want them running", MaxTails, got)
+	}
+	p.send(t, &wire.LogsTail{ID: "one-more", Follow: true})
+	if r := expect[*wire.CommandResult](t, p); r.ID != "one-more" || r.OK || r.Error == nil || r.Error.Code != "too_many_tails" {
+		t.Fatalf("tail %d: %+v, want too_many_tails", MaxTails+1, r)
+	}
+	// The same id again replaces its tail; it is not one more.
+	p.send(t, &wire.LogsTail{ID: "t1", Follow: true})
+	if got := p.barrier(t); len(got) != 0 {
+		t.Fatalf("a tail restarted under its own id was answered %+v", got)
+	}
+	p.send(t, &wire.LogsStop{ID: "t2"})
+	p.send(t, &wire.LogsTail{ID: "after-stop", Follow: true})
+	if got := p.barrier(t); len(got) != 0 {
+		t.Fatalf("a tail after logs_stop was answered %+v, want it running", got)
+	}
+}
+
+// TestPeerWarningsBounded is issue 23 §5's log flood: a cloud sending
+// unknown events_ack frames got one WARN line each (243,730 in 9 s rotated
+// the log three times). The first few of a minute are logged, the rest
+// counted and summarised once the minute is over.
+func TestPeerWarningsBounded(t *testing.T) {
+	h := newHarness(t)
+	h.start(t, h.options())
+	p, _ := h.cloud.welcome(t)
+	before := h.logs.count(slog.LevelWarn)
+	for i := 0; i < 500; i++ {
+		p.send(t, &wire.EventsAck{Batch: fmt.Sprintf("nope-%d", i)})
+	}
+	p.barrier(t)
+	if n := h.logs.count(slog.LevelWarn) - before; n > warnsPerMinute+1 {
+		t.Fatalf("500 unknown acks logged %d WARN lines, want at most %d", n, warnsPerMinute+1)
+	}
+}
+
+// TestWarnLimitSummarises: once the minute is over, the lines held back
+// are said as one count per message, and the next minute logs again.
+func TestWarnLimitSummarises(t *testing.T) {
+	clk := clock.NewFakeClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	logs := &logCount{levels: map[slog.Level]int{}, down: make(chan struct{}, 1)}
+	log := slog.New(logs)
+	w := warnLimit{clock: clk}
+	for i := 0; i < 40; i++ {
+		w.warn(log, "cloud frame refused", "i", i)
+	}
+	if n := logs.count(slog.LevelWarn); n != warnsPerMinute {
+		t.Fatalf("40 refusals in a minute logged %d lines, want %d", n, warnsPerMinute)
+	}
+	clk.Advance(warnWindow)
+	w.warn(log, "cloud frame refused", "i", 40)
+	logs.mu.Lock()
+	msgs := strings.Join(logs.msgs, "\n")
+	logs.mu.Unlock()
+	if !strings.Contains(msgs, "cloud frame refused (repeated; suppressed in the last minute)") {
+		t.Errorf("no summary once the minute was over:\n%s", msgs)
+	}
+	if n := logs.count(slog.LevelWarn); n != warnsPerMinute+2 {
+		t.Errorf("%d lines after the minute, want the %d, one summary and the new line", n, warnsPerMinute)
 	}
 }
