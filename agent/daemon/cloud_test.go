@@ -1,22 +1,16 @@
 package daemon
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"printgate/agent"
 	"printgate/agent/api"
 	"printgate/drivers/printertest"
 	"printgate/spool"
@@ -34,44 +28,8 @@ func TestCloudLinkThroughOutage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end over loopback")
 	}
-	defer http.DefaultClient.CloseIdleConnections()
-	cloud := cloudtest.New(cloudtest.Options{})
-	srv := httptest.NewServer(cloud.Handler())
-	defer srv.Close()
-	defer cloud.Close()
-	p := printertest.New(printertest.Options{Name: "k", Model: printertest.ModelEpson})
-	if err := p.ListenTCP(); err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-
-	dir := t.TempDir()
-	agentID, err := agent.LoadOrCreateAgentID(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pair.Save(dir, cloud.IssueToken(agentID)); err != nil {
-		t.Fatal(err)
-	}
-	port := freeTCPPort(t)
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	wsURL := "ws" + strings.TrimPrefix(srv.URL, "http") + cloudtest.AgentPath
-	cfgPath := filepath.Join(dir, "printgate.toml")
-	body := fmt.Sprintf("data_dir = %q\nlisten = \"127.0.0.1:%d\"\napi_token = \"tok-0123456789abcdef01234\"\n[cloud]\nurl = %q\nauth_url = %q\n[[printers]]\nname = \"k\"\nurl = \"tcp://%s\"\n",
-		dir, port, wsURL, srv.URL+"/oauth", p.Addr())
-	if err := os.WriteFile(cfgPath, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- runService(ctx, cfgPath, io.Discard, nil) }()
-
-	limit, stop := context.WithTimeout(context.Background(), 90*time.Second)
-	defer stop()
-	if err := cloud.WaitConnected(limit, agentID, true); err != nil {
-		t.Fatalf("the link never connected: %v", err)
-	}
+	r := startCloudRig(t, cloudtest.Options{}, "", 90*time.Second)
+	cloud, p, dir, agentID, base, limit := r.cloud, r.p, r.dir, r.agentID, r.base, r.limit
 	health := func() api.Health {
 		var h api.Health
 		if resp, err := http.Get(base + "/healthz"); err == nil {
@@ -211,8 +169,7 @@ func TestCloudLinkThroughOutage(t *testing.T) {
 	if _, err := pair.Load(dir); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("revoked token still stored: %v", err)
 	}
-	cancel()
-	if err := <-done; err != nil {
+	if err := r.stop(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -227,50 +184,11 @@ func TestConfigAckTimeoutReachesLink(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end over loopback")
 	}
-	defer http.DefaultClient.CloseIdleConnections()
 	var dropped atomic.Int32
-	cloud := cloudtest.New(cloudtest.Options{DropEventsAck: func(_, _ string) bool {
+	r := startCloudRig(t, cloudtest.Options{DropEventsAck: func(_, _ string) bool {
 		return dropped.Add(1) == 1
-	}})
-	srv := httptest.NewServer(cloud.Handler())
-	defer srv.Close()
-	defer cloud.Close()
-	p := printertest.New(printertest.Options{Name: "k", Model: printertest.ModelEpson})
-	if err := p.ListenTCP(); err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	dir := t.TempDir()
-	agentID, err := agent.LoadOrCreateAgentID(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pair.Save(dir, cloud.IssueToken(agentID)); err != nil {
-		t.Fatal(err)
-	}
-	port := freeTCPPort(t)
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	wsURL := "ws" + strings.TrimPrefix(srv.URL, "http") + cloudtest.AgentPath
-	cfgPath := filepath.Join(dir, "printgate.toml")
-	body := fmt.Sprintf("data_dir = %q\nlisten = \"127.0.0.1:%d\"\napi_token = \"tok-0123456789abcdef01234\"\n[cloud]\nurl = %q\nauth_url = %q\nack_timeout = \"1s\"\n[[printers]]\nname = \"k\"\nurl = \"tcp://%s\"\n",
-		dir, port, wsURL, srv.URL+"/oauth", p.Addr())
-	if err := os.WriteFile(cfgPath, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- runService(ctx, cfgPath, io.Discard, nil) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("runService: %v", err)
-		}
-	}()
-	limit, stop := context.WithTimeout(context.Background(), 60*time.Second)
-	defer stop()
-	if err := cloud.WaitConnected(limit, agentID, true); err != nil {
-		t.Fatalf("the link never connected: %v", err)
-	}
+	}}, "ack_timeout = \"1s\"\n", 60*time.Second)
+	base := r.base
 	doc := `{"task_no":"ACK_v1","printer":"k","document":{"lines":[{"text":"TICKET ACK"},{"cut":"partial"}]}}`
 	req, _ := http.NewRequest("POST", base+"/api/v1/tasks", strings.NewReader(doc))
 	req.Header.Set("Authorization", "Bearer tok-0123456789abcdef01234")

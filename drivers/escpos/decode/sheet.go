@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"golang.org/x/text/width"
 )
 
 // Sheet is a ticket reduced to what a person reads off the paper: its text
@@ -82,21 +80,6 @@ func (s Sheet) Contains(sub string) bool {
 	return false
 }
 
-// columns is the display width of s in a terminal: East Asian wide and
-// full-width characters take two columns, as they do on paper.
-func columns(s string) int {
-	n := 0
-	for _, r := range s {
-		switch width.LookupRune(r).Kind() {
-		case width.EastAsianWide, width.EastAsianFullwidth:
-			n += 2
-		default:
-			n++
-		}
-	}
-	return n
-}
-
 // Draw draws the sheet as it looks on paper: a box with the text lines,
 // then one line per QR code, barcode, other 2D symbol, image, drawer kick and beep, and the
 // cut. name labels the box (the printer's name).
@@ -121,18 +104,18 @@ func (s Sheet) Draw(w io.Writer, name string) error {
 	if s.Beeps > 0 {
 		body = append(body, fmt.Sprintf("[BEEP x%d]", s.Beeps))
 	}
-	wide := columns(name) + 12
+	wide := Columns(name) + 12
 	for _, l := range body {
-		wide = max(wide, columns(l))
+		wide = max(wide, Columns(l))
 	}
 	var b strings.Builder
 	title := fmt.Sprintf(" %s #%d ", name, s.Seq)
-	fmt.Fprintf(&b, "┌%s%s┐\n", title, strings.Repeat("─", max(0, wide+2-columns(title))))
+	fmt.Fprintf(&b, "┌%s%s┐\n", title, strings.Repeat("─", max(0, wide+2-Columns(title))))
 	for _, l := range body {
 		if !utf8.ValidString(l) {
 			l = strings.ToValidUTF8(l, "\uFFFD")
 		}
-		fmt.Fprintf(&b, "│ %s%s │\n", l, strings.Repeat(" ", wide-columns(l)))
+		fmt.Fprintf(&b, "│ %s%s │\n", l, strings.Repeat(" ", wide-Columns(l)))
 	}
 	cut := "[CUT]"
 	if s.Cut == "partial" {

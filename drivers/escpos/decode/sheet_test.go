@@ -12,9 +12,9 @@ func TestDrawCJKWidth(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	w := columns(lines[0])
+	w := Columns(lines[0])
 	for _, l := range lines {
-		if columns(l) != w {
+		if Columns(l) != w {
 			t.Fatalf("ragged box:\n%s", b.String())
 		}
 	}
