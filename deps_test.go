@@ -52,6 +52,8 @@ var layers = []layer{
 		"binaries are at the top"},
 	{"printgate/scripts/...", []string{"printgate/..."},
 		"tools run by hand (generators) are at the top, like binaries"},
+	{"printgate/hostile", nil,
+		"the attack suite is test files against the real binary; its package imports nothing"},
 	{"printgate", nil,
 		"the module's root holds only module-wide tests"},
 }
