@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"time"
 
@@ -67,6 +68,20 @@ type conn struct {
 	lastRead    time.Time
 	answersDead bool
 
+	// What keeps the connection open when it carries no job (hold.go):
+	// idleSince is when it last had none, its arrival or the end of its
+	// last job, and only content moves it (status queries and padding do
+	// not); hadJob says a job was taken on it; grace, once set, is the
+	// last moment for a job's first printable byte (noJobDeadline); ran
+	// counts the commands executed. countedIdle says the port counts it
+	// among its address's connections without a job.
+	ip          netip.Addr
+	idleSince   time.Time
+	hadJob      bool
+	grace       time.Time
+	ran         uint64
+	countedIdle bool
+
 	// The connection's place in the port's line (turns): held from its
 	// arrival, or from the first bytes of a later job, until the job is
 	// stored or dropped; given up when no job opens within IdleGap.
@@ -75,10 +90,12 @@ type conn struct {
 	turnAt  time.Time
 }
 
-func newConn(p *Port, c net.Conn, remote string, turn uint64) *conn {
+func newConn(p *Port, c net.Conn, remote string, ip netip.Addr, turn uint64) *conn {
+	now := time.Now()
 	cn := &conn{p: p, c: c, remote: remote, cjk: p.o.Decode.PowerOnCJK,
 		log:  p.o.Logger.With("printer", p.printer, "remote", remote),
-		turn: turn, hasTurn: true, turnAt: time.Now()}
+		turn: turn, hasTurn: true, turnAt: now,
+		ip: ip, idleSince: now, countedIdle: true}
 	cn.newDecoder()
 	return cn
 }
@@ -153,8 +170,8 @@ func (c *conn) deadline() time.Time {
 // quietDeadline is deadline without the port's drain.
 func (c *conn) quietDeadline() time.Time {
 	o := c.p.o
-	if !c.open() {
-		return c.lastRead.Add(o.ConnIdle)
+	if !c.content {
+		return c.noJobDeadline()
 	}
 	end := c.opened.Add(o.MaxJobDuration)
 	if len(c.buf) > 0 {
@@ -194,9 +211,11 @@ func (c *conn) serve() {
 		now := time.Now()
 		if n > 0 {
 			c.lastRead = now
+			ran := c.ran
 			if !c.receive(rbuf[:n], now) {
 				return
 			}
+			c.noteNoJob(now, c.ran > ran)
 		}
 		if c.p.isDropping() {
 			// Agent shutdown, drain and grace over: the job is not
@@ -243,8 +262,11 @@ func (c *conn) serve() {
 				c.giveTurn() // quiet while first in line: the next job goes first
 				continue
 			}
-			if !c.open() {
-				c.log.Debug("rawport: idle connection closed", "idle", c.p.o.ConnIdle)
+			if !c.content {
+				if now.Before(c.noJobDeadline()) {
+					continue
+				}
+				c.closeNoJob(now)
 				return
 			}
 			if !c.finish(false) { // quiet after a complete command: the job ends
@@ -293,6 +315,7 @@ func (c *conn) receive(b []byte, now time.Time) bool {
 		i += n
 		_, cut := c.dec.Cut()
 		barrier := c.command(cmd, cut)
+		c.ran++
 		if c.steps++; c.steps >= decoderSteps {
 			c.newDecoder()
 		}
@@ -453,8 +476,10 @@ func (c *conn) finish(truncated bool) bool {
 func (c *conn) resetJob() {
 	if c.content {
 		c.newDecoder()
+		c.hadJob, c.idleSince, c.grace = true, time.Now(), time.Time{}
 	}
 	c.data, c.content, c.cutEnd, c.opened, c.started = nil, false, false, time.Time{}, time.Time{}
+	c.syncIdle()
 }
 
 // dropAtClose reports the job being read, if there is one, as refused: the

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -53,7 +54,7 @@ func FuzzStream(f *testing.F) {
 		defer cancel()
 		p := &Port{printer: "F", sink: sink, o: o, dups: dupMemory{window: o.DupWindow}, ctx: ctx, cancel: cancel,
 			conns: map[net.Conn]struct{}{}, line: newTurns()}
-		c := newConn(p, discardConn{}, "fuzz", p.line.take())
+		c := newConn(p, discardConn{}, "fuzz", netip.Addr{}, p.line.take())
 		step := int(chunk)%64 + 1
 		now := time.Now()
 		alive := true

@@ -38,3 +38,17 @@ func (l *Limiter) release() {
 	}
 	<-l.slots
 }
+
+// tryAcquire takes a free slot if there is one, without waiting, and
+// reports whether it did. A nil Limiter always has one.
+func (l *Limiter) tryAcquire() bool {
+	if l == nil {
+		return true
+	}
+	select {
+	case l.slots <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}

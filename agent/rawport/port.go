@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,8 +39,12 @@ type Port struct {
 	slots    chan struct{}
 	lnClosed chan struct{}
 	line     *turns
+	// addrs counts connections by client address (Options.MaxPerAddress);
+	// lines rate-limits the log lines a client can provoke.
+	addrs addrs
+	lines lineLimit
 
-	jobs, refused, duplicates, truncated, rejected atomic.Uint64
+	jobs, refused, duplicates, truncated, rejected, turnedAway, idleClosed atomic.Uint64
 }
 
 // Listen opens addr (host:port) for printer and serves it until Close.
@@ -68,7 +74,9 @@ func Serve(ln net.Listener, printer string, sink Sink, o Options) (*Port, error)
 		ctx:  ctx, cancel: cancel,
 		conns: map[net.Conn]struct{}{},
 		slots: make(chan struct{}, o.MaxConns), lnClosed: make(chan struct{}),
-		line: newTurns(),
+		line:  newTurns(),
+		addrs: addrs{max: o.MaxPerAddress},
+		lines: lineLimit{now: o.Now},
 	}
 	p.dups.seed(o.Recent)
 	p.wg.Add(1)
@@ -178,6 +186,8 @@ func (p *Port) Stats() Stats {
 		Duplicates: p.duplicates.Load(),
 		Truncated:  p.truncated.Load(),
 		Rejected:   p.rejected.Load(),
+		TurnedAway: p.turnedAway.Load(),
+		IdleClosed: p.idleClosed.Load(),
 	}
 }
 
@@ -211,20 +221,49 @@ func (p *Port) acceptLoop() {
 			continue
 		}
 		backoff = 0
+		// Then who it comes from: an address off the allow-list, or one
+		// over its bound, is turned away unread before it takes anything
+		// more (see hold.go).
+		ip := addrOf(c.RemoteAddr())
+		if !allowed(p.o.Allow, ip) {
+			<-p.slots
+			p.turnAway(c, ip, "raw_allow", "rawport: connection refused: its address is not in raw_allow; add the POS's address to raw_allow if it should print here")
+			continue
+		}
+		how := p.addrs.reserve(ip)
+		if how == admitRefuse {
+			<-p.slots
+			p.turnAway(c, ip, "raw_max_per_address", "rawport: connection refused: this address already has as many connections without a job as raw_max_per_address allows, and as many waiting; raise raw_max_per_address if one POS really opens more at once")
+			continue
+		}
 		// Then the agent-wide slot. It is taken only for a connection that
 		// came (a port waiting for one must not hold a slot other ports
 		// need), so over the shared bound the connection is held, unread,
 		// and the port accepts no other until a slot frees: at most one
 		// connection per port waits this way, the rest in the backlog.
-		if !p.o.Limit.acquire(p.ctx, p.lnClosed) {
+		// A port with an allow-list does not wait for it: its POS are
+		// never starved by the clients of ports without one.
+		shared := true
+		if len(p.o.Allow) > 0 {
+			shared = p.o.Limit.tryAcquire()
+		} else if !p.o.Limit.acquire(p.ctx, p.lnClosed) {
 			// The port closed meanwhile, as the listener closing resets
 			// the connections still in its backlog.
 			<-p.slots
+			p.addrs.unreserve(ip, how)
 			resetClose(c)
 			return
 		}
-		p.admit(c)
+		p.admit(c, ip, how, shared)
 	}
+}
+
+// turnAway resets c, which came from ip, unread, for the bound named by
+// key, with a rate-limited WARN.
+func (p *Port) turnAway(c net.Conn, ip netip.Addr, key, msg string) {
+	p.turnedAway.Add(1)
+	p.lines.log(p.o.Logger, slog.LevelWarn, msg, "printer", p.printer, "remote", c.RemoteAddr().String(), "address", ip.String(), "key", key)
+	resetClose(c)
 }
 
 // acquire waits for a slot on the port, and reports false when the port
@@ -240,19 +279,25 @@ func (p *Port) acquire() bool {
 	}
 }
 
-// releaseSlots gives back the port's slot and the agent-wide one.
-func (p *Port) releaseSlots() {
-	p.o.Limit.release()
+// releaseSlots gives back the port's slot and, if shared, the agent-wide
+// one.
+func (p *Port) releaseSlots(shared bool) {
+	if shared {
+		p.o.Limit.release()
+	}
 	<-p.slots
 }
 
-// admit starts serving c, holding the slots acquire took, or resets it
-// when the spool cannot take a job: the POS then shows its own error.
-// Limits never reset a connection (acquire leaves it in the backlog).
-func (p *Port) admit(c net.Conn) {
+// admit starts serving c, from ip and admitted as how, holding the slots
+// acquire took (the agent-wide one if shared), or resets it when the spool
+// cannot take a job: the POS then shows its own error. The slot limits
+// never reset a connection (acquire leaves it in the backlog); see
+// acceptLoop for the per-address ones.
+func (p *Port) admit(c net.Conn, ip netip.Addr, how admission, shared bool) {
 	remote := c.RemoteAddr().String()
 	if err := p.sink.Ready(p.printer); err != nil {
-		p.releaseSlots()
+		p.addrs.unreserve(ip, how)
+		p.releaseSlots(shared)
 		p.rejected.Add(1)
 		p.o.Logger.Warn("rawport: connection refused", "printer", p.printer, "remote", remote, "reason", "spool not ready", "err", err)
 		resetClose(c)
@@ -261,7 +306,8 @@ func (p *Port) admit(c net.Conn) {
 	p.mu.Lock()
 	if p.dropping {
 		p.mu.Unlock()
-		p.releaseSlots()
+		p.addrs.unreserve(ip, how)
+		p.releaseSlots(shared)
 		resetClose(c)
 		return
 	}
@@ -275,19 +321,39 @@ func (p *Port) admit(c net.Conn) {
 	p.wg.Add(1)
 	p.mu.Unlock()
 	// The place in line is taken here, on the accepting goroutine, so that
-	// it follows the order of arrival.
-	turn := p.line.take()
+	// it follows the order of arrival; a connection held for its address
+	// takes it when it is read.
+	var turn, waitNo uint64
+	if how == admitRead {
+		turn = p.line.take()
+	} else {
+		waitNo = p.addrs.queue(ip)
+	}
 	go func() {
 		defer p.wg.Done()
 		defer func() {
 			// The slots are free before Stats stops counting the
 			// connection.
-			p.releaseSlots()
+			p.releaseSlots(shared)
 			p.mu.Lock()
 			delete(p.conns, c)
 			p.mu.Unlock()
 		}()
-		newConn(p, c, remote, turn).serve()
+		if how == admitWait {
+			if !p.addrs.wait(p.ctx, p.lnClosed, ip, waitNo) {
+				resetClose(c) // the port closed: as its backlog is
+				return
+			}
+			if closing, until := p.draining(); closing && !time.Now().Before(until) {
+				p.addrs.unreserve(ip, admitRead)
+				resetClose(c)
+				return
+			}
+			turn = p.line.take()
+		}
+		cn := newConn(p, c, remote, ip, turn)
+		defer cn.leave()
+		cn.serve()
 	}()
 }
 

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"time"
 
 	"printgate/drivers/escpos/decode"
@@ -111,9 +112,32 @@ type Options struct {
 	// kernel's listen backlog, with the bytes their clients sent, until
 	// one ends. None is reset for a limit.
 	MaxConns int
-	// ConnIdle closes a connection silent this long with no job open;
-	// default 5m.
+	// FirstByteTimeout closes a connection that has not sent a job's first
+	// printable byte (content) this long after it was served: a POS sends
+	// its job at once, and a client that only connects, pads (NUL, ESC @)
+	// or asks the status must not hold a connection (Options.MaxConns,
+	// MaxPerAddress) for minutes. Those bytes are answered meanwhile but
+	// do not count as activity. A command still arriving at the limit (a
+	// slow logo) may finish; see conn.noJobDeadline. Default 10s.
+	FirstByteTimeout time.Duration
+	// ConnIdle closes a connection kept open after a job once this long has
+	// passed since its last job ended with no new one; status queries and
+	// padding do not count as activity. Default 5m.
 	ConnIdle time.Duration
+	// MaxPerAddress bounds the connections from one client address that
+	// are read at once while they carry no job (see FirstByteTimeout);
+	// default 2 (a POS opens one at a time). Up to as many more from the
+	// address wait, unread, holding their slots, until one of those sends
+	// content or ends; further ones are reset on arrival, before any byte
+	// is read, with a rate-limited WARN naming the address and the config
+	// key raw_max_per_address. A connection with content does not count.
+	MaxPerAddress int
+	// Allow, when not empty, lists the client addresses the port serves
+	// (config raw_allow); a connection from any other address is reset on
+	// arrival, before any byte is read, with a rate-limited WARN. Allowed
+	// connections do not wait for the agent-wide Limit: the ports without
+	// an allow-list cannot starve them.
+	Allow []netip.Prefix
 	// MaxJobDuration ends a job still streaming after this long as
 	// truncated and resets the connection (slow-loris guard); default 5m.
 	MaxJobDuration time.Duration
@@ -147,13 +171,15 @@ type Options struct {
 
 // Defaults of Options.
 const (
-	DefaultIdleGap        = 2 * time.Second
-	DefaultCutIdle        = 300 * time.Millisecond
-	DefaultDupWindow      = 10 * time.Second
-	DefaultMaxConns       = 64
-	DefaultConnIdle       = 5 * time.Minute
-	DefaultMaxJobDuration = 5 * time.Minute
-	DefaultDrainTime      = 500 * time.Millisecond
+	DefaultIdleGap          = 2 * time.Second
+	DefaultCutIdle          = 300 * time.Millisecond
+	DefaultDupWindow        = 10 * time.Second
+	DefaultMaxConns         = 64
+	DefaultFirstByteTimeout = 10 * time.Second
+	DefaultConnIdle         = 5 * time.Minute
+	DefaultMaxPerAddress    = 2
+	DefaultMaxJobDuration   = 5 * time.Minute
+	DefaultDrainTime        = 500 * time.Millisecond
 )
 
 // withDefaults checks o and fills in the defaults.
@@ -169,11 +195,15 @@ func (o Options) withDefaults() (Options, error) {
 	def(&o.IdleGap, DefaultIdleGap)
 	def(&o.CutIdle, DefaultCutIdle)
 	def(&o.DupWindow, DefaultDupWindow)
+	def(&o.FirstByteTimeout, DefaultFirstByteTimeout)
 	def(&o.ConnIdle, DefaultConnIdle)
 	def(&o.MaxJobDuration, DefaultMaxJobDuration)
 	def(&o.DrainTime, DefaultDrainTime)
 	if o.MaxConns <= 0 {
 		o.MaxConns = DefaultMaxConns
+	}
+	if o.MaxPerAddress <= 0 {
+		o.MaxPerAddress = DefaultMaxPerAddress
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -194,4 +224,10 @@ type Stats struct {
 	// Rejected counts connections reset on arrival because the spool
 	// could not take a job.
 	Rejected uint64
+	// TurnedAway counts connections reset on arrival, unread, by Allow or
+	// MaxPerAddress.
+	TurnedAway uint64
+	// IdleClosed counts connections closed for sending nothing to print
+	// (FirstByteTimeout, ConnIdle).
+	IdleClosed uint64
 }

@@ -411,8 +411,10 @@ func TestConnectionLimits(t *testing.T) {
 	}
 }
 
-// The lunch rush: 20 POS clients connect one after the other, then each
-// writes its ticket and closes at once, without waiting for the port.
+// The lunch rush: 20 POS clients, each from its own address (one address
+// has at most MaxPerAddress connections read at once while they carry no
+// job), connect one after the other, then each writes its ticket and
+// closes at once, without waiting for the port.
 // Every ticket is taken once, none is reset, and they are stored in the
 // order the connections arrived (a printer serves one connection at a
 // time), whatever order their bytes come in; under the port's bounds and
@@ -431,7 +433,7 @@ func TestLunchRushInConnectionOrder(t *testing.T) {
 			const n = 20
 			conns := make([]net.Conn, n)
 			for i := range conns {
-				conns[i] = dial(t, p) // in the backlog, in order
+				conns[i] = dialFrom(t, p, loopback(i)) // in the backlog, in order
 			}
 			start := make(chan struct{})
 			errs := make(chan error, n)
@@ -817,10 +819,11 @@ func TestSlowClientHitsMaxJobDuration(t *testing.T) {
 	}
 }
 
-// A silent connection with no job open is closed after ConnIdle.
+// A silent connection with no job open is closed after FirstByteTimeout
+// (before issue 23 §3 it was ConnIdle, which now applies between jobs).
 func TestIdleConnectionClosed(t *testing.T) {
 	s := newSink()
-	p := startPort(t, s, Options{ConnIdle: 100 * time.Millisecond})
+	p := startPort(t, s, Options{FirstByteTimeout: 100 * time.Millisecond})
 	c := dial(t, p)
 	syncPort(t, c)
 	expectEOF(t, c)
