@@ -46,10 +46,26 @@ type addrState struct {
 // addrs tracks the connections of a port by client address.
 type addrs struct {
 	max int // Options.MaxPerAddress
+	// waitMax bounds the connections waiting from one address, and
+	// waitTotal those waiting on the port. They hold no slot (see
+	// acceptLoop), only a socket and a goroutine, so the bounds are
+	// generous: a POS that fires a dozen write-and-close jobs at once
+	// loses none, and a client that floods the port costs bounded sockets.
+	waitMax, waitTotal int
 
-	mu sync.Mutex
-	m  map[netip.Addr]*addrState
+	mu      sync.Mutex
+	m       map[netip.Addr]*addrState
+	waiting int // on the port
 }
+
+// newAddrs returns the per-address bookkeeping for o.
+func newAddrs(o Options) addrs {
+	return addrs{max: o.MaxPerAddress, waitMax: o.MaxConns, waitTotal: waitingPerPort * o.MaxConns}
+}
+
+// waitingPerPort is how many times MaxConns connections may wait for
+// their address's room on one port.
+const waitingPerPort = 4
 
 func (a *addrs) state(ip netip.Addr) *addrState {
 	if a.m == nil {
@@ -72,7 +88,7 @@ func (a *addrs) forget(ip netip.Addr, st *addrState) {
 
 // reserve decides on a connection from ip that arrived and counts it:
 // read while ip has fewer than max idle connections, else held while
-// fewer than max wait, else refused.
+// fewer than waitMax of ip and waitTotal of the port wait, else refused.
 func (a *addrs) reserve(ip netip.Addr) admission {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -81,8 +97,9 @@ func (a *addrs) reserve(ip netip.Addr) admission {
 	case st.idle < a.max:
 		st.idle++
 		return admitRead
-	case st.waiting < a.max:
+	case st.waiting < a.waitMax && a.waiting < a.waitTotal:
 		st.waiting++
+		a.waiting++
 		return admitWait
 	}
 	a.forget(ip, st)
@@ -115,6 +132,7 @@ func (a *addrs) unreserve(ip netip.Addr, how admission) {
 		a.mu.Lock()
 		st := a.state(ip)
 		st.waiting--
+		a.waiting--
 		a.forget(ip, st)
 		a.mu.Unlock()
 	}
@@ -146,6 +164,7 @@ func (a *addrs) wait(ctx context.Context, stop <-chan struct{}, ip netip.Addr, n
 		st := a.state(ip)
 		if st.idle < a.max && st.headWait == n {
 			st.waiting--
+			a.waiting--
 			st.idle++
 			st.headWait++
 			st.moved()

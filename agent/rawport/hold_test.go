@@ -3,6 +3,7 @@ package rawport
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -195,20 +196,24 @@ func TestStalledFirstCommandClosed(t *testing.T) {
 }
 
 // One address may have MaxPerAddress connections without a job read at
-// once; as many more wait, unread, and further ones are reset on arrival
-// with a WARN naming the key. A POS at another address prints meanwhile,
-// and a waiting connection is read as soon as one of its address's sends
-// content or ends.
+// once; MaxConns more wait, unread and without a slot, and further ones
+// are reset on arrival with a WARN naming the key. A POS at another
+// address prints meanwhile, and a waiting connection is read as soon as
+// one of its address's sends content or ends.
 func TestMaxPerAddress(t *testing.T) {
 	s := newSink()
 	var logs logBuffer
-	p := startPort(t, s, Options{FirstByteTimeout: time.Hour, Logger: logs.logger()})
+	p := startPort(t, s, Options{MaxConns: 4, FirstByteTimeout: time.Hour, Logger: logs.logger()})
 	a, b := dialFrom(t, p, "127.0.0.1"), dialFrom(t, p, "127.0.0.1")
 	syncPort(t, a)
 	syncPort(t, b)
-	w1, w2 := dialFrom(t, p, "127.0.0.1"), dialFrom(t, p, "127.0.0.1")
-	unserved(t, w1, "the 3rd connection of an address")
-	unserved(t, w2, "the 4th connection of an address")
+	var waiting []*net.TCPConn
+	for range 4 {
+		w := dialFrom(t, p, "127.0.0.1")
+		unserved(t, w, "a connection over MaxPerAddress")
+		waiting = append(waiting, w)
+	}
+	w1, w2 := waiting[0], waiting[1]
 	dialExpectResetFrom(t, p, "127.0.0.1")
 	if !strings.Contains(logs.String(), "raw_max_per_address") || !strings.Contains(logs.String(), "address=127.0.0.1") {
 		t.Fatalf("no WARN naming the address and raw_max_per_address:\n%s", logs.String())
@@ -233,6 +238,31 @@ func TestMaxPerAddress(t *testing.T) {
 		t.Fatalf("DLE EOT 4 answer %#x", got[0])
 	}
 	if st := p.Stats(); st.TurnedAway != 1 || st.Rejected != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// A POS that fires a burst of write-and-close jobs at once, from its one
+// address, loses none, and they are stored in the order they came: the
+// connections over MaxPerAddress wait and are read one after the other.
+func TestBurstFromOneAddress(t *testing.T) {
+	s := newSink()
+	p := startPort(t, s, Options{})
+	const n = 16
+	conns := make([]*net.TCPConn, n)
+	for i := range conns {
+		conns[i] = dialFrom(t, p, "127.0.0.1")
+	}
+	for i, c := range conns {
+		write(t, c, ticket(fmt.Sprintf("BURST %02d", i)))
+		c.Close()
+	}
+	for i := range n {
+		if j, want := waitJob(t, s), ticket(fmt.Sprintf("BURST %02d", i)); !bytes.Equal(j.Data, want) {
+			t.Fatalf("job %d is %q, want %q", i+1, j.Data, want)
+		}
+	}
+	if st := p.Stats(); st.TurnedAway != 0 || st.Refused != 0 {
 		t.Fatalf("stats %+v", st)
 	}
 }

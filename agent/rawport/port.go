@@ -75,7 +75,7 @@ func Serve(ln net.Listener, printer string, sink Sink, o Options) (*Port, error)
 		conns: map[net.Conn]struct{}{},
 		slots: make(chan struct{}, o.MaxConns), lnClosed: make(chan struct{}),
 		line:  newTurns(),
-		addrs: addrs{max: o.MaxPerAddress},
+		addrs: newAddrs(o),
 		lines: lineLimit{now: o.Now},
 	}
 	p.dups.seed(o.Recent)
@@ -231,22 +231,21 @@ func (p *Port) acceptLoop() {
 			continue
 		}
 		how := p.addrs.reserve(ip)
-		if how == admitRefuse {
+		switch how {
+		case admitRefuse:
 			<-p.slots
-			p.turnAway(c, ip, "raw_max_per_address", "rawport: connection refused: this address already has as many connections without a job as raw_max_per_address allows, and as many waiting; raise raw_max_per_address if one POS really opens more at once")
+			p.turnAway(c, ip, "raw_max_per_address", "rawport: connection refused: this address already has raw_max_per_address connections without a job and the most allowed waiting behind them; raise raw_max_per_address if one POS really opens that many at once")
+			continue
+		case admitWait:
+			// It waits for its address's room without a slot: the slots
+			// bound the connections being read, and one address's
+			// waiting ones must not keep the others' out.
+			<-p.slots
+			p.admit(c, ip, how, false)
 			continue
 		}
-		// Then the agent-wide slot. It is taken only for a connection that
-		// came (a port waiting for one must not hold a slot other ports
-		// need), so over the shared bound the connection is held, unread,
-		// and the port accepts no other until a slot frees: at most one
-		// connection per port waits this way, the rest in the backlog.
-		// A port with an allow-list does not wait for it: its POS are
-		// never starved by the clients of ports without one.
-		shared := true
-		if len(p.o.Allow) > 0 {
-			shared = p.o.Limit.tryAcquire()
-		} else if !p.o.Limit.acquire(p.ctx, p.lnClosed) {
+		shared, ok := p.takeShared()
+		if !ok {
 			// The port closed meanwhile, as the listener closing resets
 			// the connections still in its backlog.
 			<-p.slots
@@ -256,6 +255,26 @@ func (p *Port) acceptLoop() {
 		}
 		p.admit(c, ip, how, shared)
 	}
+}
+
+// takeShared takes the agent-wide slot for a connection about to be read,
+// and reports whether it holds one (held) and false ok when the port
+// closed meanwhile. It is taken only for a connection that came (a port
+// waiting for one must not hold a slot other ports need), so over the
+// shared bound the accepting goroutine holds the connection, unread, and
+// the port accepts no other until a slot frees: at most one connection per
+// port waits this way, the rest in the backlog. A port with an allow-list
+// takes a free one and goes on without when there is none: its POS are
+// never starved by the clients of ports without one, and its own bound
+// (MaxConns) still holds.
+func (p *Port) takeShared() (held, ok bool) {
+	if len(p.o.Allow) > 0 {
+		return p.o.Limit.tryAcquire(), true
+	}
+	if !p.o.Limit.acquire(p.ctx, p.lnClosed) {
+		return false, false
+	}
+	return true, true
 }
 
 // turnAway resets c, which came from ip, unread, for the bound named by
@@ -288,16 +307,22 @@ func (p *Port) releaseSlots(shared bool) {
 	<-p.slots
 }
 
-// admit starts serving c, from ip and admitted as how, holding the slots
-// acquire took (the agent-wide one if shared), or resets it when the spool
-// cannot take a job: the POS then shows its own error. The slot limits
-// never reset a connection (acquire leaves it in the backlog); see
-// acceptLoop for the per-address ones.
+// admit starts serving c, from ip and admitted as how, or resets it when
+// the spool cannot take a job: the POS then shows its own error. A
+// connection to be read holds the slots acceptLoop took (the agent-wide
+// one if shared); one that waits for its address's room takes them when
+// it gets it (await). The slot limits never reset a connection (acquire
+// leaves it in the backlog); see acceptLoop for the per-address ones.
 func (p *Port) admit(c net.Conn, ip netip.Addr, how admission, shared bool) {
 	remote := c.RemoteAddr().String()
-	if err := p.sink.Ready(p.printer); err != nil {
+	release := func() {
 		p.addrs.unreserve(ip, how)
-		p.releaseSlots(shared)
+		if how == admitRead {
+			p.releaseSlots(shared)
+		}
+	}
+	if err := p.sink.Ready(p.printer); err != nil {
+		release()
 		p.rejected.Add(1)
 		p.o.Logger.Warn("rawport: connection refused", "printer", p.printer, "remote", remote, "reason", "spool not ready", "err", err)
 		resetClose(c)
@@ -306,8 +331,7 @@ func (p *Port) admit(c net.Conn, ip netip.Addr, how admission, shared bool) {
 	p.mu.Lock()
 	if p.dropping {
 		p.mu.Unlock()
-		p.addrs.unreserve(ip, how)
-		p.releaseSlots(shared)
+		release()
 		resetClose(c)
 		return
 	}
@@ -321,8 +345,9 @@ func (p *Port) admit(c net.Conn, ip netip.Addr, how admission, shared bool) {
 	p.wg.Add(1)
 	p.mu.Unlock()
 	// The place in line is taken here, on the accepting goroutine, so that
-	// it follows the order of arrival; a connection held for its address
-	// takes it when it is read.
+	// it follows the order of arrival; a connection that waits for its
+	// address takes it when it is read, and takes its number in its
+	// address's line here instead.
 	var turn, waitNo uint64
 	if how == admitRead {
 		turn = p.line.take()
@@ -332,29 +357,49 @@ func (p *Port) admit(c net.Conn, ip netip.Addr, how admission, shared bool) {
 	go func() {
 		defer p.wg.Done()
 		defer func() {
-			// The slots are free before Stats stops counting the
-			// connection.
-			p.releaseSlots(shared)
 			p.mu.Lock()
 			delete(p.conns, c)
 			p.mu.Unlock()
 		}()
 		if how == admitWait {
-			if !p.addrs.wait(p.ctx, p.lnClosed, ip, waitNo) {
+			var ok bool
+			if shared, ok = p.await(ip, waitNo); !ok {
 				resetClose(c) // the port closed: as its backlog is
-				return
-			}
-			if closing, until := p.draining(); closing && !time.Now().Before(until) {
-				p.addrs.unreserve(ip, admitRead)
-				resetClose(c)
 				return
 			}
 			turn = p.line.take()
 		}
+		// The slots are free before Stats stops counting the connection.
+		defer p.releaseSlots(shared)
 		cn := newConn(p, c, remote, ip, turn)
 		defer cn.leave()
 		cn.serve()
 	}()
+}
+
+// await holds a connection that waits, numbered n in ip's line, until its
+// address has room, then takes its slots as acceptLoop does, waiting for
+// them too. It reports false, having taken nothing, when the port closes
+// first (or closed while it waited and its drain is over).
+func (p *Port) await(ip netip.Addr, n uint64) (shared, ok bool) {
+	if !p.addrs.wait(p.ctx, p.lnClosed, ip, n) {
+		return false, false
+	}
+	if !p.acquire() {
+		p.addrs.unreserve(ip, admitRead)
+		return false, false
+	}
+	if shared, ok = p.takeShared(); !ok {
+		<-p.slots
+		p.addrs.unreserve(ip, admitRead)
+		return false, false
+	}
+	if closing, until := p.draining(); closing && !time.Now().Before(until) {
+		p.releaseSlots(shared)
+		p.addrs.unreserve(ip, admitRead)
+		return false, false
+	}
+	return shared, true
 }
 
 // resetClose closes c so that the peer sees a reset (RST) rather than an

@@ -126,11 +126,14 @@ type Options struct {
 	ConnIdle time.Duration
 	// MaxPerAddress bounds the connections from one client address that
 	// are read at once while they carry no job (see FirstByteTimeout);
-	// default 2 (a POS opens one at a time). Up to as many more from the
-	// address wait, unread, holding their slots, until one of those sends
-	// content or ends; further ones are reset on arrival, before any byte
-	// is read, with a rate-limited WARN naming the address and the config
-	// key raw_max_per_address. A connection with content does not count.
+	// default 2 (a POS opens one at a time). A connection with content
+	// does not count. Further ones from the address wait, unread and
+	// without a slot, in the order they came, until one of those sends
+	// content or ends (so a POS's burst of write-and-close jobs loses
+	// none); past MaxConns waiting from the address, or 4×MaxConns on the
+	// port, a new one is reset on arrival, before any byte is read, with a
+	// rate-limited WARN naming the address and the config key
+	// raw_max_per_address.
 	MaxPerAddress int
 	// Allow, when not empty, lists the client addresses the port serves
 	// (config raw_allow); a connection from any other address is reset on
