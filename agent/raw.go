@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -109,15 +110,18 @@ func (a *Agent) openRawPort(pc config.Printer) error {
 		status = func() rawport.PrinterStatus { return a.rawPrinterStatus(name) }
 	}
 	p, err := rawport.Listen(pc.RawListen, pc.Name, rawSink{a}, rawport.Options{
-		Status:      status,
-		Recent:      recent,
-		IdleGap:     pc.RawIdleGap,
-		DupWindow:   pc.RawDuplicateWindow,
-		MaxJobBytes: a.spool.MaxTaskBytes(),
-		Decode:      pc.Profile.DecodeOptions(),
-		Limit:       limit,
-		Now:         a.opts.Clock.Now,
-		Logger:      a.log.With("component", "raw", "printer", pc.Name),
+		Status:           status,
+		Recent:           recent,
+		IdleGap:          pc.RawIdleGap,
+		DupWindow:        pc.RawDuplicateWindow,
+		FirstByteTimeout: pc.RawFirstByteTimeout,
+		MaxPerAddress:    pc.RawMaxPerAddress,
+		Allow:            pc.RawAllow,
+		MaxJobBytes:      a.spool.MaxTaskBytes(),
+		Decode:           pc.Profile.DecodeOptions(),
+		Limit:            limit,
+		Now:              a.opts.Clock.Now,
+		Logger:           a.log.With("component", "raw", "printer", pc.Name),
 	})
 	if err != nil {
 		return fmt.Errorf("open the raw port of printer %s on %s (its raw_listen): %w", pc.Name, pc.RawListen, err)
@@ -131,7 +135,12 @@ func (a *Agent) openRawPort(pc config.Printer) error {
 	}
 	a.raw.ports[pc.Name] = &rawPort{port: p, pc: pc}
 	a.raw.mu.Unlock()
-	a.log.Info("raw port listening", "printer", pc.Name, "addr", p.Addr().String(), "idle_gap", pc.RawIdleGap, "duplicate_window", pc.RawDuplicateWindow, "status", pc.RawStatus)
+	allow := "any address"
+	if len(pc.RawAllow) > 0 {
+		allow = fmt.Sprint(pc.RawAllow)
+	}
+	a.log.Info("raw port listening", "printer", pc.Name, "addr", p.Addr().String(), "idle_gap", pc.RawIdleGap, "duplicate_window", pc.RawDuplicateWindow, "status", pc.RawStatus,
+		"first_byte_timeout", pc.RawFirstByteTimeout, "max_per_address", pc.RawMaxPerAddress, "allow", allow)
 	return nil
 }
 
@@ -271,7 +280,8 @@ func (a *Agent) syncRawPorts(cfg *config.Config) []string {
 // sameRawPort reports whether a port opened for x serves y unchanged.
 func sameRawPort(x, y config.Printer) bool {
 	return x.RawListen == y.RawListen && x.RawIdleGap == y.RawIdleGap && x.RawDuplicateWindow == y.RawDuplicateWindow &&
-		x.RawStatus == y.RawStatus && x.Profile.DecodeOptions() == y.Profile.DecodeOptions()
+		x.RawStatus == y.RawStatus && x.Profile.DecodeOptions() == y.Profile.DecodeOptions() &&
+		x.RawFirstByteTimeout == y.RawFirstByteTimeout && x.RawMaxPerAddress == y.RawMaxPerAddress && slices.Equal(x.RawAllow, y.RawAllow)
 }
 
 // Accept stores a raw job as a task of origin raw, task_no

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -210,6 +211,17 @@ type Printer struct {
 	// spooled whatever the printer does; RawStatusPrinter the printer's own
 	// state (offline, paper out), for a POS that wants to show it.
 	RawStatus string
+	// RawFirstByteTimeout closes a raw connection that sent nothing to
+	// print (only status queries, padding, settings, or nothing) this long
+	// after it came; default 10s.
+	RawFirstByteTimeout time.Duration
+	// RawMaxPerAddress bounds the raw connections from one address read at
+	// once while they carry no job; as many more wait, further ones are
+	// refused; default 2.
+	RawMaxPerAddress int
+	// RawAllow, when not empty, is the allow-list of POS addresses and
+	// ranges (raw_allow); connections from any other address are refused.
+	RawAllow []netip.Prefix
 	// Line is the line of the entry's [[printers]] header, so later
 	// messages about the printer can point into the file.
 	Line int
@@ -288,6 +300,15 @@ const (
 	defaultAckTimeout = 30 * time.Second
 	defaultLogSizeMB  = 10
 	defaultLogBackups = 5
+)
+
+// DefaultRawFirstByteTimeout and DefaultRawMaxPerAddress bound the raw
+// connections that carry no job (Printer.RawFirstByteTimeout,
+// Printer.RawMaxPerAddress) when a printer does not set them; PROTOCOL.md
+// "Raw port" documents them.
+const (
+	DefaultRawFirstByteTimeout = 10 * time.Second
+	DefaultRawMaxPerAddress    = 2
 )
 
 // topKeys are the keys allowed at the top of the file.
@@ -788,9 +809,11 @@ func (p *parser) printer(i int, m map[string]any, d *Defaults, defaultProfileOK 
 		FailbackAfter:    d.FailbackAfter,
 		FailoverFailures: d.FailoverFailures,
 
-		RawIdleGap:         DefaultRawIdleGap,
-		RawDuplicateWindow: DefaultRawDuplicateWindow,
-		RawStatus:          RawStatusSpooled,
+		RawIdleGap:          DefaultRawIdleGap,
+		RawDuplicateWindow:  DefaultRawDuplicateWindow,
+		RawStatus:           RawStatusSpooled,
+		RawFirstByteTimeout: DefaultRawFirstByteTimeout,
+		RawMaxPerAddress:    DefaultRawMaxPerAddress,
 	}
 	if name, ok := t.str("name"); ok {
 		if spool.ValidPrinterName(name) != nil {
@@ -867,8 +890,67 @@ func (p *parser) printer(i int, m map[string]any, d *Defaults, defaultProfileOK 
 			t.errf("raw_status", `%q is not a choice: use "spooled" (answer the POS as a ready printer: its job is spooled whatever the printer does) or "printer" (answer with the printer's own state: offline, paper out)`, s)
 		}
 	}
+	t.positive("raw_first_byte_timeout", &pc.RawFirstByteTimeout)
+	t.intAtLeast("raw_max_per_address", 1, "the connections one address may have open on the raw port before they send a job", &pc.RawMaxPerAddress)
+	pc.RawAllow = rawAllow(t)
 	t.finish()
 	return pc, t
+}
+
+// rawAllow reads raw_allow, the list of addresses and CIDR ranges a
+// printer's raw port serves.
+func rawAllow(t *table) []netip.Prefix {
+	v, ok := t.get("raw_allow")
+	if !ok {
+		return nil
+	}
+	const example = `["192.168.1.0/24", "10.0.0.5"]`
+	list, isList := v.([]any)
+	if !isList {
+		t.wrongType("raw_allow", "a list of POS addresses or CIDR ranges in quotes, such as "+example, v)
+		return nil
+	}
+	if len(list) == 0 {
+		t.errf("raw_allow", "is empty, which would refuse every POS: list the addresses that print here, such as %s, or remove raw_allow to let any address print", example)
+		return nil
+	}
+	var out []netip.Prefix
+	for _, e := range list {
+		s, ok := e.(string)
+		if !ok {
+			t.wrongType("raw_allow", "a list of POS addresses or CIDR ranges in quotes, such as "+example, v)
+			return nil
+		}
+		p, err := parseAllow(strings.TrimSpace(s))
+		if err != nil {
+			t.errf("raw_allow", "%q is not an address or a CIDR range: write an address such as \"192.168.1.20\" or a range such as \"192.168.1.0/24\"", s)
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// parseAllow reads one raw_allow entry: an address (a range of one) or a
+// CIDR range. IPv4 written as IPv6 (::ffff:a.b.c.d) is the IPv4 address, as
+// the port counts its clients.
+func parseAllow(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return netip.Prefix{}, fmt.Errorf("parse raw_allow range %q: %w", s, err)
+		}
+		if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
+			p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
+		}
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("parse raw_allow address %q: %w", s, err)
+	}
+	a = a.WithZone("").Unmap()
+	return netip.PrefixFrom(a, a.BitLen()), nil
 }
 
 // sameListener reports whether two listen addresses would claim the same

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -112,6 +113,8 @@ func TestLoadSampleConfig(t *testing.T) {
 				Backup: "bar", OnUnknown: "reprint-marked", MaxUnknown: 4,
 				Timeout: 3 * time.Minute, FailoverAfter: 30 * time.Second, FailbackAfter: 2 * time.Minute, FailoverFailures: 2,
 				RawListen: "0.0.0.0:9101", RawIdleGap: 2 * time.Second, RawDuplicateWindow: 10 * time.Second, RawStatus: "spooled",
+				RawFirstByteTimeout: 10 * time.Second, RawMaxPerAddress: 2,
+				RawAllow:   []netip.Prefix{netip.MustParsePrefix("192.168.1.0/24")},
 				JobTimeout: 45 * time.Second,
 				Line:       hdr[0],
 			},
@@ -122,6 +125,7 @@ func TestLoadSampleConfig(t *testing.T) {
 				OnUnknown:   "hold", MaxUnknown: 3,
 				Timeout: 2 * time.Minute, FailoverAfter: 10 * time.Second, FailbackAfter: 5 * time.Minute, FailoverFailures: 5,
 				RawIdleGap: 2 * time.Second, RawDuplicateWindow: 10 * time.Second, RawStatus: "spooled",
+				RawFirstByteTimeout: 10 * time.Second, RawMaxPerAddress: 2,
 				JobTimeout: 90 * time.Second,
 				Line:       hdr[1],
 			},
@@ -134,6 +138,7 @@ func TestLoadSampleConfig(t *testing.T) {
 				OnUnknown: "hold", MaxUnknown: 3,
 				Timeout: 2 * time.Minute, FailoverAfter: 30 * time.Second, FailbackAfter: 2 * time.Minute, FailoverFailures: 2,
 				RawIdleGap: 2 * time.Second, RawDuplicateWindow: 10 * time.Second, RawStatus: "spooled",
+				RawFirstByteTimeout: 10 * time.Second, RawMaxPerAddress: 2,
 				JobTimeout: 45 * time.Second,
 				Line:       hdr[2],
 			},
@@ -183,6 +188,27 @@ func TestConfigRawPort(t *testing.T) {
 	}
 }
 
+// TestConfigRawHold reads the bounds on raw connections that carry no job
+// (issue 23 §3) and their defaults.
+func TestConfigRawHold(t *testing.T) {
+	src := okTop + "[[printers]]\nname = \"a\"\nurl = \"tcp://10.0.0.5\"\nraw_listen = \":9101\"\n" +
+		"[[printers]]\nname = \"b\"\nurl = \"tcp://10.0.0.6\"\nraw_listen = \":9102\"\nraw_first_byte_timeout = \"3s\"\nraw_max_per_address = 4\n" +
+		"raw_allow = [\"192.168.1.7/24\", \"10.0.0.5\", \"::ffff:10.0.0.9\", \"fd00::/64\"]\n"
+	cfg, err := Parse("/etc/printgate/printgate.toml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := cfg.Printers[0], cfg.Printers[1]
+	if a.RawFirstByteTimeout != 10*time.Second || a.RawMaxPerAddress != 2 || a.RawAllow != nil {
+		t.Errorf("a: %v %d %v, want the defaults 10s, 2, no allow-list", a.RawFirstByteTimeout, a.RawMaxPerAddress, a.RawAllow)
+	}
+	want := []netip.Prefix{netip.MustParsePrefix("192.168.1.0/24"), netip.MustParsePrefix("10.0.0.5/32"),
+		netip.MustParsePrefix("10.0.0.9/32"), netip.MustParsePrefix("fd00::/64")}
+	if b.RawFirstByteTimeout != 3*time.Second || b.RawMaxPerAddress != 4 || !slices.Equal(b.RawAllow, want) {
+		t.Errorf("b: %v %d %v, want 3s, 4, %v", b.RawFirstByteTimeout, b.RawMaxPerAddress, b.RawAllow, want)
+	}
+}
+
 func TestConfigDefaults(t *testing.T) {
 	src := `api_token = "tok-0123456789abcdef01234"
 
@@ -214,6 +240,7 @@ url  = "tcp://10.0.0.5"
 			OnUnknown: "reprint-marked", MaxUnknown: 2, Timeout: 90 * time.Second, FailoverAfter: 15 * time.Second,
 			FailbackAfter: 60 * time.Second, FailoverFailures: 3, JobTimeout: 30 * time.Second, Line: 3,
 			RawIdleGap: 2 * time.Second, RawDuplicateWindow: 10 * time.Second, RawStatus: "spooled",
+			RawFirstByteTimeout: 10 * time.Second, RawMaxPerAddress: 2,
 		}},
 	}
 	if !reflect.DeepEqual(cfg, want) {
@@ -357,6 +384,18 @@ func TestConfigErrors(t *testing.T) {
 			[]wantErr{
 				{mark: "a", words: []string{`"10.0.0.2:9101" is already the raw port of`, `"p"`}},
 				{mark: "b", words: []string{"raw_idle_gap", "longer than zero"}},
+			}},
+		{"raw bounds", okTop + "[[printers]]\nname = \"p\"\nurl = \"tcp://h\"\nraw_listen = \":9101\"\nraw_first_byte_timeout = \"0s\" #!a\nraw_max_per_address = 0 #!b\nraw_allow = [\"10.0.0.5\", \"pos-1\", \"10.0.0.0/33\"] #!c\n",
+			[]wantErr{
+				{mark: "a", words: []string{`raw_first_byte_timeout in [[printers]] "p"`, "longer than zero"}},
+				{mark: "b", words: []string{`raw_max_per_address in [[printers]] "p"`, "at least 1"}},
+				{mark: "c", words: []string{`raw_allow in [[printers]] "p"`, `"pos-1" is not an address or a CIDR range`, `"192.168.1.0/24"`}},
+				{mark: "c", words: []string{`raw_allow in [[printers]] "p"`, `"10.0.0.0/33" is not an address or a CIDR range`}},
+			}},
+		{"raw_allow empty or not a list", okTop + "[[printers]]\nname = \"p\"\nurl = \"tcp://h\"\nraw_listen = \":9101\"\nraw_allow = [] #!a\n[[printers]]\nname = \"q\"\nurl = \"tcp://i\"\nraw_listen = \":9102\"\nraw_allow = \"10.0.0.5\" #!b\n",
+			[]wantErr{
+				{mark: "a", words: []string{`raw_allow in [[printers]] "p"`, "is empty", "refuse every POS", "remove raw_allow"}},
+				{mark: "b", words: []string{`raw_allow in [[printers]] "q"`, "must be a list of POS addresses", "not text"}},
 			}},
 		{"raw_status not a choice", okTop + "[[printers]]\nname = \"p\"\nurl = \"tcp://h\"\nraw_listen = \":9101\"\nraw_status = \"live\" #!a\n",
 			[]wantErr{{mark: "a", words: []string{`raw_status in [[printers]] "p"`, `"live" is not a choice`, `"spooled"`, `"printer"`}}}},
