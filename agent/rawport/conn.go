@@ -152,10 +152,11 @@ func (c *conn) newDecoder() {
 // begun to arrive.
 func (c *conn) open() bool { return c.content || len(c.buf) > 0 }
 
-// deadline is when the next read gives up: ConnIdle after the last byte
-// with no job open; otherwise the quiet time that would end the job (none
-// inside a command: a boundary never splits one), and never later than
-// MaxJobDuration after the job opened.
+// deadline is when the next read gives up: with no content, when the
+// connection has carried no job for too long (noJobDeadline); otherwise
+// the quiet time that would end the job (none inside a command: a boundary
+// never splits one), and never later than MaxJobDuration after the job
+// opened.
 func (c *conn) deadline() time.Time {
 	d := c.quietDeadline()
 	if e, ok := c.turnExpiry(); ok && e.Before(d) {

@@ -94,7 +94,7 @@ func (a *addrs) reserve(ip netip.Addr) admission {
 	defer a.mu.Unlock()
 	st := a.state(ip)
 	switch {
-	case st.idle < a.max:
+	case st.idle < a.max && st.waiting == 0: // none of ip's waits before it
 		st.idle++
 		return admitRead
 	case st.waiting < a.waitMax && a.waiting < a.waitTotal:
@@ -155,19 +155,17 @@ func (a *addrs) setIdle(ip netip.Addr, idle bool) {
 
 // wait holds a connection reserve put to wait, numbered n by queue, until
 // ip has room for it to be read and every connection that waited before it
-// is read, then counts it idle. It reports false, uncounting it, when ctx
-// ends or stop is closed first (the port closes: every waiting connection
-// gives up, so none is left waiting for one that gave up).
+// has gone on, then counts it idle; the caller calls next once it has its
+// slots and its place in the port's line, so that ip's connections keep
+// their order there. It reports false, uncounting it, when ctx ends or
+// stop is closed first (the port closes: every waiting connection gives
+// up, so none is left waiting for one that gave up).
 func (a *addrs) wait(ctx context.Context, stop <-chan struct{}, ip netip.Addr, n uint64) bool {
 	for {
 		a.mu.Lock()
 		st := a.state(ip)
 		if st.idle < a.max && st.headWait == n {
-			st.waiting--
-			a.waiting--
-			st.idle++
-			st.headWait++
-			st.moved()
+			st.idle++ // still waiting too until next: arrivals go behind it
 			a.mu.Unlock()
 			return true
 		}
@@ -183,6 +181,19 @@ func (a *addrs) wait(ctx context.Context, stop <-chan struct{}, ip netip.Addr, n
 			return false
 		}
 	}
+}
+
+// next ends the wait of the connection wait let through, and lets the one
+// behind it go on.
+func (a *addrs) next(ip netip.Addr) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st := a.state(ip)
+	st.waiting--
+	a.waiting--
+	st.headWait++
+	st.moved()
+	a.forget(ip, st)
 }
 
 // addrOf is the client address of a connection, the key of the

@@ -362,12 +362,20 @@ func (p *Port) admit(c net.Conn, ip netip.Addr, how admission, shared bool) {
 			p.mu.Unlock()
 		}()
 		if how == admitWait {
-			var ok bool
-			if shared, ok = p.await(ip, waitNo); !ok {
+			if !p.addrs.wait(p.ctx, p.lnClosed, ip, waitNo) {
 				resetClose(c) // the port closed: as its backlog is
 				return
 			}
-			turn = p.line.take()
+			var ok bool
+			shared, ok = p.waitSlots(ip)
+			if ok {
+				turn = p.line.take()
+			}
+			p.addrs.next(ip) // after the place in line: ip's keep their order
+			if !ok {
+				resetClose(c)
+				return
+			}
 		}
 		// The slots are free before Stats stops counting the connection.
 		defer p.releaseSlots(shared)
@@ -377,14 +385,11 @@ func (p *Port) admit(c net.Conn, ip netip.Addr, how admission, shared bool) {
 	}()
 }
 
-// await holds a connection that waits, numbered n in ip's line, until its
-// address has room, then takes its slots as acceptLoop does, waiting for
-// them too. It reports false, having taken nothing, when the port closes
-// first (or closed while it waited and its drain is over).
-func (p *Port) await(ip netip.Addr, n uint64) (shared, ok bool) {
-	if !p.addrs.wait(p.ctx, p.lnClosed, ip, n) {
-		return false, false
-	}
+// waitSlots takes the slots of a connection from ip that waited for its
+// address's room, as acceptLoop does, waiting for them too. It reports
+// false, having taken nothing and uncounted the connection, when the port
+// closes first (or closed while it waited and its drain is over).
+func (p *Port) waitSlots(ip netip.Addr) (shared, ok bool) {
 	if !p.acquire() {
 		p.addrs.unreserve(ip, admitRead)
 		return false, false
