@@ -324,7 +324,7 @@ func (c *conn) closeNoJob(now time.Time) {
 	if c.hadJob {
 		c.log.Debug("rawport: connection closed: no new job since its last one", "limit", c.p.o.ConnIdle)
 	} else {
-		c.p.lines.log(c.log, slog.LevelInfo, "rawport: connection closed: it sent nothing to print within raw_first_byte_timeout (a POS sends its job at once; status queries and padding do not keep a connection open)",
+		c.p.lines.log(c.log, slog.LevelInfo, "rawport: connection closed: it sent nothing to print within raw_first_byte_timeout (a POS sends its job at once; status queries and padding do not keep a connection open); raise raw_first_byte_timeout if a POS of yours connects long before it prints",
 			"limit", c.p.o.FirstByteTimeout, "open_for", now.Sub(c.idleSince).Round(time.Millisecond), "key", "raw_first_byte_timeout")
 	}
 	if len(c.buf) > 0 {
