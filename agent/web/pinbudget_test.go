@@ -104,15 +104,16 @@ func TestPINBudgetSparesAManager(t *testing.T) {
 
 // TestPINLockoutPerSubnet ensures wrong PINs from one IPv6 /64 count as one
 // client, whatever address of it each comes from: the fifth locks a sixth
-// address of the /64 out, not another /64.
+// address of the /64 out (429 with Retry-After), not another /64.
 func TestPINLockoutPerSubnet(t *testing.T) {
 	h := newHarness(t)
 	h.setPIN()
 	for i := 1; i <= PINFailureLimit; i++ {
 		h.login(&client{remote: fmt.Sprintf("[2001:db8:0:1::%x]:1", i)}, "111111")
 	}
-	if res := h.login(&client{remote: "[2001:db8:0:1:aaaa::1]:1"}, testPIN); res.StatusCode != http.StatusTooManyRequests {
-		t.Fatalf("another address of the locked /64: %d, want 429", res.StatusCode)
+	res := h.login(&client{remote: "[2001:db8:0:1:aaaa::1]:1"}, testPIN)
+	if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") != "60" {
+		t.Fatalf("another address of the locked /64: %d, Retry-After %q; want 429, 60", res.StatusCode, res.Header.Get("Retry-After"))
 	}
 	if res := h.login(&client{remote: "[2001:db8:0:2::1]:1"}, testPIN); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("another /64: %d, want 303", res.StatusCode)
