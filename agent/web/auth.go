@@ -24,10 +24,11 @@ const (
 )
 
 // checkPIN checks pin for r's client, counting a wrong one against its
-// address, and returns how long it is locked out when it is.
+// address and the shared budget, and returns how long it is locked out
+// when it is.
 func (p *Page) checkPIN(r *http.Request, pin string) (pinResult, time.Duration) {
-	addr := lockout.ClientAddr(r)
-	if left := p.lockout.LockedFor(addr); left > 0 {
+	addr := pinClient(r)
+	if left := p.pinLockedFor(addr); left > 0 {
 		return pinLocked, left
 	}
 	hash, err := LoadPIN(p.opts.DataDir)
@@ -39,20 +40,20 @@ func (p *Page) checkPIN(r *http.Request, pin string) (pinResult, time.Duration) 
 		return pinError, 0
 	}
 	p.pinMu.Lock()
-	ok := VerifyPIN(hash, pin)
-	p.pinMu.Unlock()
-	if ok {
+	defer p.pinMu.Unlock()
+	// Checks queue on pinMu: one that waited while a lockout began is
+	// refused, not checked.
+	if left := p.pinLockedFor(addr); left > 0 {
+		return pinLocked, left
+	}
+	if VerifyPIN(hash, pin) {
 		p.lockout.Succeed(addr)
 		return pinOK, 0
 	}
-	if p.lockout.Fail(addr) {
-		p.log.LogAttrs(r.Context(), slog.LevelWarn, "manager page: too many wrong PINs from one client; refusing it for a while",
-			slog.String("client", addr.String()),
-			slog.Int("wrong_pins", PINFailureLimit),
-			slog.Duration("within", PINFailureWindow))
-		return pinLocked, p.lockout.LockedFor(addr)
+	if left := p.pinFailed(r, addr); left > 0 {
+		return pinLocked, left
 	}
-	p.log.LogAttrs(r.Context(), slog.LevelInfo, "manager page: wrong PIN", slog.String("client", addr.String()))
+	p.log.LogAttrs(r.Context(), slog.LevelInfo, "manager page: wrong PIN", slog.String("client", lockout.ClientAddr(r).String()))
 	return pinWrong, 0
 }
 
@@ -155,12 +156,11 @@ func (p *Page) loginForm(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
-	status, errText := http.StatusOK, ""
-	l := pickLang(r)
-	if left := p.lockout.LockedFor(lockout.ClientAddr(r)); left > 0 {
-		status, errText = http.StatusTooManyRequests, l.T("login.locked", seconds(left))
+	if left := p.pinLockedFor(pinClient(r)); left > 0 {
+		p.renderLocked(w, r, left)
+		return
 	}
-	p.renderLogin(w, r, status, errText)
+	p.renderLogin(w, r, http.StatusOK, "")
 }
 
 // noPIN answers a login before any PIN exists: setup from this PC, or how
@@ -199,7 +199,7 @@ func (p *Page) loginSubmit(w http.ResponseWriter, r *http.Request) {
 	case pinUnset:
 		p.noPIN(w, r)
 	case pinLocked:
-		p.renderLogin(w, r, http.StatusTooManyRequests, l.T("login.locked", seconds(left)))
+		p.renderLocked(w, r, left)
 	case pinWrong:
 		p.renderLogin(w, r, http.StatusUnauthorized, l.T("login.wrong"))
 	default:

@@ -189,6 +189,7 @@ var catalog = map[string]msg{
 	"login.submit":        {"Sign in", "登录"},
 	"login.wrong":         {"That PIN is not right.", "PIN 不正确。"},
 	"login.locked":        {"Too many wrong PINs from this device. Try again in %d seconds.", "此设备输错 PIN 次数过多，请 %d 秒后再试。"},
+	"login.paused":        {"Too many wrong PINs were tried from this network, so PIN sign-in is paused for everyone. Try again in %s.", "本网络上有人多次输错 PIN，PIN 登录已对所有人暂停。请 %s 后再试。"},
 	"login.nopin.title":   {"No manager PIN yet", "尚未设置管理员 PIN"},
 	"login.nopin.body":    {"This agent has no manager PIN yet. Set one from a browser on the store PC itself (http://127.0.0.1…), or run this on the PC:", "此代理尚未设置管理员 PIN。请在门店电脑本机的浏览器中设置（http://127.0.0.1…），或在电脑上运行："},
 	"setup.title":         {"Set the manager PIN", "设置管理员 PIN"},
@@ -264,6 +265,11 @@ var catalog = map[string]msg{
 	"alert.task":          {"Task %s: %s", "任务 %s：%s"},
 	"alert.spool":         {"Agent %s: %s", "代理%s：%s"},
 	"alert.raw_refused":   {"Printer %s: a job the POS sent to its printer port was refused and did not print (%s); print it again from the POS", "打印机 %s：收银机发到打印端口的一单被拒收，未打印（%s）；请在收银机上重新打印"},
+	"alert.pin_paused":    {"Someone tried many wrong PINs from %d addresses; PIN sign-in is paused for %s. If it was not you, check who is on the store's network.", "有人从 %d 个地址多次输错 PIN；PIN 登录已暂停 %s。如果不是您，请检查门店网络上有哪些设备。"},
+	"dur.minute":          {"1 minute", "1 分钟"},
+	"dur.minutes":         {"%d minutes", "%d 分钟"},
+	"dur.hour":            {"1 hour", "1 小时"},
+	"dur.hours":           {"%d hours", "%d 小时"},
 	"alert.link_unpaired": {"The agent is not paired with the cloud: cloud orders will not print.", "代理未与云端配对：云端订单将不会打印。"},
 
 	// Tasks list.
