@@ -91,8 +91,9 @@ func nvGraphicsFn(fn byte) bool {
 	return false
 }
 
-// stripTable is indexed by the command's first two bytes (DLE DC4 by its
-// first three, GS g and FS g by three).
+// stripTable is matched by prefix: a command's first two bytes, or three
+// where the third picks the function (DLE DC4 fn, GS g, FS g, the GS ( and
+// FS ( families).
 var stripTable = []struct {
 	prefix string
 	rule   stripRule
@@ -182,11 +183,10 @@ func stripped(b []byte) (*stripRule, int) {
 		e := &stripTable[i]
 		p := e.prefix
 		if len(b) < len(p) {
-			// Part of a longer prefix: a prefix of two bytes is always
-			// there (len(b) >= 2); a third byte still to come leaves the
-			// command undecided, and the decoder, asked first, waits for
-			// it too (every command it frames on these first two bytes is
-			// at least three bytes long).
+			// A three-byte prefix whose third byte is still to come: the
+			// command is undecided. Waiting changes nothing the decoder
+			// would do: every command starting with these two bytes is at
+			// least three long, so it would wait too.
 			if string(b) == p[:len(b)] {
 				return &e.rule, 0
 			}
