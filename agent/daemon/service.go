@@ -19,6 +19,7 @@ import (
 
 	"printgate/agent"
 	"printgate/agent/config"
+	"printgate/agent/hostcheck"
 	"printgate/agent/localapi"
 	"printgate/agent/logring"
 	"printgate/agent/metrics"
@@ -155,7 +156,14 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 		<-runDone
 		return err
 	}
-	srv := localapi.NewServer(page, localapi.ServerTimeouts{}, log)
+	// Every request passes the Host and Origin checks first, API included:
+	// a page whose name an attacker points at this PC must get nothing.
+	guard := hostcheck.New(page, hostcheck.Options{
+		Addr:   ln.Addr(),
+		Names:  listenerNames(cfg, tlsConf),
+		Logger: log,
+	})
+	srv := localapi.NewServer(guard, localapi.ServerTimeouts{}, log)
 	serveErr := make(chan error, 1)
 	mode := "off"
 	if tlsConf != nil {
@@ -270,6 +278,26 @@ func listenerTLS(cfg *config.Config) (*tls.Config, string, error) {
 		return nil, "", fmt.Errorf("tls for the local listener: %w", err)
 	}
 	return tlscert.ServerConfig(cert), fp, nil
+}
+
+// listenerNames are the names and addresses, besides loopback and this
+// computer's own, that a client may call the listener by: allowed_hosts,
+// tls_hosts and the names the listener's certificate carries (a POS that
+// trusts the certificate calls the agent by one of them).
+func listenerNames(cfg *config.Config, tlsConf *tls.Config) []string {
+	names := append(append([]string(nil), cfg.AllowedHosts...), cfg.TLS.Hosts...)
+	if tlsConf != nil {
+		for _, c := range tlsConf.Certificates {
+			if c.Leaf == nil {
+				continue
+			}
+			names = append(names, c.Leaf.DNSNames...)
+			for _, ip := range c.Leaf.IPAddresses {
+				names = append(names, ip.String())
+			}
+		}
+	}
+	return names
 }
 
 // loopbackOnly reports whether addr can only be reached from this computer.
