@@ -19,7 +19,7 @@ const (
 	CodePruned           = "pruned"              // 410: task body deleted by retention
 	CodePayloadTooLarge  = "payload_too_large"   // 413
 	CodeMisdirected      = "misdirected_request" // 421: the Host is not a name this agent answers for (allowed_hosts)
-	CodeTooManyRequests  = "too_many_requests"   // 429: too many wrong tokens from this address; see Retry-After
+	CodeTooManyRequests  = "too_many_requests"   // 429: too many wrong tokens from this address and Host, and this request lacks the right one; see Retry-After
 	CodeUnavailable      = "unavailable"         // 503: shutting down or request cut short
 	// 503: the task IS stored, but the core that prints it stopped; it
 	// prints after the restart: resend the same task_no, never a new one.

@@ -104,7 +104,7 @@ func New(next http.Handler, o Options) *Guard {
 	}
 	g.warns.now = g.now
 	for _, n := range o.Names {
-		if n = normalize(n); n != "" {
+		if n = Normalize(n); n != "" {
 			g.names[n] = true
 		}
 	}
@@ -134,7 +134,7 @@ func New(next http.Handler, o Options) *Guard {
 // reports "pos-pc.corp.lan" and is called "pos-pc"), and that label in
 // .local (mDNS, Bonjour).
 func machineNames(hostname string) []string {
-	h := normalize(hostname)
+	h := Normalize(hostname)
 	if h == "" {
 		return nil
 	}
@@ -142,10 +142,10 @@ func machineNames(hostname string) []string {
 	return slices.Compact([]string{h, short, short + ".local"})
 }
 
-// normalize is a host as the check compares it: no port, no brackets, lower
-// case, no trailing dot, an address in its plain form (no zone, IPv4-mapped
-// IPv6 as IPv4).
-func normalize(host string) string {
+// Normalize is a Host header value as the check compares it: no port, no
+// brackets, lower case, no trailing dot, an address in its plain form (no
+// zone, IPv4-mapped IPv6 as IPv4). The API's token throttle keys on it too.
+func Normalize(host string) string {
 	host = strings.TrimSpace(host)
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
@@ -161,7 +161,7 @@ func normalize(host string) string {
 // agent. An empty Host (HTTP/1.0) passes: a browser always sends one, and
 // rebinding needs the browser.
 func (g *Guard) Allowed(host string) bool {
-	h := normalize(host)
+	h := Normalize(host)
 	if h == "" || g.names[h] {
 		return true
 	}

@@ -125,7 +125,9 @@ func TestHostRefusal(t *testing.T) {
 	r := newRig(t, "127.0.0.1:8631")
 	for _, path := range []string{"/api/v1/tasks", "/healthz", "/metrics"} {
 		w := r.send("GET", path, "evil.example:8631", nil)
-		var body struct{ Error struct{ Code, Message string } }
+		var body struct {
+			Error struct{ Code, Message string }
+		}
 		if w.Code != http.StatusMisdirectedRequest || json.Unmarshal(w.Body.Bytes(), &body) != nil ||
 			body.Error.Code != "misdirected_request" || !strings.Contains(body.Error.Message, `host "evil.example:8631" is not one this agent answers for`) ||
 			!strings.Contains(body.Error.Message, "allowed_hosts") {
