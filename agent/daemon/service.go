@@ -15,6 +15,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"printgate/agent"
@@ -156,6 +157,17 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 		<-runDone
 		return err
 	}
+	// While no PIN is set, the page asks for a one-time setup code that
+	// only someone at this PC sees; made before the first request.
+	setupAt, browserSetup := setupURL(ln.Addr(), tlsConf != nil)
+	setupCode := ""
+	if browserSetup {
+		if setupCode, err = web.PrepareSetup(cfg.DataDir); err != nil {
+			log.Error("the first-run setup code could not be written; set the manager PIN with printgate pin set instead", "err", err)
+		}
+	} else if err := web.RemoveSetupCode(cfg.DataDir); err != nil {
+		log.Warn("a stale first-run setup code could not be removed", "err", err)
+	}
 	// Every request passes the Host and Origin checks first, API included:
 	// a page whose name an attacker points at this PC must get nothing.
 	guard := hostcheck.New(page, hostcheck.Options{
@@ -181,6 +193,10 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 		attrs = append(attrs, "tls_fingerprint", fingerprint)
 	}
 	log.Info("printgate listening", attrs...)
+	if setupCode != "" {
+		// Out of the log ring: no remote or page log tail may carry it.
+		log.WarnContext(logring.LocalOnly(ctx), fmt.Sprintf("first-run setup code: %s (open %s and type it; it is also in printgate status)", setupCode, setupAt))
+	}
 	if tlsConf == nil && !loopbackOnly(ln.Addr()) {
 		log.Warn("the local API is open to the network without TLS: the token crosses the shop's Wi-Fi in clear; set tls = \"self-signed\" in the config", "addr", ln.Addr().String())
 	}
@@ -298,6 +314,24 @@ func listenerNames(cfg *config.Config, tlsConf *tls.Config) []string {
 		}
 	}
 	return names
+}
+
+// setupURL is where a browser on this PC opens first-run setup, and false
+// when it cannot: setup takes only a loopback client, and a listener bound
+// to a LAN address is reached from this PC through that address.
+func setupURL(addr net.Addr, tls bool) (string, bool) {
+	ta, ok := addr.(*net.TCPAddr)
+	if !ok || !(ta.IP.IsLoopback() || ta.IP.IsUnspecified()) {
+		return "", false
+	}
+	scheme, host := "http", "127.0.0.1"
+	if tls {
+		scheme = "https"
+	}
+	if ta.IP.IsLoopback() {
+		host = ta.IP.String()
+	}
+	return scheme + "://" + net.JoinHostPort(host, strconv.Itoa(ta.Port)) + "/setup", true
 }
 
 // loopbackOnly reports whether addr can only be reached from this computer.
