@@ -208,8 +208,9 @@ func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		host := shorten(r.Host)
 		g.warns.warn(g.log, "local listener: refused a request for a host this agent does not answer for (421); if a POS calls the agent by this name, add it to allowed_hosts in the config",
 			"host", host, "client", r.RemoteAddr, "method", r.Method, "path", shorten(r.URL.Path))
+		// The name as allowed_hosts would list it: no port.
 		refuse(w, r, http.StatusMisdirectedRequest, api.CodeMisdirected,
-			fmt.Sprintf("host %q is not one this agent answers for; add it to allowed_hosts in printgate.toml if a POS calls the agent by that name", host))
+			fmt.Sprintf("host %q is not one this agent answers for; add it to allowed_hosts in printgate.toml if a POS calls the agent by that name", shorten(Normalize(r.Host))))
 		return
 	}
 	if err := g.cross.Check(r); err != nil {

@@ -129,7 +129,7 @@ func TestHostRefusal(t *testing.T) {
 			Error struct{ Code, Message string }
 		}
 		if w.Code != http.StatusMisdirectedRequest || json.Unmarshal(w.Body.Bytes(), &body) != nil ||
-			body.Error.Code != "misdirected_request" || !strings.Contains(body.Error.Message, `host "evil.example:8631" is not one this agent answers for`) ||
+			body.Error.Code != "misdirected_request" || !strings.Contains(body.Error.Message, `host "evil.example" is not one this agent answers for`) ||
 			!strings.Contains(body.Error.Message, "allowed_hosts") {
 			t.Errorf("GET %s: %d %q, want 421 misdirected_request naming the host and allowed_hosts", path, w.Code, w.Body)
 		}
