@@ -67,6 +67,7 @@ func (p *Page) pinSet() bool {
 // authForm is the data of the login and setup forms.
 type authForm struct {
 	Token   string // the form's CSRF token
+	Code    string // the setup code, again, once it was typed right
 	Error   string
 	Next    string
 	Min     int
@@ -92,13 +93,15 @@ func (p *Page) setupForm(w http.ResponseWriter, r *http.Request) {
 		p.setupRefused(w, r)
 		return
 	}
-	p.renderSetup(w, r, http.StatusOK, "")
+	p.renderSetup(w, r, http.StatusOK, "", "")
 }
 
-func (p *Page) renderSetup(w http.ResponseWriter, r *http.Request, status int, errText string) {
+// renderSetup shows the setup form; code is the setup code to fill in
+// again (one the client typed right), else "".
+func (p *Page) renderSetup(w http.ResponseWriter, r *http.Request, status int, errText, code string) {
 	v := p.newView(r, nil, "")
 	v.Title = v.L.T("setup.title")
-	v.Data = authForm{Token: p.formToken(w, r), Error: errText, Min: MinPINLength, Max: MaxPINLength}
+	v.Data = authForm{Token: p.formToken(w, r), Code: code, Error: errText, Min: MinPINLength, Max: MaxPINLength}
 	p.render(w, r, status, "setup.html", v)
 }
 
@@ -116,6 +119,26 @@ func (p *Page) setupSubmit(w http.ResponseWriter, r *http.Request) {
 		p.setupRefused(w, r)
 		return
 	}
+	code := r.PostFormValue("code")
+	switch res, left := p.checkSetupCode(r, code); res {
+	case codeOK:
+	case codeLocked:
+		p.pinMu.Unlock()
+		p.renderSetup(w, r, http.StatusTooManyRequests, l.T("setup.locked", seconds(left)), "")
+		return
+	case codeWrong:
+		p.pinMu.Unlock()
+		p.renderSetup(w, r, http.StatusUnauthorized, l.T("setup.code.wrong"), "")
+		return
+	case codeMissing:
+		p.pinMu.Unlock()
+		p.renderSetup(w, r, http.StatusForbidden, l.T("setup.code.missing"), "")
+		return
+	default:
+		p.pinMu.Unlock()
+		http.Error(w, "internal error; see the agent's log", http.StatusInternalServerError)
+		return
+	}
 	var errText string
 	switch {
 	case pin != pin2:
@@ -131,10 +154,10 @@ func (p *Page) setupSubmit(w http.ResponseWriter, r *http.Request) {
 	}
 	p.pinMu.Unlock()
 	if errText != "" {
-		p.renderSetup(w, r, http.StatusBadRequest, errText)
+		p.renderSetup(w, r, http.StatusBadRequest, errText, code)
 		return
 	}
-	p.log.LogAttrs(r.Context(), slog.LevelInfo, "manager page: PIN set from this PC's browser")
+	p.log.LogAttrs(r.Context(), slog.LevelInfo, "manager page: PIN set from this PC's browser with the setup code; the code is deleted")
 	p.signIn(w, r, "/")
 }
 

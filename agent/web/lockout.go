@@ -62,7 +62,7 @@ func (p *Page) pinLockedFor(client netip.Addr) time.Duration {
 func (p *Page) pinFailed(r *http.Request, client netip.Addr) time.Duration {
 	from := lockout.ClientAddr(r).String()
 	if p.lockout.Fail(client) {
-		p.log.LogAttrs(r.Context(), slog.LevelWarn, "manager page: too many wrong PINs from one client; refusing it for a while",
+		p.log.LogAttrs(r.Context(), slog.LevelWarn, "manager page: too many wrong PINs or setup codes from one client; refusing it for a while",
 			slog.String("client", from),
 			slog.Int("wrong_pins", PINFailureLimit),
 			slog.Duration("within", PINFailureWindow))

@@ -84,6 +84,9 @@ type Page struct {
 	// pinMu serialises first-run setup and PIN checks: argon2id takes
 	// 19 MiB per check, so checks run one at a time.
 	pinMu sync.Mutex
+	// wrongCodes counts wrong first-run setup codes from every client
+	// (under pinMu); at SetupCodeSpendLimit the code is removed.
+	wrongCodes int
 
 	streams atomic.Int32
 
