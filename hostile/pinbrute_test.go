@@ -37,6 +37,9 @@ func TestPINBruteForceManyAddresses(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("needs every 127.0.0.0/8 address on lo (Linux)")
 	}
+	// It waits out a real minute's pause: let the rest of the suite run
+	// meanwhile.
+	t.Parallel()
 	a := start(t, Setup{})
 	setPIN(t, a, hostilePIN)
 
@@ -52,7 +55,7 @@ func TestPINBruteForceManyAddresses(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := pinBrowser(t, a, 10+n)
+			c := newPINGuesser(t, a, 10+n)
 			for i := range each {
 				code, _, err := c.tryPIN(fmt.Sprintf("%06d", 100000+n*each+i))
 				if err != nil {
@@ -76,7 +79,7 @@ func TestPINBruteForceManyAddresses(t *testing.T) {
 
 	// The right PIN from an address that never failed: refused too, and
 	// told when to come back.
-	fresh := pinBrowser(t, a, 200)
+	fresh := newPINGuesser(t, a, 200)
 	code, retry, err := fresh.tryPIN(hostilePIN)
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +107,7 @@ func TestPINBruteForceManyAddresses(t *testing.T) {
 	}
 	// When the pause ends the budget is whole again: the manager signs in.
 	time.Sleep(time.Duration(secs)*time.Second + 500*time.Millisecond)
-	code, _, err = pinBrowser(t, a, 201).tryPIN(hostilePIN)
+	code, _, err = newPINGuesser(t, a, 201).tryPIN(hostilePIN)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,15 +127,15 @@ func setPIN(t *testing.T, a *Agent, pin string) {
 	}
 }
 
-// browser is one client of the manager page from its own loopback
+// pinGuesser is one client of the manager page from its own loopback
 // address, with its own cookies.
-type browser struct {
+type pinGuesser struct {
 	a *Agent
 	c *http.Client
 }
 
-// pinBrowser is a browser whose connections come from 127.0.0.n.
-func pinBrowser(t *testing.T, a *Agent, n int) *browser {
+// newPINGuesser is a pinGuesser whose connections come from 127.0.0.n.
+func newPINGuesser(t *testing.T, a *Agent, n int) *pinGuesser {
 	t.Helper()
 	jar, err := cookiejar.New(nil)
 	if err != nil {
@@ -141,7 +144,7 @@ func pinBrowser(t *testing.T, a *Agent, n int) *browser {
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(n))}, Timeout: 10 * time.Second}
 	tr := &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}
 	t.Cleanup(tr.CloseIdleConnections)
-	return &browser{a: a, c: &http.Client{
+	return &pinGuesser{a: a, c: &http.Client{
 		Transport: tr, Jar: jar, Timeout: 30 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
@@ -154,7 +157,7 @@ var csrfInForm = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 
 // tryPIN loads the login form and submits pin with its CSRF token, like a
 // person at the page; it returns the POST's status and Retry-After.
-func (b *browser) tryPIN(pin string) (int, string, error) {
+func (b *pinGuesser) tryPIN(pin string) (int, string, error) {
 	res, err := b.c.Get(b.a.Base + "/login")
 	if err != nil {
 		return 0, "", fmt.Errorf("GET /login: %w", err)
