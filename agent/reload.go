@@ -88,6 +88,7 @@ func restartNeeded(run, next *config.Config) []string {
 	}
 	check("data_dir", run.DataDir == next.DataDir)
 	check("listen", run.Listen == next.Listen)
+	check("allowed_hosts", slices.Equal(run.AllowedHosts, next.AllowedHosts))
 	check("tls", reflect.DeepEqual(run.TLS, next.TLS))
 	check("api_token", run.APIToken.Reveal() == next.APIToken.Reveal() && run.APITokenFile == next.APITokenFile)
 	check("cloud", reflect.DeepEqual(run.Cloud, next.Cloud))

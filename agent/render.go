@@ -1,13 +1,15 @@
 package agent
 
 import (
+	"slices"
+
 	"printgate/drivers/escpos"
 	"printgate/spool"
 )
 
 // render builds the job bytes for t as printed on lane l: the document
 // rendered for l's profile, or the raw payload, with the banners the task's
-// history calls for.
+// history calls for; a raw payload ends with enablePrinter.
 func render(t *spool.Task, l *lane) ([]byte, error) {
 	opts := renderOptions(t)
 	if len(t.Document) > 0 {
@@ -17,8 +19,22 @@ func render(t *spool.Task, l *lane) ([]byte, error) {
 		}
 		return escpos.Render(doc, l.pc.Profile, opts)
 	}
-	return rawJob(t.Payload, l.pc.Profile, opts)
+	job, err := rawJob(t.Payload, l.pc.Profile, opts)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Concat(job, enablePrinter), nil
 }
+
+// enablePrinter is ESC = 1 (select peripheral device: the printer). It
+// ends every raw payload the agent prints, after its banners: a payload
+// that disabled the printer (ESC = 0, which the raw port strips but a
+// payload through the API may carry) would leave it ignoring everything
+// after, ESC @ and the agent's next tickets included, while it still
+// answers DLE EOT as if healthy. It is a whole command, so the job still
+// ends on a command boundary (DESIGN.md invariant 9). The page's preview
+// leaves it out: it prints nothing.
+var enablePrinter = []byte{0x1B, '=', 0x01}
 
 // rawJob is a raw payload as the lane sends it to a printer of profile p:
 // the banners opts call for before it, and after an incomplete one the

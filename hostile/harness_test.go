@@ -57,6 +57,14 @@ type Setup struct {
 	Listen string
 	// NoWait skips the /healthz wait (for a config the agent must refuse).
 	NoWait bool
+	// TokenFile puts the API token in api-token.txt in the data dir, mode
+	// 0644 as `printgate token > api-token.txt` leaves it, and names it with
+	// api_token_file instead of writing api_token inline.
+	TokenFile bool
+	// Before, when set, runs on the data dir after the config is written
+	// and before the agent starts (to put a device token there, or widen a
+	// mode).
+	Before func(dir string)
 }
 
 // Agent is one run of the real binary.
@@ -102,7 +110,18 @@ func start(t *testing.T, s Setup) *Agent {
 	}
 	a.Base = "http://" + net.JoinHostPort(host, port)
 	var cfg strings.Builder
-	fmt.Fprintf(&cfg, "data_dir = %q\nlisten = %q\napi_token = %q\n%s\n", dir, listen, testToken, s.Top)
+	tokenLine := fmt.Sprintf("api_token = %q", testToken)
+	if s.TokenFile {
+		tf := filepath.Join(dir, "api-token.txt")
+		if err := os.WriteFile(tf, []byte(testToken+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(tf, 0o644); err != nil { // whatever the umask
+			t.Fatal(err)
+		}
+		tokenLine = fmt.Sprintf("api_token_file = %q", tf)
+	}
+	fmt.Fprintf(&cfg, "data_dir = %q\nlisten = %q\n%s\n%s\n", dir, listen, tokenLine, s.Top)
 	cfg.WriteString("[log]\nlevel = \"debug\"\n")
 	cfg.WriteString(s.Tables)
 	fmt.Fprintf(&cfg, "\n[[printers]]\nname = \"p0\"\nurl = \"tcp://%s\"\n", p.Addr())
@@ -114,6 +133,9 @@ func start(t *testing.T, s Setup) *Agent {
 	a.Config = filepath.Join(dir, "printgate.toml")
 	if err := os.WriteFile(a.Config, []byte(cfg.String()), 0o600); err != nil {
 		t.Fatal(err)
+	}
+	if s.Before != nil {
+		s.Before(dir)
 	}
 	a.cmd = exec.Command(bin, "run", "--config", a.Config)
 	a.cmd.Stdout, a.cmd.Stderr = a.logs, a.logs
@@ -165,6 +187,9 @@ func (a *Agent) stop(t *testing.T) {
 		t.Logf("agent output:\n%s", a.logs.String())
 	}
 }
+
+// Pid is the agent's process id.
+func (a *Agent) Pid() int { return a.cmd.Process.Pid }
 
 // Logs is everything the agent wrote to stdout and stderr so far.
 func (a *Agent) Logs() string { return a.logs.String() }

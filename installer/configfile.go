@@ -71,6 +71,10 @@ data_dir = ` + tomlString(o.DataDir) + `
 # tls = "self-signed").
 listen = ` + tomlString(o.Listen) + `
 
+# A POS that calls this PC by a DNS name of its own (not its address or its
+# computer name) is refused with 421 until the name is listed here:
+# allowed_hosts = ["pos.local"]
+
 # The token every POS must send (Authorization: Bearer ...). Make a new one
 # with ` + "`printgate token`" + `.
 `)

@@ -17,13 +17,20 @@ const (
 	CodeConflict         = "conflict"           // 409: action does not fit the task's state
 	CodePruned           = "pruned"             // 410: task body deleted by retention
 	CodePayloadTooLarge  = "payload_too_large"  // 413
-	CodeTooManyRequests  = "too_many_requests"  // 429: too many wrong tokens from this address; see Retry-After
+	CodeTooManyRequests  = "too_many_requests"  // 429: too many wrong tokens from this address and Host, and this request lacks the right one; see Retry-After
 	CodeUnavailable      = "unavailable"        // 503: shutting down or request cut short
 	// 503: the task IS stored, but the core that prints it stopped; it
 	// prints after the restart: resend the same task_no, never a new one.
 	CodeStoredNotPrinting = "stored_not_printing"
 	CodeStorageFull       = "storage_full" // 507
 	CodeInternal          = "internal"     // 500
+)
+
+// Codes of the checks in front of every handler of the listener
+// (agent/hostcheck, PROTOCOL.md §3 Host check and cross-origin requests).
+const (
+	CodeCrossOrigin = "cross_origin"        // 403: a page of another site sent this POST through a browser
+	CodeMisdirected = "misdirected_request" // 421: the Host is not a name this agent answers for (allowed_hosts)
 )
 
 // CodeConfigInvalid is the code of a reload refused because the config file

@@ -39,6 +39,13 @@ type Config struct {
 	Listen string
 	// TLS says whether and how the local listener serves HTTPS.
 	TLS TLS
+	// AllowedHosts are extra names (or addresses) a client may call the
+	// listener by, in the Host header (allowed_hosts): a POS that reaches
+	// the agent through a DNS name of its own. Lower case, without a port
+	// or a trailing dot. Every other name is refused 421, so a web page
+	// whose name an attacker points at this machine (DNS rebinding) gets
+	// nothing (PROTOCOL.md §3 Host check).
+	AllowedHosts []string
 	// APIToken is the bearer token the POS presents to the intake API, from
 	// api_token or read from api_token_file. It prints as "[redacted]".
 	APIToken Secret
@@ -312,7 +319,7 @@ const (
 )
 
 // topKeys are the keys allowed at the top of the file.
-var topKeys = []string{"data_dir", "listen", "api_token", "api_token_file", "tls", "tls_hosts", "tls_cert", "tls_key", "cloud", "defaults", "spool", "log", "printers"}
+var topKeys = []string{"data_dir", "listen", "allowed_hosts", "api_token", "api_token_file", "tls", "tls_hosts", "tls_cert", "tls_key", "cloud", "defaults", "spool", "log", "printers"}
 
 // parser collects the problems of one file while reading it.
 type parser struct {
@@ -394,6 +401,7 @@ func (p *parser) config(raw map[string]any) *Config {
 			cfg.Listen = s
 		}
 	}
+	p.allowedHosts(top, cfg)
 	p.apiToken(top, cfg)
 	p.tls(top, cfg)
 	if t := top.table("cloud", "[cloud]"); t != nil {
@@ -431,6 +439,72 @@ func checkListen(s string) error {
 		return fmt.Errorf("%q has port %q: the port must be a number from 1 to 65535, such as 8631", s, port)
 	}
 	return nil
+}
+
+// allowedHosts reads allowed_hosts: host names or IP addresses as a Host
+// header carries them, without scheme, port or path, since the check
+// ignores the port and a name with one would never match.
+func (p *parser) allowedHosts(top *table, cfg *Config) {
+	v, ok := top.get("allowed_hosts")
+	if !ok {
+		return
+	}
+	list, isList := v.([]any)
+	if !isList {
+		top.wrongType("allowed_hosts", `a list of host names, such as ["pos.local"]`, v)
+		return
+	}
+	for _, h := range list {
+		s, ok := h.(string)
+		if !ok {
+			top.wrongType("allowed_hosts", `a list of host names in quotes, such as ["pos.local"]`, v)
+			return
+		}
+		name, err := checkAllowedHost(s)
+		if err != nil {
+			top.errf("allowed_hosts", "%v", err)
+			continue
+		}
+		if !slices.Contains(cfg.AllowedHosts, name) {
+			cfg.AllowedHosts = append(cfg.AllowedHosts, name)
+		}
+	}
+}
+
+// checkAllowedHost returns entry as the Host check compares it (lower
+// case, no trailing dot, an IPv6 address without brackets), or why it can
+// never match a Host header.
+func checkAllowedHost(entry string) (string, error) {
+	s := strings.TrimSpace(entry)
+	switch {
+	case s == "":
+		return "", errors.New("has an empty name: list host names such as \"pos.local\"")
+	case strings.Contains(s, "://"):
+		return "", fmt.Errorf("%q is a URL: list the host name only, such as %q", entry, hostOfURL(s))
+	case strings.Contains(s, "*"):
+		return "", fmt.Errorf("%q has a wildcard: list each name the POS uses, such as \"pos.local\"", entry)
+	case strings.ContainsAny(s, "/?#@ \t"):
+		return "", fmt.Errorf("%q is not a host name: list names such as \"pos.local\" or addresses such as \"192.168.1.10\"", entry)
+	}
+	if a, err := netip.ParseAddr(strings.Trim(s, "[]")); err == nil {
+		return a.Unmap().String(), nil
+	}
+	if _, port, err := net.SplitHostPort(s); err == nil {
+		return "", fmt.Errorf("%q has a port (%s): list the name only, any port is accepted", entry, port)
+	}
+	if strings.Contains(s, ":") {
+		return "", fmt.Errorf("%q is not a host name: list names such as \"pos.local\" or addresses such as \"192.168.1.10\"", entry)
+	}
+	return strings.TrimSuffix(strings.ToLower(s), "."), nil
+}
+
+// hostOfURL is the host of a URL someone wrote instead of a name, for the
+// message that asks for the name.
+func hostOfURL(s string) string {
+	if u, err := url.Parse(s); err == nil && u.Hostname() != "" {
+		return u.Hostname()
+	}
+	return "pos.local"
 }
 
 // apiToken reads exactly one of api_token and api_token_file.

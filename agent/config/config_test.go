@@ -925,6 +925,37 @@ func TestConfigTLS(t *testing.T) {
 	}
 }
 
+// TestConfigAllowedHosts ensures allowed_hosts is read as the Host check
+// compares it (lower case, no trailing dot, addresses in their plain form,
+// each once), and that an entry that could never match a Host header (a
+// URL, a port, a wildcard) is refused with what to write instead.
+func TestConfigAllowedHosts(t *testing.T) {
+	dir := t.TempDir()
+	parse := func(keys string) (*Config, error) {
+		return Parse(filepath.Join(dir, "printgate.toml"), []byte(okTop+keys+okPrinter))
+	}
+	cfg, err := parse("allowed_hosts = [\"POS.local.\", \"pos.local\", \"192.168.1.10\", \"[fe80::1]\", \"::ffff:10.0.0.1\"]\n")
+	if err != nil || !reflect.DeepEqual(cfg.AllowedHosts, []string{"pos.local", "192.168.1.10", "fe80::1", "10.0.0.1"}) {
+		t.Errorf("allowed_hosts: %q %v", cfg.AllowedHosts, err)
+	}
+	if cfg, err := parse(""); err != nil || cfg.AllowedHosts != nil {
+		t.Errorf("default: %q %v, want none", cfg.AllowedHosts, err)
+	}
+	for _, tc := range []struct{ keys, want string }{
+		{"allowed_hosts = \"pos.local\"\n", "must be a list"},
+		{"allowed_hosts = [1]\n", "must be a list of host names in quotes"},
+		{"allowed_hosts = [\"\"]\n", "empty name"},
+		{"allowed_hosts = [\"http://pos.local:8631/\"]\n", `is a URL: list the host name only, such as "pos.local"`},
+		{"allowed_hosts = [\"pos.local:8631\"]\n", "has a port (8631)"},
+		{"allowed_hosts = [\"*.local\"]\n", "has a wildcard"},
+		{"allowed_hosts = [\"pos local\"]\n", "is not a host name"},
+	} {
+		if _, err := parse(tc.keys); err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "allowed_hosts") {
+			t.Errorf("%q: %v, want an error on allowed_hosts saying %q", tc.keys, err, tc.want)
+		}
+	}
+}
+
 // TestConfigWithoutPrinters ensures a config with no printer yet (a fresh
 // install that found none) is valid: the agent starts and serves its page,
 // where a manager adds the first one.

@@ -15,10 +15,12 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"printgate/agent"
 	"printgate/agent/config"
+	"printgate/agent/hostcheck"
 	"printgate/agent/localapi"
 	"printgate/agent/logring"
 	"printgate/agent/metrics"
@@ -155,7 +157,25 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 		<-runDone
 		return err
 	}
-	srv := localapi.NewServer(page, localapi.ServerTimeouts{}, log)
+	// While no PIN is set, the page asks for a one-time setup code that
+	// only someone at this PC sees; made before the first request.
+	setupAt, browserSetup := setupURL(ln.Addr(), tlsConf != nil)
+	setupCode := ""
+	if browserSetup {
+		if setupCode, err = web.PrepareSetup(cfg.DataDir); err != nil {
+			log.Error("the first-run setup code could not be written; set the manager PIN with printgate pin set instead", "err", err)
+		}
+	} else if err := web.RemoveSetupCode(cfg.DataDir); err != nil {
+		log.Warn("a stale first-run setup code could not be removed", "err", err)
+	}
+	// Every request passes the Host and Origin checks first, API included:
+	// a page whose name an attacker points at this PC must get nothing.
+	guard := hostcheck.New(page, hostcheck.Options{
+		Addr:   ln.Addr(),
+		Names:  listenerNames(cfg, tlsConf),
+		Logger: log,
+	})
+	srv := localapi.NewServer(guard, localapi.ServerTimeouts{}, log)
 	serveErr := make(chan error, 1)
 	mode := "off"
 	if tlsConf != nil {
@@ -173,6 +193,10 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 		attrs = append(attrs, "tls_fingerprint", fingerprint)
 	}
 	log.Info("printgate listening", attrs...)
+	if setupCode != "" {
+		// Out of the log ring: no remote or page log tail may carry it.
+		log.WarnContext(logring.LocalOnly(ctx), fmt.Sprintf("first-run setup code: %s (open %s and type it; it is also in printgate status)", setupCode, setupAt))
+	}
 	if tlsConf == nil && !loopbackOnly(ln.Addr()) {
 		log.Warn("the local API is open to the network without TLS: the token crosses the shop's Wi-Fi in clear; set tls = \"self-signed\" in the config", "addr", ln.Addr().String())
 	}
@@ -270,6 +294,44 @@ func listenerTLS(cfg *config.Config) (*tls.Config, string, error) {
 		return nil, "", fmt.Errorf("tls for the local listener: %w", err)
 	}
 	return tlscert.ServerConfig(cert), fp, nil
+}
+
+// listenerNames are the names and addresses, besides loopback and this
+// computer's own, that a client may call the listener by: allowed_hosts,
+// tls_hosts and the names the listener's certificate carries (a POS that
+// trusts the certificate calls the agent by one of them).
+func listenerNames(cfg *config.Config, tlsConf *tls.Config) []string {
+	names := append(append([]string(nil), cfg.AllowedHosts...), cfg.TLS.Hosts...)
+	if tlsConf != nil {
+		for _, c := range tlsConf.Certificates {
+			if c.Leaf == nil {
+				continue
+			}
+			names = append(names, c.Leaf.DNSNames...)
+			for _, ip := range c.Leaf.IPAddresses {
+				names = append(names, ip.String())
+			}
+		}
+	}
+	return names
+}
+
+// setupURL is where a browser on this PC opens first-run setup, and false
+// when it cannot: setup takes only a loopback client, and a listener bound
+// to a LAN address is reached from this PC through that address.
+func setupURL(addr net.Addr, tls bool) (string, bool) {
+	ta, ok := addr.(*net.TCPAddr)
+	if !ok || !(ta.IP.IsLoopback() || ta.IP.IsUnspecified()) {
+		return "", false
+	}
+	scheme, host := "http", "127.0.0.1"
+	if tls {
+		scheme = "https"
+	}
+	if ta.IP.IsLoopback() {
+		host = ta.IP.String()
+	}
+	return scheme + "://" + net.JoinHostPort(host, strconv.Itoa(ta.Port)) + "/setup", true
 }
 
 // loopbackOnly reports whether addr can only be reached from this computer.

@@ -12,11 +12,12 @@ import (
 	"time"
 
 	"printgate/agent/api"
+	"printgate/agent/hostcheck"
 	"printgate/agent/lockout"
 )
 
-// requireToken lets a request through only with the right bearer token,
-// from a client address that is not locked out; see authorize.
+// requireToken lets a request through only with the right bearer token;
+// see authorize.
 func (s *server) requireToken(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.authorize(w, r, "") {
@@ -25,24 +26,28 @@ func (s *server) requireToken(next http.Handler) http.Handler {
 	})
 }
 
-// authorize reports whether r may pass. Otherwise it has answered: 429 with
-// Retry-After while r's client address is locked out (whatever token r
-// carries), else 401 with the WWW-Authenticate challenge RFC 6750 asks for,
-// its message followed by hint. A wrong token counts against the client
-// address; a missing or malformed header does not, since it guesses nothing.
+// authorize reports whether r may pass: exactly when it carries the right
+// token, checked first, so no lockout ever refuses the POS that has it (the
+// token is long and random: letting it through tells a guesser nothing).
+// Otherwise it has answered: 429 with Retry-After while r's client address
+// is locked out for r's Host, else 401 with the WWW-Authenticate challenge
+// RFC 6750 asks for, its message followed by hint. A wrong token counts
+// against the client address and Host; a missing or malformed header does
+// not, since it guesses nothing.
 func (s *server) authorize(w http.ResponseWriter, r *http.Request, hint string) bool {
-	addr := lockout.ClientAddr(r)
-	if left := s.throttle.LockedFor(addr); left > 0 {
-		s.tooManyRequests(w, left)
-		return false
-	}
 	e, wrong := s.checkToken(r)
 	if e == nil {
 		return true
 	}
-	if wrong && s.throttle.Fail(addr) {
-		s.log.LogAttrs(r.Context(), slog.LevelWarn, "local API: too many wrong tokens from one client; refusing it for a while",
+	addr := lockout.ClientAddr(r)
+	if left := s.throttle.LockedFor(addr, r.Host); left > 0 {
+		s.tooManyRequests(w, left)
+		return false
+	}
+	if wrong && s.throttle.Fail(addr, r.Host) {
+		s.log.LogAttrs(r.Context(), slog.LevelWarn, "local API: too many wrong tokens from one client; refusing its requests without the right token for a while",
 			slog.String("client", addr.String()),
+			slog.String("host", hostcheck.Normalize(r.Host)),
 			slog.Int("wrong_tokens", AuthFailureLimit),
 			slog.Duration("within", AuthFailureWindow),
 			slog.Duration("refused_for", AuthFailureWindow),
@@ -87,7 +92,7 @@ func (s *server) tooManyRequests(w http.ResponseWriter, left time.Duration) {
 	}
 	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
 	writeError(w, newError(http.StatusTooManyRequests, api.CodeTooManyRequests,
-		"this address sent %d wrong api_tokens within %d seconds, so the agent refuses its requests for %d more seconds, even with the right token; check the token in the POS configuration against the agent's config, then retry",
+		"this address sent %d wrong api_tokens within %d seconds, so the agent refuses its requests that lack the right token for %d more seconds; check the token in the POS configuration against the agent's config, then retry",
 		AuthFailureLimit, int(AuthFailureWindow/time.Second), secs))
 }
 

@@ -14,7 +14,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"printgate/agent/api"
-	"printgate/agent/lockout"
 	"printgate/agent/logring"
 	"printgate/spool"
 )
@@ -69,8 +68,8 @@ type server struct {
 	// constant time leaks neither the token's bytes nor its length.
 	tokenSum [sha256.Size]byte
 	hasToken bool
-	// throttle locks out client addresses that send wrong tokens.
-	throttle *lockout.Lockout
+	// throttle locks out client addresses that send wrong tokens, per Host.
+	throttle *throttle
 }
 
 // New returns the handler for every route of PROTOCOL.md §3, answering from
@@ -88,7 +87,7 @@ func New(b Backend, opts Options) http.Handler {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.throttle = lockout.New(opts.Now, AuthFailureLimit, AuthFailureWindow, maxTrackedClients)
+	s.throttle = newThrottle(opts.Now)
 	if opts.Token != "" {
 		s.tokenSum = sha256.Sum256([]byte(opts.Token))
 		s.hasToken = true

@@ -3,7 +3,9 @@
 // Its memory is bounded: at most a fixed number of addresses, each with at
 // most limit timestamps, and an address is forgotten once its last failure
 // is a window old. The local API's token throttle and the manager page's
-// PIN lockout both use it.
+// PIN lockout both use it. A Budget adds, for the PIN, one failure budget
+// shared by every address, which a guesser cannot escape by changing
+// address.
 package lockout
 
 import (

@@ -21,6 +21,17 @@ type handler struct {
 
 var _ slog.Handler = (*handler)(nil)
 
+// localOnlyKey marks a context whose records stay out of the ring.
+type localOnlyKey struct{}
+
+// LocalOnly returns ctx marked so that what is logged with it reaches the
+// agent's console and log file but not the ring, so no log tail (the
+// cloud's, the page's) carries it: for a line a person at the PC needs and
+// nobody else may read, such as the first-run setup code.
+func LocalOnly(ctx context.Context) context.Context {
+	return context.WithValue(ctx, localOnlyKey{}, true)
+}
+
 // Handler returns a [slog.Handler] that stores every record at or above
 // level in the ring, rendered as one text line after redaction (see
 // [ReplaceAttr]). A nil level means [slog.LevelInfo]. It is meant to be one
@@ -36,7 +47,10 @@ func (h *handler) Enabled(_ context.Context, l slog.Level) bool {
 	return l >= h.level.Level()
 }
 
-func (h *handler) Handle(_ context.Context, rec slog.Record) error {
+func (h *handler) Handle(ctx context.Context, rec slog.Record) error {
+	if ctx != nil && ctx.Value(localOnlyKey{}) != nil {
+		return nil
+	}
 	line := h.render(rec)
 	h.ring.add(rec.Level, line)
 	return nil

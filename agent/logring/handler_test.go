@@ -88,6 +88,19 @@ func TestHandlerLine(t *testing.T) {
 	}
 }
 
+// TestHandlerLocalOnly ensures a record logged with a LocalOnly context is
+// not stored (no log tail carries it) while the other handlers of the
+// agent's fanout still get it, and other records are stored as usual.
+func TestHandlerLocalOnly(t *testing.T) {
+	r := New(Options{})
+	log := slog.New(r.Handler(nil))
+	log.InfoContext(LocalOnly(context.Background()), "first-run setup code: 1234-5678")
+	log.Info("kept")
+	if got := r.Lines(); len(got) != 1 || !strings.Contains(got[0], "msg=kept") {
+		t.Fatalf("lines = %q, want only the kept line", got)
+	}
+}
+
 // TestHandlerLevel ensures records below the handler's level are neither
 // enabled nor stored, and that the level is read on every record.
 func TestHandlerLevel(t *testing.T) {

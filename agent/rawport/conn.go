@@ -15,7 +15,8 @@ import (
 
 // A job's content is every command of the stream except:
 //   - the ones the port answers or strips (DLE EOT n, DLE ENQ n, GS r n,
-//     GS I n, GS ( H fn48, GS a n): they are not in Job.Data at all;
+//     GS I n, GS ( H fn48, GS a n, and the strip table's: strip.go): they
+//     are not in Job.Data at all;
 //   - ESC @ (initialize) and mode settings (code table, print mode,
 //     alignment, ...: see classify), kept in Data but not content: they
 //     print nothing;
@@ -67,6 +68,10 @@ type conn struct {
 
 	lastRead    time.Time
 	answersDead bool
+
+	// strips counts the commands the strip table took out of the job being
+	// read, by rule name, for the job's log line.
+	strips map[string]int
 
 	// What keeps the connection open when it carries no job (hold.go):
 	// idleSince is when it last had none, its arrival or the end of its
@@ -308,6 +313,14 @@ func (c *conn) receive(b []byte, now time.Time) bool {
 	i := 0
 	for i < len(c.buf) {
 		c.q = nil
+		if r, n := stripped(c.buf[i:]); r != nil {
+			if n == 0 {
+				break // the rest of a stripped command is still to come
+			}
+			c.strip(r)
+			i += n
+			continue
+		}
 		n := c.dec.Step(c.buf[i:])
 		if n == 0 {
 			break
@@ -433,6 +446,7 @@ func (c *conn) command(cmd []byte, cut bool) *[4]byte {
 func (c *conn) finish(truncated bool) bool {
 	defer c.resetJob()
 	defer c.giveTurn()
+	c.logStrips()
 	if !c.content {
 		return true
 	}

@@ -22,6 +22,7 @@ const (
 	alertSpool       = "spool"
 	alertUnpaired    = "link_unpaired"
 	alertRawRefused  = "raw_refused"
+	alertPINPaused   = "pin_paused"
 )
 
 // alert is something a manager should see until they acknowledge it.
@@ -38,6 +39,10 @@ type alert struct {
 	TaskNo  string
 	State   string
 	Detail  string
+	// Clients and Pause describe a pin_paused alert: from how many
+	// addresses the wrong PINs came, and how long sign-in is paused.
+	Clients int
+	Pause   time.Duration
 	// First is when the cause was first seen.
 	First time.Time
 	// Resolved is set when the condition ended before anyone
@@ -126,6 +131,20 @@ func (a *alertTracker) apply(c api.Change) {
 			a.raise(alert{Key: alertTask + "/" + c.TaskNo + "/" + c.State, Kind: alertTask, TaskNo: c.TaskNo, State: c.State, Printer: c.Printer})
 		}
 	}
+}
+
+// pinPaused raises the alert that the shared PIN budget tripped, or, while
+// it is still shown, updates it to the latest trip: one alert however
+// often the guesser comes back, until someone acknowledges it.
+func (a *alertTracker) pinPaused(clients int, pause time.Duration) {
+	a.mu.Lock()
+	if i := a.find(alertPINPaused); i >= 0 {
+		a.alerts[i].Clients, a.alerts[i].Pause, a.alerts[i].Resolved = clients, pause, false
+		a.mu.Unlock()
+		return
+	}
+	a.mu.Unlock()
+	a.raise(alert{Key: alertPINPaused, Kind: alertPINPaused, Clients: clients, Pause: pause})
 }
 
 // condition records whether the condition key holds now: one that starts
@@ -221,6 +240,8 @@ func (al alert) Text(l lang) string {
 		return l.T("alert.link_unpaired")
 	case alertRawRefused:
 		return l.T("alert.raw_refused", al.Printer, al.Detail)
+	case alertPINPaused:
+		return l.T("alert.pin_paused", al.Clients, duration(l, al.Pause))
 	}
 	return al.Key
 }

@@ -24,10 +24,11 @@ const (
 )
 
 // checkPIN checks pin for r's client, counting a wrong one against its
-// address, and returns how long it is locked out when it is.
+// address and the shared budget, and returns how long it is locked out
+// when it is.
 func (p *Page) checkPIN(r *http.Request, pin string) (pinResult, time.Duration) {
-	addr := lockout.ClientAddr(r)
-	if left := p.lockout.LockedFor(addr); left > 0 {
+	addr := pinClient(r)
+	if left := p.pinLockedFor(addr); left > 0 {
 		return pinLocked, left
 	}
 	hash, err := LoadPIN(p.opts.DataDir)
@@ -39,20 +40,20 @@ func (p *Page) checkPIN(r *http.Request, pin string) (pinResult, time.Duration) 
 		return pinError, 0
 	}
 	p.pinMu.Lock()
-	ok := VerifyPIN(hash, pin)
-	p.pinMu.Unlock()
-	if ok {
+	defer p.pinMu.Unlock()
+	// Checks queue on pinMu: one that waited while a lockout began is
+	// refused, not checked.
+	if left := p.pinLockedFor(addr); left > 0 {
+		return pinLocked, left
+	}
+	if VerifyPIN(hash, pin) {
 		p.lockout.Succeed(addr)
 		return pinOK, 0
 	}
-	if p.lockout.Fail(addr) {
-		p.log.LogAttrs(r.Context(), slog.LevelWarn, "manager page: too many wrong PINs from one client; refusing it for a while",
-			slog.String("client", addr.String()),
-			slog.Int("wrong_pins", PINFailureLimit),
-			slog.Duration("within", PINFailureWindow))
-		return pinLocked, p.lockout.LockedFor(addr)
+	if left := p.pinFailed(r, addr); left > 0 {
+		return pinLocked, left
 	}
-	p.log.LogAttrs(r.Context(), slog.LevelInfo, "manager page: wrong PIN", slog.String("client", addr.String()))
+	p.log.LogAttrs(r.Context(), slog.LevelInfo, "manager page: wrong PIN", slog.String("client", lockout.ClientAddr(r).String()))
 	return pinWrong, 0
 }
 
@@ -66,6 +67,7 @@ func (p *Page) pinSet() bool {
 // authForm is the data of the login and setup forms.
 type authForm struct {
 	Token   string // the form's CSRF token
+	Code    string // the setup code, again, once it was typed right
 	Error   string
 	Next    string
 	Min     int
@@ -91,13 +93,15 @@ func (p *Page) setupForm(w http.ResponseWriter, r *http.Request) {
 		p.setupRefused(w, r)
 		return
 	}
-	p.renderSetup(w, r, http.StatusOK, "")
+	p.renderSetup(w, r, http.StatusOK, "", "")
 }
 
-func (p *Page) renderSetup(w http.ResponseWriter, r *http.Request, status int, errText string) {
+// renderSetup shows the setup form; code is the setup code to fill in
+// again (one the client typed right), else "".
+func (p *Page) renderSetup(w http.ResponseWriter, r *http.Request, status int, errText, code string) {
 	v := p.newView(r, nil, "")
 	v.Title = v.L.T("setup.title")
-	v.Data = authForm{Token: p.formToken(w, r), Error: errText, Min: MinPINLength, Max: MaxPINLength}
+	v.Data = authForm{Token: p.formToken(w, r), Code: code, Error: errText, Min: MinPINLength, Max: MaxPINLength}
 	p.render(w, r, status, "setup.html", v)
 }
 
@@ -115,6 +119,26 @@ func (p *Page) setupSubmit(w http.ResponseWriter, r *http.Request) {
 		p.setupRefused(w, r)
 		return
 	}
+	code := r.PostFormValue("code")
+	switch res, left := p.checkSetupCode(r, code); res {
+	case codeOK:
+	case codeLocked:
+		p.pinMu.Unlock()
+		p.renderSetup(w, r, http.StatusTooManyRequests, l.T("setup.locked", seconds(left)), "")
+		return
+	case codeWrong:
+		p.pinMu.Unlock()
+		p.renderSetup(w, r, http.StatusUnauthorized, l.T("setup.code.wrong"), "")
+		return
+	case codeMissing:
+		p.pinMu.Unlock()
+		p.renderSetup(w, r, http.StatusForbidden, l.T("setup.code.missing"), "")
+		return
+	default:
+		p.pinMu.Unlock()
+		http.Error(w, "internal error; see the agent's log", http.StatusInternalServerError)
+		return
+	}
 	var errText string
 	switch {
 	case pin != pin2:
@@ -130,10 +154,10 @@ func (p *Page) setupSubmit(w http.ResponseWriter, r *http.Request) {
 	}
 	p.pinMu.Unlock()
 	if errText != "" {
-		p.renderSetup(w, r, http.StatusBadRequest, errText)
+		p.renderSetup(w, r, http.StatusBadRequest, errText, code)
 		return
 	}
-	p.log.LogAttrs(r.Context(), slog.LevelInfo, "manager page: PIN set from this PC's browser")
+	p.log.LogAttrs(r.Context(), slog.LevelInfo, "manager page: PIN set from this PC's browser with the setup code; the code is deleted")
 	p.signIn(w, r, "/")
 }
 
@@ -155,12 +179,11 @@ func (p *Page) loginForm(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
-	status, errText := http.StatusOK, ""
-	l := pickLang(r)
-	if left := p.lockout.LockedFor(lockout.ClientAddr(r)); left > 0 {
-		status, errText = http.StatusTooManyRequests, l.T("login.locked", seconds(left))
+	if left := p.pinLockedFor(pinClient(r)); left > 0 {
+		p.renderLocked(w, r, left)
+		return
 	}
-	p.renderLogin(w, r, status, errText)
+	p.renderLogin(w, r, http.StatusOK, "")
 }
 
 // noPIN answers a login before any PIN exists: setup from this PC, or how
@@ -199,7 +222,7 @@ func (p *Page) loginSubmit(w http.ResponseWriter, r *http.Request) {
 	case pinUnset:
 		p.noPIN(w, r)
 	case pinLocked:
-		p.renderLogin(w, r, http.StatusTooManyRequests, l.T("login.locked", seconds(left)))
+		p.renderLocked(w, r, left)
 	case pinWrong:
 		p.renderLogin(w, r, http.StatusUnauthorized, l.T("login.wrong"))
 	default:

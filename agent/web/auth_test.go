@@ -1,6 +1,8 @@
 package web
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -60,9 +62,10 @@ func TestAnonymousRefused(t *testing.T) {
 }
 
 // TestSetupOnlyFromLoopbackWithoutPIN ensures the first PIN can be set only
-// from this PC and only while none is set.
+// from this PC, with the setup code, and only while none is set.
 func TestSetupOnlyFromLoopbackWithoutPIN(t *testing.T) {
 	h := newHarness(t)
+	code := h.setupCode()
 	remote := &client{remote: "192.0.2.7:5555"}
 	w := h.get(remote, "/setup")
 	wantStatus(t, w, http.StatusForbidden)
@@ -73,7 +76,7 @@ func TestSetupOnlyFromLoopbackWithoutPIN(t *testing.T) {
 	wantBody(t, w, pinCommand)
 	// A POST from afar is refused even with a valid form token.
 	remote.cookies = []*http.Cookie{{Name: preCookie, Value: strings.Repeat("a", 43)}}
-	w = h.do(remote, http.MethodPost, "/setup", url.Values{"csrf": {strings.Repeat("a", 43)}, "pin": {testPIN}, "pin2": {testPIN}})
+	w = h.do(remote, http.MethodPost, "/setup", url.Values{"csrf": {strings.Repeat("a", 43)}, "code": {code}, "pin": {testPIN}, "pin2": {testPIN}})
 	wantStatus(t, w, http.StatusForbidden)
 	if _, err := LoadPIN(h.dir); err == nil {
 		t.Fatal("a remote client set the PIN")
@@ -83,16 +86,16 @@ func TestSetupOnlyFromLoopbackWithoutPIN(t *testing.T) {
 	wantRedirect(t, h.get(local, "/login"), "/setup")
 	w = h.get(local, "/setup")
 	wantStatus(t, w, http.StatusOK)
-	wantBody(t, w, `id="setup"`, `name="pin"`, `name="pin2"`, `type="submit"`)
+	wantBody(t, w, `id="setup"`, `name="code"`, `name="pin"`, `name="pin2"`, `type="submit"`)
 	tok := formTokenIn(t, w.Body.String())
 
-	w = h.do(local, http.MethodPost, "/setup", url.Values{"csrf": {tok}, "pin": {testPIN}, "pin2": {"135792"}})
+	w = h.do(local, http.MethodPost, "/setup", url.Values{"csrf": {tok}, "code": {code}, "pin": {testPIN}, "pin2": {"135792"}})
 	wantStatus(t, w, http.StatusBadRequest)
-	wantBody(t, w, catalog["setup.mismatch"].en)
-	w = h.do(local, http.MethodPost, "/setup", url.Values{"csrf": {tok}, "pin": {"12"}, "pin2": {"12"}})
+	wantBody(t, w, catalog["setup.mismatch"].en, `value="`+code+`"`) // the right code stays filled in
+	w = h.do(local, http.MethodPost, "/setup", url.Values{"csrf": {tok}, "code": {code}, "pin": {"12"}, "pin2": {"12"}})
 	wantStatus(t, w, http.StatusBadRequest)
 
-	w = h.do(local, http.MethodPost, "/setup", url.Values{"csrf": {tok}, "pin": {testPIN}, "pin2": {testPIN}})
+	w = h.do(local, http.MethodPost, "/setup", url.Values{"csrf": {tok}, "code": {code}, "pin": {testPIN}, "pin2": {testPIN}})
 	wantRedirect(t, w, "/")
 	hash, err := LoadPIN(h.dir)
 	if err != nil || !VerifyPIN(hash, testPIN) {
@@ -105,10 +108,144 @@ func TestSetupOnlyFromLoopbackWithoutPIN(t *testing.T) {
 	w = h.get(&client{remote: "127.0.0.1:1"}, "/setup")
 	wantStatus(t, w, http.StatusForbidden)
 	other := &client{remote: "[::1]:9", cookies: []*http.Cookie{{Name: preCookie, Value: strings.Repeat("b", 43)}}}
-	w = h.do(other, http.MethodPost, "/setup", url.Values{"csrf": {strings.Repeat("b", 43)}, "pin": {"999999"}, "pin2": {"999999"}})
+	w = h.do(other, http.MethodPost, "/setup", url.Values{"csrf": {strings.Repeat("b", 43)}, "code": {code}, "pin": {"999999"}, "pin2": {"999999"}})
 	wantStatus(t, w, http.StatusForbidden)
 	if hash2, _ := LoadPIN(h.dir); hash2 != hash {
 		t.Fatal("setup replaced an existing PIN")
+	}
+}
+
+// setupCode makes the first-run setup code, as the agent does at start.
+func (h *harness) setupCode() string {
+	h.t.Helper()
+	code, err := PrepareSetup(h.dir)
+	if err != nil || code == "" {
+		h.t.Fatalf("PrepareSetup: %q %v", code, err)
+	}
+	return code
+}
+
+// setupForm opens the setup form as c and returns its CSRF token.
+func (h *harness) setupForm(c *client) string {
+	h.t.Helper()
+	w := h.get(c, "/setup")
+	wantStatus(h.t, w, http.StatusOK)
+	return formTokenIn(h.t, w.Body.String())
+}
+
+// TestSetupNeedsCode ensures the first PIN is set only with the one-time
+// setup code (issue 23 §1: a page in the manager's browser set it before):
+// none or a wrong one is refused and sets nothing; a wrong code counts
+// against the client like a wrong PIN, locking it out of setup and login
+// alike; the code is accepted typed with spaces or without its dash, and
+// is deleted once the PIN is set.
+func TestSetupNeedsCode(t *testing.T) {
+	h := newHarness(t)
+	code := h.setupCode()
+	if !regexp.MustCompile(`^\d{4}-\d{4}$`).MatchString(code) {
+		t.Fatalf("setup code %q, want 1234-5678", code)
+	}
+	local := &client{remote: "127.0.0.1:5555"}
+	tok := h.setupForm(local)
+	for _, typed := range []string{"", "0000-0000", code + "1", "x" + code} {
+		if typed == "0000-0000" && code == typed {
+			continue
+		}
+		w := h.do(local, http.MethodPost, "/setup", url.Values{"csrf": {tok}, "code": {typed}, "pin": {testPIN}, "pin2": {testPIN}})
+		wantStatus(t, w, http.StatusUnauthorized)
+		wantBody(t, w, "That setup code is not right.")
+	}
+	if _, err := LoadPIN(h.dir); err == nil {
+		t.Fatal("a PIN was set without the setup code")
+	}
+	// The fifth wrong attempt locks this client out, setup and login.
+	w := h.do(local, http.MethodPost, "/setup", url.Values{"csrf": {tok}, "code": {"9"}, "pin": {testPIN}, "pin2": {testPIN}})
+	wantStatus(t, w, http.StatusTooManyRequests)
+	w = h.do(local, http.MethodPost, "/setup", url.Values{"csrf": {tok}, "code": {code}, "pin": {testPIN}, "pin2": {testPIN}})
+	wantStatus(t, w, http.StatusTooManyRequests)
+	if _, err := LoadPIN(h.dir); err == nil {
+		t.Fatal("a locked-out client set the PIN")
+	}
+	if !strings.Contains(h.log.String(), "too many wrong PINs or setup codes") {
+		t.Errorf("no lockout line in the log:\n%s", h.log)
+	}
+	h.clock.Advance(PINFailureWindow)
+
+	spaced := strings.ReplaceAll(code, "-", " ")
+	w = h.do(local, http.MethodPost, "/setup", url.Values{"csrf": {tok}, "code": {" " + spaced + " "}, "pin": {testPIN}, "pin2": {testPIN}})
+	wantRedirect(t, w, "/")
+	if hash, err := LoadPIN(h.dir); err != nil || !VerifyPIN(hash, testPIN) {
+		t.Fatalf("PIN not stored with the right code: %v", err)
+	}
+	if _, err := LoadSetupCode(h.dir); !errors.Is(err, ErrNoSetupCode) {
+		t.Errorf("the setup code outlived the PIN it set: %v", err)
+	}
+	if strings.Contains(h.log.String(), code) {
+		t.Errorf("the page logged the setup code:\n%s", h.log)
+	}
+}
+
+// TestSetupCodeSpent ensures SetupCodeSpendLimit wrong codes in all, from
+// any addresses, make the code stop working (a guesser cycling through
+// loopback addresses gets no further than one that does not), and the page
+// then says how to get a new one.
+func TestSetupCodeSpent(t *testing.T) {
+	h := newHarness(t)
+	code := h.setupCode()
+	for i := range SetupCodeSpendLimit {
+		c := &client{remote: fmt.Sprintf("127.0.0.%d:1", i+1)}
+		tok := h.setupForm(c)
+		w := h.do(c, http.MethodPost, "/setup", url.Values{"csrf": {tok}, "code": {"0"}, "pin": {testPIN}, "pin2": {testPIN}})
+		wantStatus(t, w, http.StatusUnauthorized)
+	}
+	c := &client{remote: "127.0.0.99:1"}
+	tok := h.setupForm(c)
+	w := h.do(c, http.MethodPost, "/setup", url.Values{"csrf": {tok}, "code": {code}, "pin": {testPIN}, "pin2": {testPIN}})
+	wantStatus(t, w, http.StatusForbidden)
+	wantBody(t, w, "Restart printgate for a new one", pinCommand)
+	if _, err := LoadPIN(h.dir); err == nil {
+		t.Fatal("a spent setup code set the PIN")
+	}
+	if !strings.Contains(h.log.String(), "no longer works") {
+		t.Errorf("no log line for the spent code:\n%s", h.log)
+	}
+}
+
+// TestPrepareSetup ensures the agent's start makes a fresh code readable by
+// its owner only while no PIN is set, and removes a stale one once a PIN
+// is set (also by printgate pin set, through SetPIN).
+func TestPrepareSetup(t *testing.T) {
+	dir := t.TempDir()
+	a, err := PrepareSetup(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := PrepareSetup(dir)
+	if err != nil || a == b {
+		t.Errorf("two starts made %q and %q (%v), want two codes", a, b, err)
+	}
+	if got, err := LoadSetupCode(dir); err != nil || got != b {
+		t.Errorf("LoadSetupCode: %q %v, want %q", got, err, b)
+	}
+	if runtime.GOOS != "windows" {
+		if fi, err := os.Stat(SetupCodePath(dir)); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("setup code file: %v %v, want mode 0600", fi.Mode(), err)
+		}
+	}
+	if err := SetPIN(dir, testPIN); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadSetupCode(dir); !errors.Is(err, ErrNoSetupCode) {
+		t.Errorf("after SetPIN: %v, want no setup code", err)
+	}
+	if err := os.WriteFile(SetupCodePath(dir), []byte("1111-1111\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := PrepareSetup(dir); err != nil || code != "" {
+		t.Errorf("with a PIN set: %q %v, want no code", code, err)
+	}
+	if _, err := LoadSetupCode(dir); !errors.Is(err, ErrNoSetupCode) {
+		t.Errorf("a stale setup code survived a start with a PIN set: %v", err)
 	}
 }
 

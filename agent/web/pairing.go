@@ -58,7 +58,7 @@ func (p *Page) unpair(w http.ResponseWriter, r *http.Request, sess *session) {
 	switch res {
 	case pinOK:
 	case pinLocked:
-		p.flashTo(w, r, sess, "/pairing", &flash{Error: true, Text: l.T("login.locked", seconds(left))})
+		p.flashTo(w, r, sess, "/pairing", &flash{Error: true, Text: p.lockedText(l, left)})
 		return
 	default:
 		p.flashTo(w, r, sess, "/pairing", &flash{Error: true, Text: l.T("flash.wrongpin")})

@@ -97,8 +97,9 @@ func VerifyPIN(hash, pin string) bool {
 func PINPath(dataDir string) string { return filepath.Join(dataDir, PINFile) }
 
 // SetPIN checks pin and stores its hash in dataDir, replacing any PIN set
-// before. The file is written aside, synced and renamed into place, so a
-// crash leaves the old PIN or the new one, never neither.
+// before, and deletes the first-run setup code. The file is written aside,
+// synced and renamed into place, so a crash leaves the old PIN or the new
+// one, never neither.
 func SetPIN(dataDir, pin string) error {
 	if err := CheckPINFormat(pin); err != nil {
 		return err
@@ -130,6 +131,10 @@ func SetPIN(dataDir, pin string) error {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("install manager PIN %s: %w", path, err)
 	}
+	// The first-run setup code has done its job. Should it stay (a
+	// read-only file), it opens nothing: setup is closed once a PIN is
+	// set, and the next start removes it.
+	_ = RemoveSetupCode(dataDir)
 	return nil
 }
 

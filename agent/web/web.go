@@ -77,9 +77,16 @@ type Page struct {
 	hub      *hub
 	scan     *scanner
 
+	// pinBudget is the PIN failure budget shared by every client, on top
+	// of lockout's budget per client.
+	pinBudget *lockout.Budget
+
 	// pinMu serialises first-run setup and PIN checks: argon2id takes
 	// 19 MiB per check, so checks run one at a time.
 	pinMu sync.Mutex
+	// wrongCodes counts wrong first-run setup codes from every client
+	// (under pinMu); at SetupCodeSpendLimit the code is removed.
+	wrongCodes int
 
 	streams atomic.Int32
 
@@ -105,6 +112,7 @@ func New(b Backend, opts Options) *Page {
 	p.tmpl = mustTemplates()
 	p.sessions = newSessionStore(p.now, maxSessions, sessionIdle, sessionMax)
 	p.lockout = lockout.New(p.now, PINFailureLimit, PINFailureWindow, maxLockoutClients)
+	p.pinBudget = lockout.NewBudget(p.now, pinBudgetLimits)
 	p.hub = newHub()
 	p.alerts = newAlertTracker(b, p.now, maxAlerts)
 	p.scan = newScanner(p.ctx, b, &p.wg)

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -143,6 +144,23 @@ func (s *browserSuite) startPageAgent(t *testing.T, setup agentSetup) *pageAgent
 		}
 	})
 	return a
+}
+
+// setupCodeLine is the line `printgate run` prints at a first start.
+var setupCodeLine = regexp.MustCompile(`first-run setup code: (\d{4}-\d{4})`)
+
+// setupCode is the first-run setup code the agent printed at start, as the
+// manager copies it from the terminal.
+func (a *pageAgent) setupCode(t *testing.T) string {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if m := setupCodeLine.FindStringSubmatch(a.proc.logs.String()); m != nil {
+			return m[1]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent printed no first-run setup code:\n%s", tail(a.proc.logs.String(), 4000))
+		}
+	}
 }
 
 // stop ends the agent with SIGTERM, then SIGKILL if it lingers.

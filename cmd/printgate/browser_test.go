@@ -84,14 +84,17 @@ func browserSmoke(t *testing.T, s *browserSuite) {
 }
 
 // browserSetupThenLogin: on the first run (no PIN) the page on this PC
-// offers the PIN setup; the PIN it sets is the one stored; setup is then
-// closed; and the manager logs out and in with the PIN.
+// offers the PIN setup, which asks for the one-time code the agent printed
+// at start; the PIN it sets is the one stored; setup is then closed; and
+// the manager logs out and in with the PIN.
 func browserSetupThenLogin(t *testing.T, s *browserSuite) {
 	a := s.startPageAgent(t, agentSetup{})
+	code := a.setupCode(t)
 	b := s.openTab(t, a.base, 1280, 800)
 	b.open("/setup")
 	b.do("fill in the setup form",
 		chromedp.WaitVisible(chromedp.CSS("form#setup")),
+		chromedp.SetValue(chromedp.CSS(`form#setup input[name=code]`), code),
 		chromedp.SetValue(chromedp.CSS(`form#setup input[name=pin]`), browserPIN),
 		chromedp.SetValue(chromedp.CSS(`form#setup input[name=pin2]`), browserPIN),
 	)

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"printgate/agent/apiclient"
 	"printgate/agent/config"
 	"printgate/agent/daemon"
+	"printgate/agent/web"
 	"printgate/cmd/printgate/internal/screen"
 	"printgate/installer"
 )
@@ -97,6 +100,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	state := installer.StateOf(path)
 	cfg, err := config.Load(path)
 	var h screen.AgentHealth
+	base := ""
 	if err != nil {
 		h.Err = fmt.Errorf("cannot ask the agent: %w", err)
 	} else {
@@ -108,13 +112,33 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 			h.Err = fmt.Errorf("cannot ask the agent: %w", err)
 		} else {
 			h = fetchAgentHealth(ctx, c)
+			base = c.Base()
 		}
 	}
 	screen.Status(stdout, state, h)
+	if h.Err == nil {
+		// Only a running agent's code is current: each start makes a new one.
+		showSetupCode(stdout, cfg.DataDir, base)
+	}
 	if h.Err != nil || h.Health.Status != "ok" {
 		return 1
 	}
 	return 0
+}
+
+// showSetupCode prints the first-run setup code while no manager PIN is
+// set, for the person at the PC to type into the page's setup form.
+func showSetupCode(w io.Writer, dataDir, base string) {
+	code, err := web.LoadSetupCode(dataDir)
+	switch {
+	case errors.Is(err, web.ErrNoSetupCode):
+	case errors.Is(err, fs.ErrPermission):
+		fmt.Fprintf(w, "setup     no manager PIN is set yet, and the first-run setup code in %s is readable only by the service's account: run printgate status as that account (root, Administrator), or set the PIN with printgate pin set\n", web.SetupCodePath(dataDir))
+	case err != nil:
+		fmt.Fprintf(w, "setup     no manager PIN is set yet, and the first-run setup code cannot be read: %v\n", err)
+	default:
+		fmt.Fprintf(w, "setup     first-run setup code: %s (open %s/setup on this PC and type it; no manager PIN is set yet)\n", code, base)
+	}
 }
 
 // fetchAgentHealth asks the agent c talks to for /healthz and

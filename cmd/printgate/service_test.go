@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"printgate/agent/api"
 	"printgate/agent/apiclient"
+	"printgate/agent/web"
 	"printgate/cmd/printgate/internal/screen"
 )
 
@@ -93,5 +96,42 @@ func TestStatusWrongTokenAndFailedAgent(t *testing.T) {
 	screen.Status(&b, "stopped (printgate start)", h)
 	if !strings.Contains(b.String(), "agent     not answering: cannot reach the agent at "+srv.URL) {
 		t.Errorf("status of a stopped agent:\n%s", b.String())
+	}
+}
+
+// TestShowSetupCode ensures printgate status shows the first-run setup code
+// while one waits (with where to type it), nothing once a PIN is set, and
+// how to see it when the data dir is the service's alone.
+func TestShowSetupCode(t *testing.T) {
+	dir := t.TempDir()
+	var out strings.Builder
+	showSetupCode(&out, dir, "http://127.0.0.1:8631")
+	if out.Len() != 0 {
+		t.Errorf("no code waiting, printed %q", out.String())
+	}
+	code, err := web.PrepareSetup(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	showSetupCode(&out, dir, "http://127.0.0.1:8631")
+	if want := "first-run setup code: " + code + " (open http://127.0.0.1:8631/setup on this PC and type it"; !strings.Contains(out.String(), want) {
+		t.Errorf("printed %q, want it to contain %q", out.String(), want)
+	}
+	if runtime.GOOS != "windows" && os.Geteuid() != 0 {
+		out.Reset()
+		os.Chmod(web.SetupCodePath(dir), 0)
+		showSetupCode(&out, dir, "http://127.0.0.1:8631")
+		if !strings.Contains(out.String(), "readable only by the service's account") {
+			t.Errorf("unreadable code: printed %q", out.String())
+		}
+		os.Chmod(web.SetupCodePath(dir), 0o600)
+	}
+	if err := web.SetPIN(dir, "246813"); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	showSetupCode(&out, dir, "http://127.0.0.1:8631")
+	if out.Len() != 0 {
+		t.Errorf("a PIN is set, printed %q", out.String())
 	}
 }

@@ -13,5 +13,8 @@
 // so a printer stopped at paper end keeps the job buffered and answers after
 // the paper returns. Like a real printer it does not see connection
 // boundaries: a command cut off by a dropped connection takes its missing
-// arguments from the next connection's bytes, until a power cycle.
+// arguments from the next connection's bytes, until a power cycle. ESC = n
+// with bit 0 clear disables it as it does an Epson: until ESC = n with bit 0
+// set it prints, cuts and answers nothing in order (DLE EOT is still
+// answered), so a test sees a job that left the printer disabled.
 package printertest

@@ -31,7 +31,19 @@ type parser struct {
 	needMore bool // buf holds an incomplete command
 
 	d   *decode.Decoder
+	o   decode.Options
 	seq int
+
+	// off frames commands while ESC = n (bit 0 clear) has disabled the
+	// printer: an Epson then ignores all it receives but real-time commands
+	// (answered on arrival, see acceptLocked) until ESC = n with bit 0 set.
+	// It is a scratch decoder, so nothing it reads reaches the paper, the
+	// tickets or the in-order answers. nil while the printer is enabled.
+	off *decode.Decoder
+	// ignored holds the bytes ignored while disabled, up to maxIgnored;
+	// offRead is how many off has read since it was new.
+	ignored []byte
+	offRead int
 
 	onQuery  func(inOrderQuery)
 	onTicket func(Ticket)
@@ -39,7 +51,7 @@ type parser struct {
 }
 
 func newParser(o decode.Options) *parser {
-	p := &parser{d: decode.NewWith(o)}
+	p := &parser{d: decode.NewWith(o), o: o}
 	p.d.OnQuery = func(q decode.Query) {
 		if p.onQuery != nil {
 			p.onQuery(inOrderQuery{cmd: q.Cmd, n: q.N, id: q.ID})
@@ -52,6 +64,19 @@ func newParser(o decode.Options) *parser {
 func (p *parser) reset() {
 	p.buf, p.needMore = nil, false
 	p.d.Reset()
+	p.off = nil
+}
+
+// maxIgnored bounds the bytes a disabled printer keeps for Ignored.
+const maxIgnored = 1 << 20
+
+// peripheral reads ESC = n (select peripheral device): whether cmd is one,
+// and whether it enables the printer (bit 0 of n).
+func peripheral(cmd []byte) (enable, ok bool) {
+	if len(cmd) == 3 && cmd[0] == 0x1B && cmd[1] == '=' {
+		return cmd[2]&1 == 1, true
+	}
+	return false, false
 }
 
 // run processes commands while ok allows, and reports whether it consumed
@@ -59,14 +84,36 @@ func (p *parser) reset() {
 func (p *parser) run(ok func() bool) bool {
 	progressed := false
 	for len(p.buf) > 0 && ok() {
-		n := p.d.Step(p.buf)
+		d := p.d
+		if p.off != nil {
+			d = p.off
+		}
+		n := d.Step(p.buf)
 		if n == 0 {
 			p.needMore = true
 			break
 		}
+		cmd := p.buf[:n]
 		p.buf = p.buf[n:]
 		progressed = true
 		p.needMore = false
+		enable, sel := peripheral(cmd)
+		switch {
+		case p.off != nil:
+			if len(p.ignored) < maxIgnored {
+				p.ignored = append(p.ignored, cmd[:min(len(cmd), maxIgnored-len(p.ignored))]...)
+			}
+			p.off.Cut() // a cut while disabled cuts nothing; drop what it read
+			if p.offRead += n; p.offRead > maxIgnored {
+				// What it keeps of an uncut stream is dropped with it.
+				p.off, p.offRead = decode.NewWith(p.o), 0
+			}
+			if sel && enable {
+				p.off = nil
+			}
+		case sel && !enable:
+			p.off, p.offRead = decode.NewWith(p.o), 0
+		}
 		if t, cut := p.d.Cut(); cut {
 			p.finishTicket(t)
 		}

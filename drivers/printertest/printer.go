@@ -252,7 +252,9 @@ func (p *Printer) process() {
 			p.cond.Broadcast() // room in the buffer
 		}
 		steps := 0
-		p.ps.run(func() bool { steps++; return steps <= slice && p.runningLocked() })
+		if p.ps.run(func() bool { steps++; return steps <= slice && p.runningLocked() }) {
+			p.cond.Broadcast() // for waitFor: what the printer did so far
+		}
 		if len(p.cutNow) > 0 {
 			cut := p.cutNow
 			p.cutNow = nil
@@ -542,6 +544,23 @@ func (p *Printer) Pending() Ticket {
 		t.Raw = append(t.Raw, c.data...)
 	}
 	return t
+}
+
+// Disabled reports whether ESC = n with bit 0 clear has disabled the
+// printer: it then ignores everything it receives (no paper, no cut, no
+// in-order answer) but real-time commands, until ESC = n with bit 0 set.
+func (p *Printer) Disabled() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ps.off != nil
+}
+
+// Ignored returns the commands the printer ignored while disabled (the
+// first MiB), for tests that check nothing was lost that way.
+func (p *Printer) Ignored() []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]byte(nil), p.ps.ignored...)
 }
 
 // Received returns how many bytes the printer has read in total.

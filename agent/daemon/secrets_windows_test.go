@@ -1,0 +1,51 @@
+package daemon
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/windows"
+)
+
+// TestWiderReaders is issue 23 §6 on Windows: a token file whose ACL lets
+// Users read it is named, with the account; one left to its owner is not.
+func TestWiderReaders(t *testing.T) {
+	tok := filepath.Join(t.TempDir(), "api-token.txt")
+	if err := os.WriteFile(tok, []byte("tok-0123456789abcdef01234\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	owner, err := windows.GetCurrentProcessToken().GetTokenUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := func(sddl string) {
+		t.Helper()
+		sd, err := windows.SecurityDescriptorFromString(sddl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dacl, _, err := sd.DACL()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := windows.SetNamedSecurityInfo(tok, windows.SE_FILE_OBJECT,
+			windows.DACL_SECURITY_INFORMATION|windows.PROTECTED_DACL_SECURITY_INFORMATION, nil, nil, dacl, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	me := owner.User.Sid.String()
+	set("D:P(A;;FA;;;SY)(A;;FA;;;BA)(A;;FA;;;" + me + ")")
+	if got, err := widerReaders(tok); err != nil || len(got) != 0 {
+		t.Fatalf("owner-only ACL: readers %v, err %v; want none", got, err)
+	}
+	set("D:P(A;;FA;;;SY)(A;;FA;;;" + me + ")(A;;FR;;;BU)")
+	got, err := widerReaders(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || !strings.Contains(strings.ToLower(got[0]), "users") {
+		t.Fatalf("Users-readable ACL: readers %v; want the Users group", got)
+	}
+}

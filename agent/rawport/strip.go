@@ -1,0 +1,233 @@
+package rawport
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The strip table: commands a raw job may not pass to the printer, because
+// the printer is shared (the agent prints every other ticket on it and owns
+// its one session with it). A job from the raw port is anybody on the
+// network who can reach the port, so it may put anything on paper, but it
+// may not
+//   - change what the printer keeps over a power cycle (memory switches,
+//     NV memory, NV graphics, maintenance counters),
+//   - disable the printer or power it off, or clear its buffers (which holds
+//     the agent's next job),
+//   - make the printer transmit: an answer, or unsolicited status, arrives
+//     in the agent's own session, where it is taken for the answer to the
+//     agent's own query.
+//
+// Each entry frames its command as an Epson printer does (some lengths
+// differ from what the shared decoder assumes for commands it does not
+// know), so the bytes after it are read as the printer reads them. A
+// stripped command is not in Job.Data and is not content. docs/PROTOCOL.md
+// (Raw port) lists the same table for people. The queries the port
+// answers itself (DLE EOT, DLE ENQ, GS r, GS I, GS a, GS ( H fn48) are
+// handled in command, with the decoder's framing.
+//
+// Kept on purpose: text, styles, code pages, images in RAM (GS v 0, ESC *,
+// GS ( L / GS 8 L store and print, download graphics), barcodes, 2D
+// symbols, cuts, ESC p and DLE DC4 1 (drawer), beeps, printing NV images
+// already stored (FS p, GS ( L fn 69), ESC = n with bit 0 set (printer
+// enabled), and RAM settings ESC @ resets (ESC c 3/4/5 paper sensors and
+// panel buttons, GS ( K print density and speed, GS ( N character effects,
+// GS ( D real-time command enable): every ticket the agent renders starts
+// with ESC @.
+
+// stripRule is one entry of the strip table.
+type stripRule struct {
+	// name is the command as PROTOCOL.md lists it.
+	name string
+	// frame returns the length of the command at the start of b, which is
+	// known to start with this rule's prefix, or 0 when b holds only part
+	// of it. keep reports that the whole command is one the rule lets
+	// through after all (a function of the same prefix that is harmless):
+	// the decoder then frames it.
+	frame func(b []byte) (n int, keep bool)
+	// answer, if set, is what the port answers in the printer's place.
+	answer func(c *conn) []byte
+}
+
+// fixedLen frames a command of n bytes.
+func fixedLen(n int) func([]byte) (int, bool) {
+	return func(b []byte) (int, bool) {
+		if len(b) < n {
+			return 0, false
+		}
+		return n, false
+	}
+}
+
+// parenLen frames ESC/GS/FS ( x pL pH d1..dk: 5 + pL + 256·pH bytes. With
+// strip set it decides from the body (d1..dk) whether to strip.
+func parenLen(strip func(body []byte) bool) func([]byte) (int, bool) {
+	return func(b []byte) (int, bool) {
+		if len(b) < 5 {
+			return 0, false
+		}
+		n := 5 + le16(b[3], b[4])
+		if len(b) < n {
+			return 0, false
+		}
+		return n, strip != nil && !strip(b[5:n])
+	}
+}
+
+func le16(lo, hi byte) int { return int(lo) | int(hi)<<8 }
+
+// nvGraphicsFn reports whether fn, a GS ( L / GS 8 L function, stores or
+// deletes NV graphics or asks the printer to transmit: 0/48 NV capacity,
+// 3/51 and 4/52 remaining capacity, 64 and 80 key code lists (transmit);
+// 65, 66 delete and 67, 68 define NV graphics (NV memory, which wears).
+// The rest (print, store in the print buffer, download graphics in RAM,
+// print a stored NV graphic) is kept.
+func nvGraphicsFn(fn byte) bool {
+	switch fn {
+	case 0, 48, 3, 51, 4, 52, 64, 65, 66, 67, 68, 80:
+		return true
+	}
+	return false
+}
+
+// stripTable is matched by prefix: a command's first two bytes, or three
+// where the third picks the function (DLE DC4 fn, GS g, FS g, the GS ( and
+// FS ( families).
+var stripTable = []struct {
+	prefix string
+	rule   stripRule
+}{
+	{"\x1b=", stripRule{name: "ESC = n (n even: printer disabled)", frame: func(b []byte) (int, bool) {
+		if len(b) < 3 {
+			return 0, false
+		}
+		// Bit 0 set enables the printer: harmless, kept. Bit 0 clear
+		// disables it: it would ignore everything after, the agent's next
+		// tickets included, while still answering status.
+		return 3, b[2]&1 == 1
+	}}},
+	{"\x1bv", stripRule{name: "ESC v (transmit paper sensor status)", frame: fixedLen(2),
+		answer: func(c *conn) []byte {
+			a, _ := transmitStatus(1, c.p.printerStatus())
+			return []byte{a}
+		}}},
+	{"\x1bu", stripRule{name: "ESC u n (transmit peripheral device status)", frame: fixedLen(3)}},
+	{"\x10\x14\x02", stripRule{name: "DLE DC4 2 (power off)", frame: fixedLen(5)}},
+	{"\x10\x14\x07", stripRule{name: "DLE DC4 7 (transmit specified status in real time)", frame: fixedLen(4)}},
+	{"\x10\x14\x08", stripRule{name: "DLE DC4 8 (clear buffers)", frame: fixedLen(10)}},
+	{"\x1dg0", stripRule{name: "GS g 0 (initialize maintenance counter)", frame: fixedLen(6)}},
+	{"\x1dg2", stripRule{name: "GS g 2 (transmit maintenance counter)", frame: fixedLen(6)}},
+	{"\x1dj", stripRule{name: "GS j n (automatic status back for ink)", frame: fixedLen(3)}},
+	{"\x1d(A", stripRule{name: "GS ( A (test print, then printer reset)", frame: parenLen(nil)}},
+	{"\x1d(C", stripRule{name: "GS ( C (edit NV user memory)", frame: parenLen(nil)}},
+	{"\x1d(E", stripRule{name: "GS ( E (user setting mode: memory switches, customized values)", frame: parenLen(nil)}},
+	{"\x1d(M", stripRule{name: "GS ( M (save or load customized settings)", frame: parenLen(nil)}},
+	{"\x1d(H", stripRule{name: "GS ( H other than fn 48 (e.g. offline response)", frame: parenLen(func(body []byte) bool {
+		// fn 48 (process id) is the port's barrier: answered in command.
+		return !(len(body) == 6 && body[0] == 0x30 && body[1] == 0x30)
+	})}},
+	{"\x1d(L", stripRule{name: "GS ( L / GS 8 L NV graphics and capacity queries", frame: parenLen(func(body []byte) bool {
+		return len(body) >= 2 && nvGraphicsFn(body[1])
+	})}},
+	{"\x1d8L", stripRule{name: "GS ( L / GS 8 L NV graphics and capacity queries", frame: func(b []byte) (int, bool) {
+		if len(b) < 7 {
+			return 0, false
+		}
+		n := int(b[3]) | int(b[4])<<8 | int(b[5])<<16 | int(b[6])<<24
+		if n < 0 || len(b)-7 < n {
+			return 0, false
+		}
+		return 7 + n, !(n >= 2 && nvGraphicsFn(b[8]))
+	}}},
+	{"\x1c(e", stripRule{name: "FS ( e (automatic status back for optional functions)", frame: parenLen(nil)}},
+	{"\x1cg1", stripRule{name: "FS g 1 (write NV user memory)", frame: func(b []byte) (int, bool) {
+		if len(b) < 10 {
+			return 0, false
+		}
+		n := 10 + le16(b[8], b[9])
+		if len(b) < n {
+			return 0, false
+		}
+		return n, false
+	}}},
+	{"\x1cg2", stripRule{name: "FS g 2 (transmit NV user memory)", frame: fixedLen(10)}},
+	{"\x1cq", stripRule{name: "FS q (define NV bit images)", frame: func(b []byte) (int, bool) {
+		if len(b) < 3 {
+			return 0, false
+		}
+		i := 3
+		for range int(b[2]) {
+			if len(b) < i+4 {
+				return 0, false
+			}
+			i += 4 + le16(b[i], b[i+1])*le16(b[i+2], b[i+3])*8
+		}
+		if len(b) < i {
+			return 0, false
+		}
+		return i, false
+	}}},
+}
+
+// stripped matches b, the buffer at a command's first byte, against the
+// strip table. It returns the rule and the command's length when b starts
+// with a whole stripped command; the rule and 0 when b starts with part of
+// a command the rule frames (wait for more bytes); nil when b does not
+// start with a stripped command (the decoder frames it).
+func stripped(b []byte) (*stripRule, int) {
+	if len(b) < 2 || (b[0] != 0x1B && b[0] != 0x1D && b[0] != 0x1C && b[0] != 0x10) {
+		return nil, 0
+	}
+	for i := range stripTable {
+		e := &stripTable[i]
+		p := e.prefix
+		if len(b) < len(p) {
+			// A three-byte prefix whose third byte is still to come: the
+			// command is undecided. Waiting changes nothing the decoder
+			// would do: every command starting with these two bytes is at
+			// least three long, so it would wait too.
+			if string(b) == p[:len(b)] {
+				return &e.rule, 0
+			}
+			continue
+		}
+		if string(b[:len(p)]) != p {
+			continue
+		}
+		n, keep := e.rule.frame(b)
+		if keep {
+			return nil, 0
+		}
+		return &e.rule, n
+	}
+	return nil, 0
+}
+
+// strip takes a stripped command out of the job being read: the port
+// answers in the printer's place where the rule says so, and counts it for
+// the job's log line.
+func (c *conn) strip(r *stripRule) {
+	if r.answer != nil {
+		c.answer(r.answer(c))
+	}
+	if c.strips == nil {
+		c.strips = map[string]int{}
+	}
+	c.strips[r.name]++
+}
+
+// logStrips says, once per job, which commands the port took out of it.
+func (c *conn) logStrips() {
+	if len(c.strips) == 0 {
+		return
+	}
+	names := make([]string, 0, len(c.strips))
+	for name, n := range c.strips {
+		names = append(names, fmt.Sprintf("%s ×%d", name, n))
+	}
+	slices.Sort(names)
+	c.log.Info("rawport: commands that would reconfigure, disable or query the shared printer were removed from a raw job; the rest prints (see PROTOCOL.md, Raw port)",
+		"removed", strings.Join(names, "; "))
+	c.strips = nil
+}

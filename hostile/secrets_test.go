@@ -1,0 +1,94 @@
+package hostile
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestCloudAuthInClearRefused is issue 23 §6's wire attack: pairing took
+// auth_url = "http://…" to any host, so a device code and the device token
+// crossed the store's network in clear, while the link refused ws:// for
+// the same reason. Only this machine may be spoken to in clear; anything
+// else is refused at config load, with the line named. (The agent is run
+// without a device token, so even the old code contacts nothing.)
+func TestCloudAuthInClearRefused(t *testing.T) {
+	a := start(t, Setup{
+		Tables: "[cloud]\nurl = \"wss://cloud.printgate.invalid/agent\"\nauth_url = \"http://192.0.2.7/oauth\"\n",
+		NoWait: true,
+	})
+	if !a.Exited(20 * time.Second) {
+		t.Fatalf("the agent started with auth_url in clear to another host:\n%s", a.Logs())
+	}
+	out := a.Logs()
+	for _, want := range []string{"auth_url", "https://"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("refusal lacks %q:\n%s", want, out)
+		}
+	}
+	if !regexp.MustCompile(`printgate\.toml:\d+: auth_url`).MatchString(out) {
+		t.Errorf("refusal does not name the file and line of auth_url:\n%s", out)
+	}
+}
+
+// TestTokenOutPrivate is issue 23 §6's disk attack on the README's own
+// step: `printgate token > api-token.txt` made a 0644 file. `printgate
+// token --out FILE` writes it readable by its owner only, whatever the
+// umask.
+func TestTokenOutPrivate(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("mode bits")
+	}
+	f := filepath.Join(t.TempDir(), "api-token.txt")
+	cmd := exec.Command(bin, "token", "--out", f)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("printgate token --out: %v\n%s", err, out)
+	}
+	fi, err := os.Stat(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := fi.Mode().Perm(); perm != 0o600 {
+		t.Errorf("token file is %04o, want 0600", perm)
+	}
+	b, _ := os.ReadFile(f)
+	if tok := strings.TrimSpace(string(b)); len(tok) < 32 {
+		t.Errorf("token %q is too short", tok)
+	}
+}
+
+// TestDataDirTightenedAndTokenFileWarned is the rest of §6 on disk: a data
+// dir that already existed at 0755 stayed 0755 (the spool, device token
+// and PIN readable by every user), and a 0644 token file was not warned
+// about. At start the dir is 0700 and the log says what to run.
+func TestDataDirTightenedAndTokenFileWarned(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("mode bits")
+	}
+	a := start(t, Setup{TokenFile: true, Before: func(dir string) {
+		if err := os.Chmod(dir, 0o755); err != nil {
+			panic(err)
+		}
+	}})
+	fi, err := os.Stat(a.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := fi.Mode().Perm(); perm != 0o700 {
+		t.Errorf("data dir is %04o after start, want 0700", perm)
+	}
+	out := a.Logs()
+	for _, want := range []string{"API token file can be read by other users", "chmod 600", "printgate token --out"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+	if code := a.submit(t, "TOKENFILE-1"); code != 202 && code != 200 {
+		t.Errorf("the token from the file does not work: HTTP %d", code)
+	}
+}
