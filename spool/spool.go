@@ -52,6 +52,16 @@ type Options struct {
 	// the file system has less than Reserve bytes free. Default 4 MiB; a
 	// negative value disables both checks.
 	Reserve int64
+	// KeepFree is file-system space Accept never uses: it refuses new tasks
+	// when the file system has less than Reserve plus KeepFree free, so the
+	// spool never fills the disk other programs on the PC need (the POS).
+	// Default 0; the agent sets it (DefaultLimits).
+	KeepFree int64
+	// Quotas caps what each origin's tasks may hold in the spool, as
+	// counted by Charge: past its quota an origin's new tasks are refused
+	// with a *QuotaError (an ErrFull) while the others still get in. An
+	// origin not listed has no quota but the cap.
+	Quotas map[Origin]int64
 	// MaxTaskBytes limits a task's payload or document. Default 1 MiB.
 	MaxTaskBytes int
 	// DefaultTimeout is a task's deadline after accept when it names none.
@@ -157,6 +167,10 @@ func Open(path string, opts Options) (*Spool, error) {
 	s.db = db
 	if corrupt != nil {
 		s.salvage(corrupt)
+	}
+	if err := countOrigins(db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open spool %s: count what each origin holds: %w", path, err)
 	}
 	s.free = newDiskFree(path)
 	s.startLoop()
