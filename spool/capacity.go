@@ -60,7 +60,11 @@ func planLimits(dir string, maxSize, keepFree int64, total uint64, known bool) L
 		l.DefaultCap = true
 		l.Cap = DefaultCapCeiling
 		if l.DiskKnown {
-			l.Cap = int64(l.DiskSize * DefaultCapPercent / 100)
+			// Rounded down to a power of two: bbolt maps the file in
+			// power-of-two steps up to 1 GiB, and on Windows a step past
+			// the cap is refused, so a cap between two steps would be
+			// the lower one anyway.
+			l.Cap = floorPow2(int64(l.DiskSize * DefaultCapPercent / 100))
 		}
 		switch {
 		case l.Cap < DefaultCapFloor:
@@ -80,8 +84,21 @@ func planLimits(dir string, maxSize, keepFree int64, total uint64, known bool) L
 	return l
 }
 
+// floorPow2 is the largest power of two not above n (n > 0), else 0.
+func floorPow2(n int64) int64 {
+	if n <= 0 {
+		return 0
+	}
+	p := int64(1)
+	for p <= n/2 {
+		p *= 2
+	}
+	return p
+}
+
 // Why says how Cap was chosen, for a person: "default: 10% of the 200 GiB
-// file system holding /var/lib/printgate, ceiling 1 GiB".
+// file system holding /var/lib/printgate, ceiling 1 GiB" (the share is
+// rounded down to a power of two: 10% of 8 GiB is a 512 MiB cap).
 func (l Limits) Why() string {
 	if !l.DefaultCap {
 		return "max_size"

@@ -166,7 +166,8 @@ func TestPlanLimits(t *testing.T) {
 		clamped, words string
 	}{
 		{"big disk", 0, 0, 200 * gib, true, DefaultCapCeiling, DefaultKeepFree, "ceiling", "default: 10% of the 200 GiB file system holding /d, ceiling 1 GiB"},
-		{"share", 0, 0, 5 * gib, true, 5 * gib / 10, DefaultKeepFree, "", "default: 10% of the 5 GiB file system holding /d"},
+		{"share", 0, 0, 5 * gib, true, 512 << 20, DefaultKeepFree, "", "default: 10% of the 5 GiB file system holding /d"},
+		{"share rounded down", 0, 0, 8 * gib, true, 512 << 20, DefaultKeepFree, "", "default: 10% of the 8 GiB file system holding /d"},
 		{"small disk", 0, 0, 400 << 20, true, DefaultCapFloor, 20 << 20, "floor", "default: 10% of the 400 MiB file system holding /d, floor 64 MiB"},
 		{"unknown disk", 0, 0, 0, false, DefaultCapCeiling, DefaultKeepFree, "ceiling", "default: 10% of the file system holding /d (size unknown), ceiling 1 GiB"},
 		{"explicit", 16 << 20, 1 << 20, 200 * gib, true, 16 << 20, 1 << 20, "", "max_size"},
@@ -185,4 +186,29 @@ func TestPlanLimits(t *testing.T) {
 			t.Errorf("FormatSize(%d) = %q, want %q", n, got, want)
 		}
 	}
+}
+
+// TestOpenPastTheCap ensures a spool file already bigger than the cap (an
+// upgrade that brings the default cap to a spool that had none) opens, and
+// refuses new work while it is over.
+func TestOpenPastTheCap(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "spool.db")
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 40; i++ {
+		mustAccept(t, s, originTask("BIG"+seqName(i), OriginLocal, 64<<10))
+	}
+	s.Close()
+	s, err = Open(path, Options{MaxSize: 2 << 20, Reserve: 512 << 10})
+	if err != nil {
+		t.Fatalf("open a file past its cap: %v", err)
+	}
+	defer s.Close()
+	if _, _, err := s.Accept(task("NEW", "k")); !errors.Is(err, ErrFull) {
+		t.Fatalf("accept past the cap: %v, want ErrFull", err)
+	}
+	// Progress of what is there still records.
+	mustMove(t, s, "BIG"+seqName(0), StateQueued, Change{})
 }

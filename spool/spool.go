@@ -193,6 +193,13 @@ func openChecked(path string, opts Options) (db *bolt.DB, err error) {
 	}
 	if opts.MaxSize > 0 {
 		bopts.MaxSize = int(opts.MaxSize)
+		// A file already past the cap (an upgrade that brought the
+		// default cap to a spool that had none) must still open: bbolt
+		// refuses to map it on Windows. The soft cap (overSoftCap) then
+		// refuses new work until retention and Compact shrink it.
+		if fi, err := os.Stat(path); err == nil && fi.Size() >= opts.MaxSize {
+			bopts.MaxSize = 0
+		}
 	}
 	defer func() {
 		if r := recover(); r != nil {
