@@ -105,7 +105,7 @@ func TestLoadSampleConfig(t *testing.T) {
 		},
 		Spool: Spool{MaxSize: 512 << 20, KeepFree: 256 << 20, Retention: 14 * 24 * time.Hour, DedupeWindow: 30 * 24 * time.Hour,
 			Quota: map[string]Quota{DoorAPI: {Percent: 50}, DoorCloud: {Percent: 50}, DoorRaw: {Percent: 20}, DoorReprint: {Percent: 25}},
-			Rate:  map[string]float64{DoorAPI: 20, DoorCloud: 50, DoorRaw: 5, DoorReprint: 5}},
+			Rate:  map[string]float64{DoorAPI: 200, DoorCloud: 200, DoorRaw: 20, DoorReprint: 20}},
 		Log: Log{Level: slog.LevelDebug, File: logFile, MaxSizeMB: 20, MaxBackups: 3},
 		Printers: []Printer{
 			{
@@ -264,7 +264,7 @@ func TestConfigDoorLimits(t *testing.T) {
 	if s.Quota[DoorCloud].Of(1<<30) != 32<<20 {
 		t.Errorf("a size quota depends on the cap: %d", s.Quota[DoorCloud].Of(1<<30))
 	}
-	if s.Rate[DoorRaw] != 0 || s.Rate[DoorAPI] != 2.5 || s.Rate[DoorCloud] != 50 {
+	if s.Rate[DoorRaw] != 0 || s.Rate[DoorAPI] != 2.5 || s.Rate[DoorCloud] != 200 {
 		t.Errorf("rates %v", s.Rate)
 	}
 }
