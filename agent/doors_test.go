@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -129,22 +130,31 @@ func TestRawRateWaits(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- d.wait(context.Background(), spool.OriginRaw) }()
-	clk.WaitTimer(clk.Now().Add(10 * time.Second))
-	select {
-	case err := <-done:
-		t.Fatalf("the raw job did not wait: %v", err)
-	default:
-	}
+	waitArmed(t, clk, done)
 	clk.Advance(10 * time.Second)
 	if err := <-done; err != nil {
 		t.Fatalf("the raw job waited and then: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { done <- d.wait(ctx, spool.OriginRaw) }()
-	clk.WaitTimer(clk.Now().Add(10 * time.Second))
+	waitArmed(t, clk, done)
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("a wait on a closing port ended with %v", err)
+	}
+}
+
+// waitArmed waits until the raw job's wait arms its timer on clk, and
+// fails the test if the wait ended instead.
+func waitArmed(t *testing.T, clk *clock.FakeClock, done <-chan error) {
+	t.Helper()
+	for clk.Armed() == 0 {
+		select {
+		case err := <-done:
+			t.Fatalf("the raw job did not wait: %v", err)
+		default:
+			runtime.Gosched()
+		}
 	}
 }
 
