@@ -7,7 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,6 +17,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"printgate/sync/cloudtest"
+	"printgate/sync/wire"
 )
 
 // Issue 23 §5: with the default max_size = 0 the spool had no cap, and the
@@ -287,5 +292,98 @@ func TestDefaultSpoolCap(t *testing.T) {
 	waitPrinted(t, b, "RAW-AFTER-API-FLOOD")
 	if !strings.Contains(b.Logs(), "quota_api") {
 		t.Errorf("no log line names quota_api")
+	}
+}
+
+// pairWith pairs agent a with cloud through `printgate pair` on a's config
+// (the manager approves the code it shows) and waits until a's link, which
+// looks for a new token every 30 s while unpaired, is connected. It returns
+// a's agent id.
+func pairWith(t *testing.T, a *Agent, cloud *cloudtest.Cloud) string {
+	t.Helper()
+	ctx, cancel := contextWithTimeout(t, 90)
+	defer cancel()
+	out := &lockedBuffer{}
+	pair := exec.CommandContext(ctx, bin, "pair", "--config", a.Config)
+	pair.Stdout, pair.Stderr = out, out
+	if err := pair.Start(); err != nil {
+		t.Fatal(err)
+	}
+	code := regexp.MustCompile(`code: (\S+)`)
+	for !code.MatchString(out.String()) {
+		if ctx.Err() != nil {
+			t.Fatalf("pair showed no code:\n%s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond) // another process's output
+	}
+	if err := cloud.Approve(code.FindStringSubmatch(out.String())[1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := pair.Wait(); err != nil {
+		t.Fatalf("pair: %v\n%s", err, out.String())
+	}
+	id, err := os.ReadFile(filepath.Join(a.Dir, "agent-id"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentID := strings.TrimSpace(string(id))
+	if err := cloud.WaitConnected(ctx, agentID, true); err != nil {
+		t.Fatalf("agent %q never connected: %v", agentID, err)
+	}
+	return agentID
+}
+
+// TestCloudFloodStopsAtItsQuota floods the agent from a cloud (a
+// compromised one, say) with ~64 KiB jobs into a 16 MiB spool: the cloud
+// door stops at its half of the cap, the jobs past it are answered job_ack
+// rejected storage_full naming quota_cloud, and a POS's ticket through the
+// LAN API is still accepted and printed.
+func TestCloudFloodStopsAtItsQuota(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits up to 30 s for the agent's link to find its pairing")
+	}
+	cloud := cloudtest.New(cloudtest.Options{PollInterval: time.Second, MaxQueuedJobs: 1000})
+	srv := httptest.NewServer(cloud.Handler())
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { cloud.Close() })
+	ws := "ws" + strings.TrimPrefix(srv.URL, "http") + cloudtest.AgentPath
+	const capBytes = 16 << 20
+	a := start(t, Setup{Tables: fmt.Sprintf("[cloud]\nurl = %q\nauth_url = %q\n[spool]\nmax_size = %d\n", ws, srv.URL+"/oauth", capBytes)})
+	agentID := pairWith(t, a, cloud)
+	const jobs = 150
+	for i := range jobs {
+		job := wire.Job{TaskNo: fmt.Sprintf("CLOUDFLOOD-%03d", i), Printer: "p0", Payload: floodJob(fmt.Sprintf("C%d", i))}
+		if err := cloud.Queue(agentID, job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := contextWithTimeout(t, 60)
+	defer cancel()
+	acks, err := cloud.WaitAcks(ctx, agentID, jobs)
+	if err != nil {
+		t.Fatalf("%d of %d jobs acknowledged: %v", len(acks), jobs, err)
+	}
+	accepted, rejected := 0, 0
+	for _, ack := range acks {
+		switch {
+		case ack.Result == wire.ResultAccepted:
+			accepted++
+		case ack.Result == "rejected" && ack.Error != nil && ack.Error.Code == "storage_full" && strings.Contains(ack.Error.Message, "quota_cloud"):
+			rejected++
+		default:
+			t.Errorf("job_ack %s %s %+v; want accepted, or rejected storage_full naming quota_cloud", ack.TaskNo, ack.Result, ack.Error)
+		}
+	}
+	fit := capBytes / 2 / (64<<10*4/3 + 1<<10)
+	t.Logf("cloud flood: %d accepted, %d rejected; the cloud door's half fits %d", accepted, rejected, fit)
+	if accepted > fit+1 || rejected == 0 {
+		t.Errorf("%d cloud jobs accepted and %d rejected; the cloud door's half of the cap fits %d", accepted, rejected, fit)
+	}
+	if code := a.submit(t, "API-AFTER-CLOUD-FLOOD"); code != 202 {
+		t.Fatalf("an API ticket after the cloud flood: HTTP %d, want 202", code)
+	}
+	waitPrinted(t, a, "TICKET API-AFTER-CLOUD-FLOOD")
+	if size := spoolSize(t, a); size > capBytes {
+		t.Errorf("spool file %d bytes, over its cap %d", size, capBytes)
 	}
 }
