@@ -68,8 +68,12 @@ type Agent struct {
 	failMu   sync.Mutex
 	failed   error // why the core stopped, if it did
 
-	outboxDropped int  // last outbox loss reported, owned by gauges
-	spoolFull     bool // last nearly-full state reported, owned by gauges
+	outboxDropped int    // last outbox loss reported, owned by gauges
+	spoolFull     bool   // last nearly-full state reported, owned by gauges
+	doorsShown    string // last doors problem reported, owned by gauges
+
+	// doors holds the intake doors' rates and quota state (doors.go).
+	doors *doors
 
 	// link is the cloud link once AttachLink (link.go); nil without one.
 	link atomic.Pointer[linkRef]
@@ -99,6 +103,7 @@ func New(cfg *config.Config, sp *spool.Spool, opts Options) (*Agent, error) {
 		quit:    make(chan struct{}),
 	}
 	a.opts.Observe = a.observeWith(opts.Observe)
+	a.doors = newDoors(cfg.Spool, opts.Clock, opts.Logger)
 	a.live.Store(cfg)
 	a.push = wheel.NewScheduler[pushKey, pushItem](opts.Clock, 0)
 	a.deadlines = wheel.NewScheduler[string, struct{}](opts.Clock, 0)

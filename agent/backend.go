@@ -2,11 +2,13 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
 
 	"printgate/agent/api"
+	"printgate/agent/config"
 	"printgate/drivers/escpos"
 	"printgate/spool"
 )
@@ -71,13 +73,27 @@ func (a *Agent) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bool
 	if nt.Timeout == 0 {
 		nt.Timeout = pc.Timeout
 	}
+	origin := nt.Origin
+	if origin == "" {
+		origin = spool.OriginLocal
+	}
+	// The door's rate, after every check that writes nothing: a raw job
+	// waited for its token on its connection already (rawSink.Accept).
+	if origin != spool.OriginRaw {
+		if err := a.doors.take(origin); err != nil {
+			return a.refuseTask(nt, a.doorRefused(err))
+		}
+	}
 	t, dup, err := a.spool.Accept(nt)
 	if err != nil {
-		return a.refuseTask(nt, err)
+		return a.refuseTask(nt, a.doorRefused(err))
 	}
 	a.m.IncAccepted(string(t.Origin), dup)
 	if dup {
 		return t, true, nil
+	}
+	if a.doors.accepted(t.Origin) {
+		a.observe(Event{Health: true})
 	}
 	a.log.Info("task accepted", "task_no", t.TaskNo, "printer", t.Printer, "state", t.State, "origin", t.Origin, "seq", t.Seq, "size", t.Size)
 	// Asked before the post, not after: once posted, the lane may take the
@@ -100,6 +116,21 @@ func (a *Agent) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bool
 		return nil, false, storedNotPrinting(t)
 	}
 	return t, false, nil
+}
+
+// doorRefused reports a task refused for its door's quota or rate (a
+// rate-limited WARN, the page's alert) and returns err, naming the config
+// key for a quota.
+func (a *Agent) doorRefused(err error) error {
+	if a.doors.refused(err) {
+		a.observe(Event{Health: true})
+	}
+	var qe *spool.QuotaError
+	if errors.As(err, &qe) {
+		door := OriginDoor(qe.Origin)
+		return fmt.Errorf("%w; [spool] %s = %q sets the %s door's share of the spool", err, config.QuotaKey(door), a.doors.quotas[door].String(), door)
+	}
+	return err
 }
 
 // storedNotPrinting is the answer for task t, on disk, whose core stopped

@@ -64,6 +64,10 @@ type harness struct {
 	changed chan struct{}
 }
 
+// harnessSpool turns the doors' rates off: the core's tests set their own
+// pace (doors_test.go turns the rates on).
+const harnessSpool = "[spool]\nrate_api = 0\nrate_cloud = 0\nrate_raw = 0\nrate_reprint = 0\n"
+
 func newHarness(t testing.TB, specs []printerSpec, defaults string, tweak ...func(*Options)) *harness {
 	t.Helper()
 	return buildHarness(t, clock.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)), specs, defaults, tweak...)
@@ -88,7 +92,7 @@ func buildHarnessAt(t testing.TB, spoolDir string, so spool.Options, clock *cloc
 	h := &harness{t: t, clock: clock, p: map[string]*printertest.Printer{}, changed: make(chan struct{}), limit: waitLimit}
 	dir := t.TempDir()
 	var b strings.Builder
-	fmt.Fprintf(&b, "data_dir = %q\nlisten = \"127.0.0.1:8631\"\napi_token = \"test-token-0123456789abcdef\"\n[defaults]\n%s\n", dir, defaults)
+	fmt.Fprintf(&b, "data_dir = %q\nlisten = \"127.0.0.1:8631\"\napi_token = \"test-token-0123456789abcdef\"\n%s[defaults]\n%s\n", dir, harnessSpool, defaults)
 	for _, s := range specs {
 		p := printertest.New(printertest.Options{Name: s.name, Model: s.model, OnTicket: s.onTicket, DoubleByte: s.dbcs})
 		if err := p.ListenTCP(); err != nil {

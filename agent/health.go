@@ -30,6 +30,9 @@ func (a *Agent) Health() api.Health {
 			h.Error = fmt.Sprintf("the spool is %d%% full: new tasks are refused at 100%%; raise spool max_size or free the disk", h.SpoolUsedPercent)
 		}
 	}
+	if p := a.doors.problem(); p != "" && h.Status == "ok" {
+		h.Status, h.Error = "degraded", p
+	}
 	var ce *spool.CorruptError
 	if errors.As(a.spool.Recovered(), &ce) {
 		h.Status = "degraded"
@@ -60,6 +63,11 @@ func (a *Agent) reportIntegrity() {
 			}
 			a.observe(Event{Health: true})
 		}
+	}
+	// A door's trip shows at once (Submit); its end shows here.
+	if p := a.doors.problem(); p != a.doorsShown {
+		a.doorsShown = p
+		a.observe(Event{Health: true})
 	}
 	st, err := a.spool.OutboxStats()
 	if err != nil {

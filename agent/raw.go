@@ -285,9 +285,13 @@ func sameRawPort(x, y config.Printer) bool {
 }
 
 // Accept stores a raw job as a task of origin raw, task_no
-// RAW_<printer>_<yyyymmdd-hhmmss>_<seq>, fsync'd before it returns.
+// RAW_<printer>_<yyyymmdd-hhmmss>_<seq>, fsync'd before it returns. A job
+// over the raw door's rate waits here for its turn, on its connection.
 func (s rawSink) Accept(ctx context.Context, j rawport.Job) (string, error) {
 	a := s.a
+	if err := a.doors.wait(ctx, spool.OriginRaw); err != nil {
+		return "", err
+	}
 	stamp := j.Started.Local().Format("20060102-150405")
 	for range 100 {
 		a.raw.mu.Lock()
@@ -319,6 +323,16 @@ func (s rawSink) Accept(ctx context.Context, j rawport.Job) (string, error) {
 // spool is full, so the POS shows its own printer error instead of
 // believing the job was taken.
 func (s rawSink) Ready(printer string) error {
+	err := s.ready(printer)
+	if err != nil {
+		s.a.doors.warns.warn(s.a.log, "RAW CONNECTION REFUSED: a POS connected to a printer's raw port and was reset; it shows its own printer error and nothing was taken",
+			"printer", printer, "err", err)
+	}
+	return err
+}
+
+// ready is Ready's judgment.
+func (s rawSink) ready(printer string) error {
 	a := s.a
 	if err := a.available(); err != nil {
 		return err
@@ -332,6 +346,16 @@ func (s rawSink) Ready(printer string) error {
 	}
 	if u.Cap > 0 && u.Live+int64(a.spool.MaxTaskBytes()) > u.Cap {
 		return fmt.Errorf("%w: the spool is full (%d of %d bytes)", spool.ErrFull, u.Live, u.Cap)
+	}
+	// The raw door's quota, with room for the largest job: one read and
+	// then refused would be a ticket the POS believes printed.
+	need := spool.Charge(a.spool.MaxTaskBytes())
+	ou, err := a.spool.Origin(spool.OriginRaw)
+	if err != nil {
+		return fmt.Errorf("read the raw door's spool use: %w", err)
+	}
+	if ou.Full(need) {
+		return a.doorRefused(&spool.QuotaError{Origin: spool.OriginRaw, Used: ou.Used, Quota: ou.Quota, Need: need})
 	}
 	return nil
 }

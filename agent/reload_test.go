@@ -20,7 +20,7 @@ import (
 // reloadHead is the top of the harness's config (buildHarnessAt), so a
 // reload sees only the printers change.
 func (h *harness) reloadHead(defaults string) string {
-	return fmt.Sprintf("data_dir = %q\nlisten = \"127.0.0.1:8631\"\napi_token = \"test-token-0123456789abcdef\"\n[defaults]\n%s\n", h.cfg.DataDir, defaults)
+	return fmt.Sprintf("data_dir = %q\nlisten = \"127.0.0.1:8631\"\napi_token = \"test-token-0123456789abcdef\"\n%s[defaults]\n%s\n", h.cfg.DataDir, harnessSpool, defaults)
 }
 
 // emulator starts one more emulated printer for the harness.

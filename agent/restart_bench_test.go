@@ -370,7 +370,7 @@ func newRestartFleet(tb testing.TB, n int) *restartFleet {
 	tb.Helper()
 	f := &restartFleet{tickets: make([]atomic.Int64, n), firstCh: make(chan struct{})}
 	var cfg strings.Builder
-	fmt.Fprintf(&cfg, "data_dir = %q\nlisten = \"127.0.0.1:8631\"\napi_token = \"test-token-0123456789abcdef\"\n[defaults]\ntimeout = %q\n", tb.TempDir(), restartTimeout.String())
+	fmt.Fprintf(&cfg, "data_dir = %q\nlisten = \"127.0.0.1:8631\"\napi_token = \"test-token-0123456789abcdef\"\n%s[defaults]\ntimeout = %q\n", tb.TempDir(), harnessSpool, restartTimeout.String())
 	for i := 0; i < n; i++ {
 		p := printertest.New(printertest.Options{Name: fmt.Sprintf("p%d", i), Model: printertest.ModelEpson, OnTicket: func(printertest.Ticket) {
 			f.tickets[i].Add(1)

@@ -38,7 +38,7 @@ func (s *Spool) Accept(t NewTask) (task *Task, duplicate bool, err error) {
 func (s *Spool) acceptOp(rec *Task) (*op, func() (*Task, bool)) {
 	var out *Task
 	var duplicate bool
-	o := &op{accept: true}
+	o := &op{accept: true, origin: rec.Origin, charge: Charge(rec.Size)}
 	o.prepare = func(tx *bolt.Tx) error {
 		out, duplicate = nil, false
 		if raw := tx.Bucket(bucketTasks).Get([]byte(rec.TaskNo)); raw != nil {
@@ -81,6 +81,9 @@ func (s *Spool) acceptOp(rec *Task) (*op, func() (*Task, bool)) {
 			return err
 		}
 		if err := addCount(meta, StateAccepted, 1); err != nil {
+			return err
+		}
+		if err := addOrigin(meta, nt.Origin, Charge(nt.Size)); err != nil {
 			return err
 		}
 		out = &nt

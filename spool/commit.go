@@ -22,6 +22,10 @@ type op struct {
 	// accept marks ops that add new work; they are refused first when space
 	// runs short so that accepted tasks can still record progress.
 	accept bool
+	// origin and charge are what an accept op adds to its origin's quota
+	// (quota.go).
+	origin Origin
+	charge int64
 }
 
 // errSkip from prepare means the op is complete without writing (a
@@ -114,6 +118,14 @@ func (s *Spool) commit(db *bolt.DB, batch []*op) {
 					results[i] = fmt.Errorf("accept: %w", ErrFull)
 					continue
 				}
+				if o.accept {
+					// Checked against the totals this transaction has
+					// reached so far, so one batch cannot overshoot.
+					if err := s.overQuota(tx, o.origin, o.charge); err != nil {
+						results[i] = fmt.Errorf("accept: %w", err)
+						continue
+					}
+				}
 				if o.apply == nil {
 					continue
 				}
@@ -172,11 +184,11 @@ func (s *Spool) overSoftCap(tx *bolt.Tx) bool {
 }
 
 // lowSpace reports whether the file system holding the spool has less than
-// Reserve bytes free.
+// Reserve plus KeepFree bytes free.
 func (s *Spool) lowSpace() bool {
 	if s.opts.Reserve <= 0 || s.free == nil {
 		return false
 	}
 	avail, err := s.free()
-	return err == nil && avail < uint64(s.opts.Reserve)
+	return err == nil && avail < uint64(s.opts.Reserve+s.opts.KeepFree)
 }

@@ -27,6 +27,20 @@ func newDiskFree(path string) diskFree {
 	}
 }
 
+// diskSpace reports the bytes available to this process and the total
+// size of the volume holding dir.
+func diskSpace(dir string) (avail, total uint64, err error) {
+	p, err := windows.UTF16PtrFromString(dir)
+	if err != nil {
+		return 0, 0, err
+	}
+	var free uint64
+	if err := windows.GetDiskFreeSpaceEx(p, &avail, &total, &free); err != nil {
+		return 0, 0, err
+	}
+	return avail, total, nil
+}
+
 func isDiskFull(err error) bool {
 	return errors.Is(err, windows.ERROR_DISK_FULL) || errors.Is(err, windows.ERROR_HANDLE_DISK_FULL)
 }

@@ -65,6 +65,11 @@ func (s *Spool) pruneOnce(now time.Time) (PruneStats, error) {
 				if err := addCount(meta, t.State, -1); err != nil {
 					return err
 				}
+				if !t.Pruned {
+					if err := addOrigin(meta, t.Origin, -Charge(t.Size)); err != nil {
+						return err
+					}
+				}
 				t.Payload, t.Document, t.Timeline, t.Message, t.Pruned = nil, nil, nil, "", true
 				if err := putTask(tx, t); err != nil {
 					return err

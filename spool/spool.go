@@ -52,6 +52,16 @@ type Options struct {
 	// the file system has less than Reserve bytes free. Default 4 MiB; a
 	// negative value disables both checks.
 	Reserve int64
+	// KeepFree is file-system space Accept never uses: it refuses new tasks
+	// when the file system has less than Reserve plus KeepFree free, so the
+	// spool never fills the disk other programs on the PC need (the POS).
+	// Default 0; the agent sets it (DefaultLimits).
+	KeepFree int64
+	// Quotas caps what each origin's tasks may hold in the spool, as
+	// counted by Charge: past its quota an origin's new tasks are refused
+	// with a *QuotaError (an ErrFull) while the others still get in. An
+	// origin not listed has no quota but the cap.
+	Quotas map[Origin]int64
 	// MaxTaskBytes limits a task's payload or document. Default 1 MiB.
 	MaxTaskBytes int
 	// DefaultTimeout is a task's deadline after accept when it names none.
@@ -158,6 +168,10 @@ func Open(path string, opts Options) (*Spool, error) {
 	if corrupt != nil {
 		s.salvage(corrupt)
 	}
+	if err := countOrigins(db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open spool %s: count what each origin holds: %w", path, err)
+	}
 	s.free = newDiskFree(path)
 	s.startLoop()
 	return s, nil
@@ -179,6 +193,13 @@ func openChecked(path string, opts Options) (db *bolt.DB, err error) {
 	}
 	if opts.MaxSize > 0 {
 		bopts.MaxSize = int(opts.MaxSize)
+		// A file already past the cap (an upgrade that brought the
+		// default cap to a spool that had none) must still open: bbolt
+		// refuses to map it on Windows. The soft cap (overSoftCap) then
+		// refuses new work until retention and Compact shrink it.
+		if fi, err := os.Stat(path); err == nil && fi.Size() >= opts.MaxSize {
+			bopts.MaxSize = 0
+		}
 	}
 	defer func() {
 		if r := recover(); r != nil {

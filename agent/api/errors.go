@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Errors the agent wraps so that every door (the local API, the page, the
@@ -72,3 +73,28 @@ func (e *RetryExists) Error() string {
 
 // Unwrap makes errors.Is(err, ErrConflict) hold.
 func (e *RetryExists) Unwrap() error { return ErrConflict }
+
+// ErrRateLimited means a door took more tasks per second than its [spool]
+// rate_* allows (429 too_many_requests with Retry-After; no job_ack, so
+// the cloud resends). It wraps ErrUnavailable: nothing was taken, and a
+// resend later is answered.
+var ErrRateLimited = fmt.Errorf("intake rate limit: %w", ErrUnavailable)
+
+// RateLimited is the refusal of one task over its door's rate: it names the
+// door, the config key that sets the rate and when a token is free again.
+type RateLimited struct {
+	Door  string  // api, cloud, raw or reprint
+	Key   string  // the [spool] key: rate_api ...
+	Rate  float64 // tasks per second
+	Burst float64 // tasks at once
+	// RetryAfter is how long until the door takes a task again.
+	RetryAfter time.Duration
+}
+
+// Error says which door is over which rate and what changes it.
+func (e *RateLimited) Error() string {
+	return fmt.Sprintf("the %s door takes at most %g new tasks per second (burst %g) and this one came too soon: retry in %s; [spool] %s sets the rate", e.Door, e.Rate, e.Burst, e.RetryAfter.Round(time.Millisecond), e.Key)
+}
+
+// Unwrap makes errors.Is(err, ErrRateLimited) hold.
+func (e *RateLimited) Unwrap() error { return ErrRateLimited }

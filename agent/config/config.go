@@ -148,8 +148,18 @@ type Defaults struct {
 
 // Spool is the [spool] table.
 type Spool struct {
-	// MaxSize caps the spool file in bytes; 0 (the default) means no cap.
+	// MaxSize caps the spool file in bytes; 0 (the default) means the
+	// default cap the agent works out at start from the size of data_dir's
+	// file system (spool.PlanLimits).
 	MaxSize int64
+	// KeepFree is file-system space the spool never uses; 0 (the default)
+	// means the smaller of 256 MiB and 5% of the file system.
+	KeepFree int64
+	// Quota is each door's share of the spool (Doors), Rate the tasks per
+	// second it takes (0: no limit); every door has both, defaults
+	// included (DefaultQuotas, DefaultRates).
+	Quota map[string]Quota
+	Rate  map[string]float64
 	// Retention is how long finished tasks keep their body and timeline.
 	// Default 7 days.
 	Retention time.Duration
@@ -384,7 +394,7 @@ func (p *parser) config(raw map[string]any) *Config {
 			Profile:          "epson-80",
 			JobTimeout:       30 * time.Second,
 		},
-		Spool: Spool{Retention: defaultRetention},
+		Spool: Spool{Retention: defaultRetention, Quota: DefaultQuotas(), Rate: DefaultRates()},
 		Log:   Log{Level: slog.LevelInfo, MaxSizeMB: defaultLogSizeMB, MaxBackups: defaultLogBackups},
 	}
 	if s, ok := top.str("data_dir"); ok {
@@ -731,32 +741,26 @@ func profileError(t *table, name string, err error) {
 }
 
 func (p *parser) spool(t *table, s *Spool) {
-	if v, ok := t.get("max_size"); ok {
-		var n int64
-		good := true
-		switch x := v.(type) {
-		case int64:
-			n = x
-		case string:
-			var err error
-			if n, err = parseSize(x); err != nil {
-				t.errf("max_size", "%v", err)
-				good = false
-			}
-		default:
-			t.wrongType("max_size", `a size such as "512MiB" or a number of bytes`, v)
-			good = false
-		}
+	if n, ok := t.size("max_size"); ok {
+		v, _ := t.get("max_size")
 		switch {
-		case !good:
 		case n < 0:
-			t.errf("max_size", "%v must not be negative (0 means no limit)", v)
+			t.errf("max_size", "%v must not be negative (0 means the default: 10%% of the disk, from 64MiB to 1GiB)", v)
 		case n > 0 && n < configMinSpoolSize:
-			t.errf("max_size", "%v is too small: the spool keeps 4MiB in reserve for tickets already accepted; use at least \"8MiB\", or 0 for no limit", v)
+			t.errf("max_size", "%v is too small: the spool keeps 4MiB in reserve for tickets already accepted; use at least \"8MiB\", or 0 for the default", v)
 		default:
 			s.MaxSize = n
 		}
 	}
+	if n, ok := t.size("keep_free"); ok {
+		if n < 0 {
+			v, _ := t.get("keep_free")
+			t.errf("keep_free", "%v must not be negative (0 means the default: 256MiB or 5%% of the disk, the smaller)", v)
+		} else {
+			s.KeepFree = n
+		}
+	}
+	p.doors(t, s)
 	t.positive("retention", &s.Retention)
 	t.positive("dedupe_window", &s.DedupeWindow)
 	if s.DedupeWindow != 0 && s.DedupeWindow < s.Retention {

@@ -104,8 +104,10 @@ func TestLoadSampleConfig(t *testing.T) {
 			FailoverAfter: 30 * time.Second, FailoverFailures: 2, FailbackAfter: 2 * time.Minute,
 			OnUnknown: "hold", MaxUnknown: 3, Profile: "epson-58", JobTimeout: 45 * time.Second,
 		},
-		Spool: Spool{MaxSize: 512 << 20, Retention: 14 * 24 * time.Hour, DedupeWindow: 30 * 24 * time.Hour},
-		Log:   Log{Level: slog.LevelDebug, File: logFile, MaxSizeMB: 20, MaxBackups: 3},
+		Spool: Spool{MaxSize: 512 << 20, KeepFree: 256 << 20, Retention: 14 * 24 * time.Hour, DedupeWindow: 30 * 24 * time.Hour,
+			Quota: map[string]Quota{DoorAPI: {Percent: 50}, DoorCloud: {Percent: 50}, DoorRaw: {Percent: 20}, DoorReprint: {Percent: 25}},
+			Rate:  map[string]float64{DoorAPI: 200, DoorCloud: 200, DoorRaw: 20, DoorReprint: 20}},
+		Log: Log{Level: slog.LevelDebug, File: logFile, MaxSizeMB: 20, MaxBackups: 3},
 		Printers: []Printer{
 			{
 				Name: "kitchen", URL: "tcp://192.168.1.50:9100", Target: mustTarget(t, "tcp://192.168.1.50:9100"),
@@ -232,7 +234,7 @@ url  = "tcp://10.0.0.5"
 			FailoverFailures: 3, MaxAttempts: 0, OnUnknown: "reprint-marked", MaxUnknown: 2, Profile: "epson-80",
 			JobTimeout: 30 * time.Second,
 		},
-		Spool: Spool{MaxSize: 0, Retention: week, DedupeWindow: week},
+		Spool: Spool{MaxSize: 0, Retention: week, DedupeWindow: week, Quota: DefaultQuotas(), Rate: DefaultRates()},
 		Log:   Log{Level: slog.LevelInfo, File: filepath.Join(DefaultDataDir(), "printgate.log"), MaxSizeMB: 10, MaxBackups: 5},
 		Printers: []Printer{{
 			Name: "kitchen", URL: "tcp://10.0.0.5", Target: mustTarget(t, "tcp://10.0.0.5"),
@@ -267,6 +269,30 @@ func TestConfigDedupeFollowsRetention(t *testing.T) {
 	}
 	if cfg.Spool.DedupeWindow != 10*24*time.Hour {
 		t.Errorf("dedupe_window = %v, want the retention 240h", cfg.Spool.DedupeWindow)
+	}
+}
+
+// TestConfigDoorLimits ensures the doors' quotas take a share or a size,
+// the rates a number (0 turns one off), and the doors left out keep their
+// defaults.
+func TestConfigDoorLimits(t *testing.T) {
+	src := okTop + "[spool]\nmax_size = \"100MiB\"\nquota_raw = \"10%\"\nquota_cloud = \"32MiB\"\nrate_raw = 0\nrate_api = 2.5\n" + okPrinter
+	cfg, err := Parse("c.toml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.Spool
+	if s.Quota[DoorRaw] != (Quota{Percent: 10}) || s.Quota[DoorCloud] != (Quota{Bytes: 32 << 20}) || s.Quota[DoorAPI] != (Quota{Percent: 50}) {
+		t.Errorf("quotas %v", s.Quota)
+	}
+	if got := s.Quota[DoorRaw].Of(s.MaxSize); got != 10<<20 {
+		t.Errorf("10%% of 100MiB is %d", got)
+	}
+	if s.Quota[DoorCloud].Of(1<<30) != 32<<20 {
+		t.Errorf("a size quota depends on the cap: %d", s.Quota[DoorCloud].Of(1<<30))
+	}
+	if s.Rate[DoorRaw] != 0 || s.Rate[DoorAPI] != 2.5 || s.Rate[DoorCloud] != 200 {
+		t.Errorf("rates %v", s.Rate)
 	}
 }
 
@@ -521,7 +547,18 @@ func TestConfigErrors(t *testing.T) {
 		{"spool too small", okTop + "[spool]\nmax_size = 1024 #!a\n" + okPrinter,
 			[]wantErr{{mark: "a", words: []string{"1024 is too small", "8MiB"}}}},
 		{"spool negative", okTop + "[spool]\nmax_size = -1 #!a\n" + okPrinter,
-			[]wantErr{{mark: "a", words: []string{"-1 must not be negative"}}}},
+			[]wantErr{{mark: "a", words: []string{"-1 must not be negative", "0 means the default"}}}},
+		{"bad door limits", okTop + "[spool]\nkeep_free = -5 #!a\nquota_raw = \"0%\" #!b\nquota_api = \"150%\" #!c\nquota_cloud = 1000 #!d\nquota_reprint = \"lots%\" #!e\nrate_raw = -1 #!f\nrate_api = \"fast\" #!g\nquota_rw = \"5%\" #!h\n" + okPrinter,
+			[]wantErr{
+				{mark: "a", words: []string{"keep_free", "must not be negative"}},
+				{mark: "b", words: []string{"quota_raw", `"0%" is not a share`, `"1%" to "100%"`}},
+				{mark: "c", words: []string{"quota_api", `"150%" is not a share`}},
+				{mark: "d", words: []string{"quota_cloud", "1000 is too small", "1MiB"}},
+				{mark: "e", words: []string{"quota_reprint", `"lots%" is not a share`}},
+				{mark: "f", words: []string{"rate_raw", "must not be negative", "tasks per second the raw door"}},
+				{mark: "g", words: []string{"rate_api", "a number"}},
+				{mark: "h", words: []string{`unknown key "quota_rw"`, `did you mean "quota_raw"`}},
+			}},
 		{"bad log", okTop + "[log]\nlevel = \"verbose\" #!a\nmax_size_mb = 0 #!b\nmax_backups = -1 #!c\n" + okPrinter,
 			[]wantErr{
 				{mark: "a", words: []string{`"verbose" is not a log level`}},

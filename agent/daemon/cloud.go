@@ -100,6 +100,9 @@ func classifyForCloud(err error) (code, message string, retry bool) {
 	case errors.Is(err, api.ErrUnavailable), errors.Is(err, spool.ErrClosed),
 		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return api.CodeUnavailable, err.Error(), true
+	case errors.As(err, new(*spool.QuotaError)):
+		// A door's quota: the message names it and the key.
+		return api.CodeStorageFull, err.Error(), false
 	case errors.Is(err, api.ErrUnknownPrinter):
 		return api.CodeUnknownPrinter, err.Error(), false
 	case errors.Is(err, api.ErrBadDocument):

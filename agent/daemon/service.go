@@ -69,11 +69,13 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 		return fmt.Errorf("create data dir %s: %w", cfg.DataDir, err)
 	}
 	guardSecrets(cfg, log)
-	sp, err := spool.Open(filepath.Join(cfg.DataDir, "spool.db"), spoolOptions(cfg))
+	lim := spoolLimits(cfg)
+	sp, err := spool.Open(filepath.Join(cfg.DataDir, "spool.db"), spoolOptionsWith(cfg, lim))
 	if err != nil {
 		return err
 	}
 	defer sp.Close()
+	logSpoolLimits(cfg, lim, log)
 	var ce *spool.CorruptError
 	if errors.As(sp.Recovered(), &ce) {
 		log.Error("SPOOL RECOVERED FROM CORRUPTION", "quarantined_file", ce.MovedTo, "salvaged", ce.Salvaged,
@@ -359,11 +361,38 @@ func warnBackups(cfg *config.Config, log *slog.Logger) {
 	}
 }
 
-// spoolOptions maps the config onto the spool's options. Without a [cloud]
-// table nothing would ever read the outbox, so none is written.
+// spoolLimits works out the spool's cap and the disk space it keeps free:
+// the config's, or the defaults from the size of data_dir's file system.
+func spoolLimits(cfg *config.Config) spool.Limits {
+	return spool.PlanLimits(cfg.DataDir, cfg.Spool.MaxSize, cfg.Spool.KeepFree)
+}
+
+// logSpoolLimits says at start how big the spool may grow and why, and
+// what each door may hold of it: "spool cap 1 GiB (default: 10% of the
+// 200 GiB file system holding /var/lib/printgate, ceiling 1 GiB)".
+func logSpoolLimits(cfg *config.Config, lim spool.Limits, log *slog.Logger) {
+	attrs := []any{"cap_bytes", lim.Cap, "keep_free", spool.FormatSize(lim.KeepFree)}
+	for _, d := range config.Doors {
+		q := cfg.Spool.Quota[d]
+		attrs = append(attrs, config.QuotaKey(d), fmt.Sprintf("%s (%s)", q.String(), spool.FormatSize(q.Of(lim.Cap))), config.RateKey(d), cfg.Spool.Rate[d])
+	}
+	log.Info(fmt.Sprintf("spool cap %s (%s)", spool.FormatSize(lim.Cap), lim.Why()), attrs...)
+}
+
+// spoolOptions maps the config onto the spool's options (spoolOptionsWith
+// the limits of spoolLimits).
 func spoolOptions(cfg *config.Config) spool.Options {
+	return spoolOptionsWith(cfg, spoolLimits(cfg))
+}
+
+// spoolOptionsWith maps the config and the spool's limits onto the spool's
+// options. Without a [cloud] table nothing would ever read the outbox, so
+// none is written.
+func spoolOptionsWith(cfg *config.Config, lim spool.Limits) spool.Options {
 	o := spool.Options{
-		MaxSize:        cfg.Spool.MaxSize,
+		MaxSize:        lim.Cap,
+		KeepFree:       lim.KeepFree,
+		Quotas:         agent.SpoolQuotas(cfg.Spool, lim.Cap),
 		Retention:      cfg.Spool.Retention,
 		DedupeWindow:   cfg.Spool.DedupeWindow,
 		DefaultTimeout: cfg.Defaults.Timeout,

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"printgate/agent/api"
 	"printgate/agent/localapi"
@@ -633,5 +634,30 @@ func TestRequestLog(t *testing.T) {
 		if strings.Contains(out, secret) {
 			t.Errorf("log contains a secret %q", secret)
 		}
+	}
+}
+
+// TestDoorLimitAnswers ensures a task over its door's rate is answered 429
+// too_many_requests with Retry-After in whole seconds (rounded up) naming
+// rate_api, and one over its door's quota 507 storage_full naming the
+// key, as the agent words them (issue 23 §5).
+func TestDoorLimitAnswers(t *testing.T) {
+	f := newFake()
+	c := newAPI(t, f, localapi.Options{})
+	f.failWith = fmt.Errorf("task A_v1: %w", &api.RateLimited{Door: "api", Key: "rate_api", Rate: 20, Burst: 200, RetryAfter: 1200 * time.Millisecond})
+	a := c.do("POST", "/api/v1/tasks", payloadTask("A_v1", "kitchen", []byte("x")))
+	wantStatus(t, a, http.StatusTooManyRequests, api.CodeTooManyRequests)
+	if ra := a.header.Get("Retry-After"); ra != "2" {
+		t.Errorf("Retry-After %q, want 2 (1.2s rounded up)", ra)
+	}
+	if !strings.Contains(a.message(), "rate_api") || strings.Contains(a.message(), "task A_v1") {
+		t.Errorf("429 message %q: want the door's rate and key, without the task prefix", a.message())
+	}
+	qe := &spool.QuotaError{Origin: spool.OriginLocal, Used: 100, Quota: 100, Need: 10}
+	f.failWith = fmt.Errorf("accept: %w; [spool] quota_api = \"50%%\" sets the api door's share of the spool", qe)
+	a = c.do("POST", "/api/v1/tasks", payloadTask("A_v1", "kitchen", []byte("x")))
+	wantStatus(t, a, http.StatusInsufficientStorage, api.CodeStorageFull)
+	if !strings.Contains(a.message(), "quota_api") || a.header.Get("Retry-After") == "" {
+		t.Errorf("507 for a quota: %q, Retry-After %q", a.message(), a.header.Get("Retry-After"))
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"printgate/agent/api"
 	"printgate/spool"
@@ -19,6 +21,8 @@ type apiError struct {
 	code    string
 	message string
 	cause   error
+	// retryAfter, when set, is the Retry-After in seconds.
+	retryAfter int64
 }
 
 func (e *apiError) Error() string { return e.code + ": " + e.message }
@@ -39,8 +43,10 @@ type errorDetail struct {
 
 // writeError answers with e. Statuses that invite a retry say when.
 func writeError(w http.ResponseWriter, e *apiError) {
-	switch e.status {
-	case http.StatusInsufficientStorage, http.StatusServiceUnavailable:
+	switch {
+	case e.retryAfter > 0:
+		w.Header().Set("Retry-After", strconv.FormatInt(e.retryAfter, 10))
+	case e.status == http.StatusInsufficientStorage, e.status == http.StatusServiceUnavailable:
 		w.Header().Set("Retry-After", "30")
 	}
 	writeJSON(w, e.status, errorBody{Error: errorDetail{Code: e.code, Message: e.message}})
@@ -68,6 +74,8 @@ func classify(err error, taskNo, printer string) *apiError {
 		return newError(http.StatusRequestEntityTooLarge, api.CodePayloadTooLarge, "%s; send a smaller payload or document", err)
 	case errors.Is(err, spool.ErrInvalid):
 		return newError(http.StatusBadRequest, api.CodeInvalidTask, "%s", err)
+	case errors.As(err, new(*spool.QuotaError)):
+		return newError(http.StatusInsufficientStorage, api.CodeStorageFull, "the agent's spool holds as many tasks from this door as its share allows and takes no new ones from it for now; tasks already accepted are safe and will print. Retry later. %s", quotaDetail(err))
 	case errors.Is(err, spool.ErrFull):
 		return newError(http.StatusInsufficientStorage, api.CodeStorageFull, "the agent's spool is full and takes no new tasks; tasks already accepted are safe and will print. Retry later; the store should free disk space on the agent's PC")
 	case errors.Is(err, spool.ErrPruned):
@@ -85,6 +93,12 @@ func classify(err error, taskNo, printer string) *apiError {
 		return newError(http.StatusServiceUnavailable, api.CodeStoredNotPrinting, "task %q IS stored on the agent, but the agent's core stopped before printing it; it prints after the agent restarts (its service manager restarts it within seconds). Resend the SAME task_no later: it is answered as its duplicate and never prints twice. Never resubmit this order under a new task_no: it would print twice", taskNo)
 	case errors.Is(err, api.ErrBadPayload):
 		return newError(http.StatusBadRequest, api.CodeBadPayload, "%s", strings.TrimPrefix(err.Error(), api.ErrBadPayload.Error()+": "))
+	case errors.Is(err, api.ErrRateLimited):
+		e := newError(http.StatusTooManyRequests, api.CodeTooManyRequests, "%s. Nothing was taken; resubmitting the same task_no never prints twice", rateDetail(err))
+		if rl := (*api.RateLimited)(nil); errors.As(err, &rl) {
+			e.retryAfter = max(1, int64((rl.RetryAfter+time.Second-1)/time.Second))
+		}
+		return e
 	case errors.Is(err, api.ErrUnavailable):
 		return newError(http.StatusServiceUnavailable, api.CodeUnavailable, "the agent cannot print right now and took nothing: %s. Retry later (resubmitting the same task_no never prints twice)", unwrapUnavailable(err))
 	case errors.Is(err, spool.ErrClosed):
@@ -93,6 +107,24 @@ func classify(err error, taskNo, printer string) *apiError {
 		return newError(http.StatusServiceUnavailable, api.CodeUnavailable, "the request was cut short before the agent finished; retry it (resubmitting the same task_no never prints twice)")
 	}
 	return newError(http.StatusInternalServerError, api.CodeInternal, "the agent failed to handle the request and logged why; retry (resubmitting the same task_no never prints twice) and check the agent's log if it persists")
+}
+
+// quotaDetail is the part of a quota refusal that names the door, its use
+// and the key: what follows "spool full: ".
+func quotaDetail(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, spool.ErrFull.Error()+": "); i >= 0 {
+		msg = msg[i+len(spool.ErrFull.Error())+2:]
+	}
+	return msg
+}
+
+// rateDetail is the rate refusal's own sentence, without the task prefix.
+func rateDetail(err error) string {
+	if rl := (*api.RateLimited)(nil); errors.As(err, &rl) {
+		return rl.Error()
+	}
+	return err.Error()
 }
 
 // unwrapUnavailable is the reason part of an ErrUnavailable error, for the

@@ -324,7 +324,9 @@ func (p *Port) admit(c net.Conn, ip netip.Addr, how admission, shared bool) {
 	if err := p.sink.Ready(p.printer); err != nil {
 		release()
 		p.rejected.Add(1)
-		p.o.Logger.Warn("rawport: connection refused", "printer", p.printer, "remote", remote, "reason", "spool not ready", "err", err)
+		// The Sink says why, rate-limited: a flood of connections must
+		// not become a flood of log lines.
+		p.o.Logger.Debug("rawport: connection refused", "printer", p.printer, "remote", remote, "reason", "spool not ready", "err", err)
 		resetClose(c)
 		return
 	}

@@ -58,7 +58,9 @@ type Sink interface {
 	// reset), so the POS shows its own error instead of losing the job.
 	// It is asked once per connection, on the accepting goroutine, so it
 	// must be quick; a job on a connection already open when the spool
-	// fills is refused by Accept instead.
+	// fills is refused by Accept instead. The port logs the refusal at
+	// debug only: the Sink reports it (a flood of connections must not
+	// be a flood of log lines).
 	Ready(printer string) error
 	// Refused reports a job the port read but could not hand over (too
 	// large, Accept failed). A client that goes away before sending any

@@ -108,7 +108,9 @@ func (s *session) submit(nt spool.NewTask, logRejected bool) wire.Message {
 		}
 		code, msg, retry := s.l.opts.Classify(err)
 		if retry {
-			s.l.log.Warn("cloud job not taken for now; the cloud resends it", "task_no", nt.TaskNo, "err", err)
+			// Rate-limited: a cloud over the agent's rate provokes it
+			// with every job.
+			s.l.peerWarns.warn(s.l.log, "cloud job not taken for now; the cloud resends it", "task_no", nt.TaskNo, "err", err)
 			return nil
 		}
 		return reject(code, msg)

@@ -28,6 +28,7 @@ import (
 	"printgate/cmd/printgate/internal/probe"
 	"printgate/drivers"
 	"printgate/drivers/escpos"
+	"printgate/spool"
 	"printgate/sync/pair"
 	"printgate/sync/wire"
 )
@@ -251,6 +252,9 @@ func CheckDisk(env Env, cfg *config.Config) Result {
 		r.Fix = "check the disk holding " + at
 		return r
 	}
+	// The cap the agent would work out at start (issue 23 §5), so a store
+	// sees what its spool may take before it runs.
+	lim := spool.PlanLimits(at, cfg.Spool.MaxSize, cfg.Spool.KeepFree)
 	r.Detail = fmt.Sprintf("%s free on the disk of %s", humanBytes(free), at)
 	fix := fmt.Sprintf("free space on the disk holding %s (old logs, downloads), or move data_dir in %s to a bigger disk", at, cfg.Path)
 	switch {
@@ -261,6 +265,7 @@ func CheckDisk(env Env, cfg *config.Config) Result {
 		r.Status, r.Fix = Warn, fix
 		r.Detail += fmt.Sprintf(": under %s", humanBytes(diskWarnBytes))
 	}
+	r.Detail += fmt.Sprintf("; spool cap %s (%s), %s kept free", spool.FormatSize(lim.Cap), lim.Why(), spool.FormatSize(lim.KeepFree))
 	return r
 }
 

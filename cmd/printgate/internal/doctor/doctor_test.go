@@ -150,6 +150,10 @@ func TestDoctorDisk(t *testing.T) {
 	cfg := doctorConfig(t, t.TempDir(), ":8631", "")
 	env := testDoctorEnv()
 	wantResult(t, "real", CheckDisk(env, cfg), Pass, "free on the disk of", "") // the test machine has a GiB to spare
+	// It says the spool cap the agent would work out (issue 23 §5).
+	wantResult(t, "cap", CheckDisk(env, cfg), Pass, "; spool cap ", "")
+	small := doctorConfig(t, t.TempDir(), ":8631", "[spool]\nmax_size = \"16MiB\"\n")
+	wantResult(t, "explicit cap", CheckDisk(env, small), Pass, "spool cap 16 MiB (max_size)", "")
 	for _, tc := range []struct {
 		free   uint64
 		status Status
