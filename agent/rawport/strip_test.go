@@ -122,6 +122,12 @@ func TestStripTable(t *testing.T) {
 func TestStripAloneIsNoJob(t *testing.T) {
 	var all []byte
 	for _, tc := range stripSamples {
+		if tc.name == "ESC v" {
+			// Answered (TestStripAnswersESCv): its byte would race the
+			// sync's DLE EOT answer, which the port sends as the bytes
+			// arrive, before it frames the commands.
+			continue
+		}
 		all = append(all, tc.cmd...)
 	}
 	s := newSink()
