@@ -142,6 +142,13 @@ func TestAgent(t *testing.T) {
 			}
 		}
 	})
+	t.Run("printers", func(t *testing.T) {
+		needAgent(t)
+		out := mustPG(t, time.Minute, "printers", "--config", winPath(config))
+		if !strings.Contains(out, "kitchen") || strings.Contains(out, "warning") || strings.Contains(out, "PANIC") {
+			t.Fatalf("printers: want the configured printers and no warning (no USB printer is not one):\n%s", out)
+		}
+	})
 	t.Run("ctrl-c", func(t *testing.T) {
 		needAgent(t)
 		agent.interrupt(t)
