@@ -165,7 +165,7 @@ func TestDemo(t *testing.T) {
 	needWine(t)
 	t.Run("dir", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "demo")
-		out := mustPG(t, 2*time.Minute, "demo", "--dir", winPath(dir), "--duration", "20s", "--listen", fmt.Sprintf("127.0.0.1:%d", freePort(t)))
+		out := mustPG(t, 2*time.Minute, "demo", "--dir", winPath(dir), "--duration", "15s", "--listen", fmt.Sprintf("127.0.0.1:%d", freePort(t)))
 		if _, err := os.Stat(filepath.Join(dir, "printgate.toml")); err != nil {
 			t.Fatalf("demo --dir left no config there (%v):\n%s", err, out)
 		}

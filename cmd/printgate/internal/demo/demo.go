@@ -620,7 +620,7 @@ func (d *Demo) Close() error {
 	}
 	d.client.CloseIdleConnections()
 	if d.dir != "" && !d.keepDir {
-		if err := os.RemoveAll(d.dir); err != nil {
+		if err := removeTree(d.dir, os.RemoveAll); err != nil {
 			errs = append(errs, fmt.Errorf("remove the demo's directory: %w", err))
 		}
 	}
