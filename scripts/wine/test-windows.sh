@@ -113,8 +113,8 @@ for p in "${UNIT_PKGS[@]}"; do
 	t0=$(now)
 	(cd "$p" && timeout 600 wine "$WORK/bin/$(echo "$p" | tr / _).test.exe" -test.v -test.count=1 -test.timeout=8m) >"$log" 2>&1
 	rc=$?
-	nskip=$(grep -c -- '^--- SKIP' "$log")
-	ran=$(grep -cE -- '^--- (PASS|FAIL)' "$log")
+	nskip=$(grep -cE -- '^ *--- SKIP' "$log")
+	ran=$(grep -cE -- '^ *--- (PASS|FAIL)' "$log")
 	if [ $rc -eq 0 ] && grep -q '^PASS$' "$log"; then
 		line PASS "unit: $p" "$(since "$t0")" "$ran ran, $nskip skipped"
 	else
