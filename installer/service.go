@@ -116,7 +116,7 @@ func Uninstall(configPath string, w io.Writer) error {
 		}
 	}
 	if err := UnregisterService(s, w); err != nil {
-		return fmt.Errorf("%v%s", err, AdminHint())
+		return fmt.Errorf("%v%s", err, AdminHintFor(err))
 	}
 	return nil
 }

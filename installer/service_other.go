@@ -55,6 +55,10 @@ func RunUnderServiceManager(string, func(context.Context) error) error {
 // ServiceArguments is the command line the service runs the binary with.
 func ServiceArguments(configPath string) []string { return []string{"run", "--config", configPath} }
 
+// AdminHintFor is what to add to the error err of a service command:
+// AdminHint, which is nothing here.
+func AdminHintFor(err error) string { return AdminHint() }
+
 // controlService is Control through kardianos.
 func controlService(s service.Service, action string) (string, error) {
 	return kardianosControl(s, action)

@@ -30,9 +30,9 @@ func NoServiceManager() string { return "" }
 // with the rights it needs.
 func AdminHint() string { return " (run it from an Administrator command prompt)" }
 
-// adminHintFor is AdminHint when err is an access denial, else "": other
+// AdminHintFor is AdminHint when err is an access denial, else "": other
 // errors are not cured by an Administrator prompt.
-func adminHintFor(err error) string {
+func AdminHintFor(err error) string {
 	if errors.Is(err, windows.ERROR_ACCESS_DENIED) {
 		return AdminHint()
 	}
@@ -292,7 +292,7 @@ const controlWait = 60 * time.Second
 func controlService(_ service.Service, action string) (string, error) {
 	m, err := windows.OpenSCManager(nil, nil, windows.SC_MANAGER_CONNECT)
 	if err != nil {
-		return "", fmt.Errorf("connect to the service manager: %w%s", err, adminHintFor(err))
+		return "", fmt.Errorf("connect to the service manager: %w%s", err, AdminHintFor(err))
 	}
 	defer windows.CloseServiceHandle(m)
 	h, err := windows.OpenService(m, windows.StringToUTF16Ptr(ServiceName),
@@ -301,13 +301,13 @@ func controlService(_ service.Service, action string) (string, error) {
 		if errors.Is(err, windows.ERROR_SERVICE_DOES_NOT_EXIST) {
 			return "", errors.New("the printgate service is not installed (printgate install)")
 		}
-		return "", fmt.Errorf("open the service: %w%s", err, adminHintFor(err))
+		return "", fmt.Errorf("open the service: %w%s", err, AdminHintFor(err))
 	}
 	s := &mgr.Service{Name: ServiceName, Handle: h}
 	defer s.Close()
 	st, err := s.Query()
 	if err != nil {
-		return "", fmt.Errorf("ask the service's state: %w%s", err, adminHintFor(err))
+		return "", fmt.Errorf("ask the service's state: %w%s", err, AdminHintFor(err))
 	}
 	switch action {
 	case "stop":
@@ -339,7 +339,7 @@ func stopService(s *mgr.Service, st svc.Status) error {
 		var err error
 		st, err = s.Control(svc.Stop)
 		if err != nil && !errors.Is(err, windows.ERROR_SERVICE_NOT_ACTIVE) {
-			return fmt.Errorf("stop the service: %w%s", err, adminHintFor(err))
+			return fmt.Errorf("stop the service: %w%s", err, AdminHintFor(err))
 		}
 	}
 	limit := stopWait + 10*time.Second
@@ -353,7 +353,7 @@ func stopService(s *mgr.Service, st svc.Status) error {
 // at once (a config the agent refuses, a busy port) is reported here.
 func startService(s *mgr.Service) error {
 	if err := s.Start(); err != nil && !errors.Is(err, windows.ERROR_SERVICE_ALREADY_RUNNING) {
-		return fmt.Errorf("start the service: %w%s", err, adminHintFor(err))
+		return fmt.Errorf("start the service: %w%s", err, AdminHintFor(err))
 	}
 	if err := waitState(s, svc.Running, controlWait); err != nil {
 		return fmt.Errorf("the service did not start (%w): the agent's log (printgate logs, or the file in its data dir) and the Windows event log (source printgate) say why", err)

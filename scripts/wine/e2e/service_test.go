@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -85,6 +87,12 @@ func TestService(t *testing.T) {
 		need(t)
 		run(t, "stopped", "stop")
 		answering(t, false)
+		// The service handler's stop path ran: the agent stopped as asked
+		// and said so in its log (the service has no console).
+		logText, err := os.ReadFile(filepath.Join(dir, "data", "printgate.log"))
+		if err != nil || !strings.Contains(string(logText), "printgate stopped") {
+			t.Fatalf("the service's log lacks the agent's stop line (%v):\n%s", err, logText)
+		}
 		out, code := pg(t, time.Minute, "status", "--config", config)
 		if code == 0 || !strings.Contains(out, "stopped") {
 			t.Fatalf("status of the stopped service: exit %d:\n%s", code, out)
