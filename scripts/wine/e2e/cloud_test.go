@@ -21,8 +21,9 @@ import (
 // TestCloud ensures the cloud link works on Windows against the reference
 // cloud (sync/cloudtest, natively on loopback): `printgate pair` through
 // the device flow, a cloud job printed and its repeat answered duplicate,
-// LAN tickets printed through a WAN cut, and the outbox replayed to the
-// cloud when the WAN returns, every task's PRINTED there and nothing left.
+// 150 LAN tickets printed through a WAN cut, the agent killed as its replay
+// reaches the cloud, and after a restart the outbox replayed: every task's events in
+// the cloud once each and in order, PRINTED among them, and nothing left.
 func TestCloud(t *testing.T) {
 	needWine(t)
 	cloud := cloudtest.New(cloudtest.Options{PollInterval: time.Second})
@@ -119,14 +120,32 @@ func TestCloud(t *testing.T) {
 		need(t)
 		cloud.SetRefusing(true)
 		cloud.DropAll()
-		for i := 1; i <= 20; i++ {
-			no := fmt.Sprintf("WINE-LAN-%02d_KITCHEN_v1", i)
+		// Enough tasks (about 4 events each) that the replay takes more than
+		// one 500-event batch, so the kill below can land between batches.
+		for i := 1; i <= 150; i++ {
+			no := fmt.Sprintf("WINE-LAN-%03d_KITCHEN_v1", i)
 			submit(t, base, token, no, "kitchen", "WINE OFFLINE "+no)
 			tasks = append(tasks, no)
 		}
 		for _, no := range tasks[1:] {
 			waitState(t, base, token, no, "PRINTED", 60*time.Second)
 		}
+	})
+	t.Run("killed-in-replay", func(t *testing.T) {
+		need(t)
+		// The WAN returns and the agent is killed (TerminateProcess, as a
+		// crash or a power cut) as soon as its replay reaches the cloud: between
+		// batches when the kill is quick enough, else just after the last.
+		before := len(cloud.Events(agentID))
+		cloud.SetRefusing(false)
+		if err := cloud.Wait(limit, func() bool { return len(cloud.Events(agentID)) > before }); err != nil {
+			t.Fatalf("no replay after the WAN came back: %v\n%s", err, agent.logs.String())
+		}
+		agent.cmd.Process.Kill()
+		<-agent.done
+		agent.done <- nil
+		t.Logf("killed with %d events in the cloud", len(cloud.Events(agentID)))
+		agent = startAgent(t, owner, config, base)
 	})
 	t.Run("replay", func(t *testing.T) {
 		need(t)
@@ -147,6 +166,19 @@ func TestCloud(t *testing.T) {
 		}
 		if err := cloud.Wait(limit, printed); err != nil {
 			t.Fatalf("the cloud never learnt that every task printed\n%s", agent.logs.String())
+		}
+		// Each task's events reached the cloud once each, in order.
+		seen := map[string][]int{}
+		for _, e := range cloud.Events(agentID) {
+			seen[e.TaskNo] = append(seen[e.TaskNo], e.N)
+		}
+		for _, no := range tasks {
+			for i, n := range seen[no] {
+				if n != i+1 {
+					t.Errorf("%s: the cloud holds events %v, want 1..%d once each, in order", no, seen[no], len(seen[no]))
+					break
+				}
+			}
 		}
 		for {
 			_, body, _ := get(base+"/healthz", "")
