@@ -285,6 +285,11 @@ func (h *scmHandler) Execute(_ []string, r <-chan svc.ChangeRequest, changes cha
 // report RUNNING, beyond which they say so rather than wait on.
 const controlWait = 60 * time.Second
 
+// stopLimit bounds how long stop, restart and uninstall wait for STOPPED:
+// as long as the agent may take to finish its jobs (stopWait) and a margin.
+// A variable so that a test can wait less for a service that never stops.
+var stopLimit = stopWait + 10*time.Second
+
 // controlService starts, stops or restarts the installed service through
 // the SCM and says what it did. Unlike kardianos's Control, stop and
 // restart of a stopped service are not errors, waiting for a service that
@@ -342,7 +347,7 @@ func stopService(s *mgr.Service, st svc.Status) error {
 			return fmt.Errorf("stop the service: %w%s", err, AdminHintFor(err))
 		}
 	}
-	limit := stopWait + 10*time.Second
+	limit := stopLimit
 	if err := waitState(s, svc.Stopped, limit); err != nil {
 		return fmt.Errorf("the service did not stop within %v (%w): it may still be finishing a job; printgate status shows its state", limit, err)
 	}

@@ -1,11 +1,16 @@
 package installer
 
 import (
+	"flag"
 	"fmt"
+	"os"
+	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
+	"golang.org/x/sys/windows/svc"
 	"golang.org/x/sys/windows/svc/mgr"
 )
 
@@ -67,4 +72,80 @@ func binaryPath(t *testing.T, s *mgr.Service) string {
 		t.Fatal(err)
 	}
 	return windows.UTF16PtrToString(c.BinaryPathName)
+}
+
+// TestStopBounded ensures stop (and with it restart and uninstall) gives up
+// on a service that never reaches STOPPED, saying so, instead of waiting
+// forever as kardianos's stop loop did. The service is this test binary
+// run as TestStubbornServiceHelper, which stays STOP_PENDING for a while.
+// It registers a throwaway service, so it needs the rights to: an
+// Administrator, or Wine.
+func TestStopBounded(t *testing.T) {
+	m, err := mgr.Connect()
+	if err != nil {
+		t.Skipf("no service manager to register a test service with: %v", err)
+	}
+	defer m.Disconnect()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const name = "printgate-stubborn-test"
+	s, err := m.CreateService(name, exe, mgr.Config{StartType: mgr.StartManual}, "-test.run=^TestStubbornServiceHelper$", "stubborn-service")
+	if err != nil {
+		t.Skipf("cannot register a test service (not an Administrator?): %v", err)
+	}
+	defer func() {
+		waitState(s, svc.Stopped, 30*time.Second)
+		s.Delete()
+		s.Close()
+	}()
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitState(s, svc.Running, 30*time.Second); err != nil {
+		t.Fatalf("the helper service did not start: %v", err)
+	}
+	defer func(l time.Duration) { stopLimit = l }(stopLimit)
+	stopLimit = 2 * time.Second
+	st, err := s.Query()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err = stopService(s, st)
+	if err == nil || !strings.Contains(err.Error(), "did not stop within") {
+		t.Fatalf("stop of a service that never stops: %v, want it to give up saying so", err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("stop gave up after %v, want about %v", took, stopLimit)
+	}
+}
+
+// TestStubbornServiceHelper is TestStopBounded's service: it answers
+// Stop with STOP_PENDING and only stops 8 s later.
+func TestStubbornServiceHelper(t *testing.T) {
+	if flag.Arg(0) != "stubborn-service" {
+		t.Skip("TestStopBounded's service: runs only under the service manager")
+	}
+	if err := svc.Run("printgate-stubborn-test", stubborn{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type stubborn struct{}
+
+func (stubborn) Execute(_ []string, r <-chan svc.ChangeRequest, changes chan<- svc.Status) (bool, uint32) {
+	changes <- svc.Status{State: svc.Running, Accepts: svc.AcceptStop}
+	for c := range r {
+		switch c.Cmd {
+		case svc.Interrogate:
+			changes <- c.CurrentStatus
+		case svc.Stop:
+			changes <- svc.Status{State: svc.StopPending, WaitHint: 60000}
+			time.Sleep(8 * time.Second)
+			return false, 0
+		}
+	}
+	return false, 0
 }
