@@ -12,7 +12,7 @@ FUZZTIME ?= 60s
 BENCHTIME  ?= 1s
 BENCHCOUNT ?= 1
 
-.PHONY: all deps build test test-browser vet fmt-check bench bench-cups bench-cups-raw demo fuzz soak package clean chaos
+.PHONY: all deps build test test-windows test-browser vet fmt-check bench bench-cups bench-cups-raw demo fuzz soak package clean chaos
 
 all: build
 
@@ -36,6 +36,16 @@ vet:
 test: fmt-check vet
 	$(GO) test -race -timeout 30m $(PKGS)
 	$(GO) test -count=1 -run 'Allocs' $(PKGS)
+
+# test-windows runs the Windows build under Wine (issue 24; see README,
+# "How Windows is tested"): it installs wine, wine64 and
+# gcc-mingw-w64-x86-64 when missing (apt-get; root or sudo), makes a
+# temporary Wine prefix with the ProcessPrng shim built from
+# scripts/wine/bcryptprimitives.c, cross-compiles, and runs the unit tests
+# of the packages with Windows code and the end-to-end checks of
+# scripts/wine/e2e, one PASS/FAIL line each, then a summary with the time.
+test-windows:
+	GO=$(GO) ./scripts/wine/test-windows.sh
 
 # test-browser runs only the manager page's browser tests (chromium; see
 # README), verbosely, so the log names the screenshots' folder. `make test`

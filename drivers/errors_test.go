@@ -12,22 +12,20 @@ import (
 	"testing"
 )
 
+// wrapCase is one row of TestWrapErr: an error, the hint it gets and
+// whether it is retryable.
+type wrapCase struct {
+	name  string
+	err   error
+	hint  string
+	retry bool
+}
+
 // TestWrapErr ensures each failure class gets its hint and retry verdict
 // and stays reachable through errors.Is.
 func TestWrapErr(t *testing.T) {
-	tests := []struct {
-		name  string
-		err   error
-		hint  string
-		retry bool
-	}{
-		{"refused", &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, "connection refused by 10.0.0.9:9100: is the printer on and the address right?", true},
-		{"no route", &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.EHOSTUNREACH)}, "no route to host 10.0.0.9:9100", true},
-		{"reset", &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}, "closed the connection", true},
-		{"permission", &os.PathError{Op: "open", Path: "/dev/ttyUSB0", Err: syscall.EACCES}, "usermod -aG lp printgate", false},
-		{"busy", syscall.EBUSY, "another program has the printer open", true},
-		{"no device", syscall.ENODEV, "no such device", true},
-		{"paper out", syscall.ENOSPC, "out of paper?", true},
+	// The OS's own error numbers (errnoCases, per OS) first.
+	tests := append(errnoCases(), []wrapCase{
 		{"timeout", fmt.Errorf("x: %w", os.ErrDeadlineExceeded), "no answer from 10.0.0.9:9100", true},
 		{"one way", ErrOneWay, "one-way", false},
 		{"closed", net.ErrClosed, "already closed", false},
@@ -35,7 +33,7 @@ func TestWrapErr(t *testing.T) {
 		{"dns not found", &net.DNSError{Err: "no such host", Name: "kitchen.lan", IsNotFound: true}, `no such host "kitchen.lan"`, false},
 		{"dns flaky", &net.DNSError{Err: "server misbehaving", Name: "kitchen.lan", IsTemporary: true}, `cannot resolve "kitchen.lan"`, true},
 		{"unknown", errors.New("strange"), "", true},
-	}
+	}...)
 	for _, tt := range tests {
 		err := wrapErr("dial", "tcp://10.0.0.9", "10.0.0.9:9100", tt.err)
 		var pe *Error

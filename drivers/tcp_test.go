@@ -7,8 +7,8 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -80,8 +80,8 @@ func TestTCPRefused(t *testing.T) {
 	if !pe.Retryable() {
 		t.Error("refused connection is not retryable")
 	}
-	if !errors.Is(err, syscall.ECONNREFUSED) {
-		t.Errorf("errors.Is(err, ECONNREFUSED) = false for %v", err)
+	if !errors.Is(err, errnoRefused) {
+		t.Errorf("errors.Is(err, %v) = false for %v", errnoRefused, err)
 	}
 	want := "dial " + url + ": connection refused by " + addr + ": is the printer on and the address right?"
 	if err.Error() != want {
@@ -180,7 +180,10 @@ func TestTCPCloseDrainsPendingAnswers(t *testing.T) {
 	})
 	t.Run("control", func(t *testing.T) {
 		_, err := run(t, func(c Conn) error { return c.(*tcpConn).c.Close() })
-		if !errors.Is(err, syscall.ECONNRESET) {
+		if err == nil && runtime.GOOS == "windows" {
+			t.Skip("a plain close with unread data ended in a clean EOF, not a reset (Wine's closesocket sends FIN): this system cannot show what the drain prevents")
+		}
+		if !errors.Is(err, errnoReset) {
 			t.Errorf("plain close: printer saw %v, want connection reset (test cannot tell drain from no drain)", err)
 		}
 	})

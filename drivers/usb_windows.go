@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"golang.org/x/sys/windows"
+	"golang.org/x/sys/windows/registry"
 )
 
 // guidUSBPrint is GUID_DEVINTERFACE_USBPRINT, the interface class of printers
@@ -47,13 +48,46 @@ var (
 )
 
 // usbPrintInterfaces lists the device paths of the present USBPRINT
-// interfaces.
+// interfaces. No USB printer is an empty list, not an error, also where the
+// Configuration Manager fails the listing because the interface class was
+// never registered on this PC (no USB printer ever plugged in: no
+// DeviceClasses key; Wine answers CR_FAILURE then).
 func usbPrintInterfaces() ([]string, error) {
 	paths, err := windows.CM_Get_Device_Interface_List("", &guidUSBPrint, windows.CM_GET_DEVICE_INTERFACE_LIST_PRESENT)
-	if err != nil {
+	if err == nil {
+		return paths, nil
+	}
+	var cr windows.CONFIGRET
+	if !errors.As(err, &cr) {
 		return nil, fmt.Errorf("list usb printers: %w", err)
 	}
-	return paths, nil
+	if cr == windows.CR_NO_SUCH_DEVICE_INTERFACE || !usbPrintClassRegistered() {
+		return nil, nil
+	}
+	return nil, fmt.Errorf("list usb printers: %s", configretText(cr))
+}
+
+// usbPrintClassRegistered reports whether the registry has the USBPRINT
+// interface class, which Windows adds when the first USB printer is bound
+// to usbprint.sys.
+func usbPrintClassRegistered() bool {
+	k, err := registry.OpenKey(registry.LOCAL_MACHINE,
+		`SYSTEM\CurrentControlSet\Control\DeviceClasses\{28d78fad-5a12-11d1-ae5b-0000f803a8c2}`, registry.QUERY_VALUE)
+	if err != nil {
+		return !errors.Is(err, windows.ERROR_FILE_NOT_FOUND)
+	}
+	k.Close()
+	return true
+}
+
+// configretText words a Configuration Manager error without panicking:
+// CONFIGRET's own Error calls CM_MapCrToWin32Err, which older systems and
+// Wine lack (the lazy lookup then panics inside the message).
+func configretText(cr windows.CONFIGRET) string {
+	if windows.NewLazySystemDLL("cfgmgr32.dll").NewProc("CM_MapCrToWin32Err").Find() == nil {
+		return cr.Error()
+	}
+	return fmt.Sprintf("Configuration Manager error %#x", uint32(cr))
 }
 
 func resolveUSBPrint(vid, pid uint16, serial string) (string, error) {

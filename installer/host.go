@@ -28,7 +28,7 @@ func InstallService(d ServiceDirs, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return RegisterService(s, w)
+	return RegisterService(s, exe, d.Config, w)
 }
 
 // PrepareInstall checks that the service can run this binary with the

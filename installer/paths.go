@@ -1,7 +1,7 @@
 package installer
 
 import (
-	"path/filepath"
+	"path"
 )
 
 // ServiceName is the name of the service on both systems: the systemd unit
@@ -89,14 +89,15 @@ func DataDirFor(goos, programData, configPath string) string {
 	if goos == "windows" {
 		return windowsDir(configPath) + `\data`
 	}
-	return filepath.Join(filepath.Dir(configPath), "data")
+	// path, not filepath: goos's separator, whatever this binary runs on.
+	return path.Join(path.Dir(configPath), "data")
 }
 
 func samePath(goos, a, b string) bool {
 	if goos == "windows" {
 		return equalFoldASCII(a, b)
 	}
-	return filepath.Clean(a) == filepath.Clean(b)
+	return path.Clean(a) == path.Clean(b)
 }
 
 func windowsDir(p string) string {

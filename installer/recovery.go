@@ -1,6 +1,9 @@
 package installer
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // RecoveryStep is one Windows service recovery action: restart the service
 // after Delay. The SCM uses the first step on the first failure, the second
@@ -27,3 +30,15 @@ const (
 	EventStopped = 2
 	EventFailed  = 3
 )
+
+// RecoveryFailure decides what a failed recovery call of the Windows
+// service manager means for install: an error, or, when the service
+// manager does not implement the call (Wine's lacks some config levels),
+// a warning naming it, since the service itself is registered and runs.
+// On Windows the calls exist, so a failure there stays an error.
+func RecoveryFailure(call string, err error, notImplemented bool) (warning string, fatal error) {
+	if notImplemented {
+		return fmt.Sprintf("warning: recovery actions not set: this service manager does not implement %s (%v); the service runs, but is not restarted by it after a failure", call, err), nil
+	}
+	return "", fmt.Errorf("set the recovery actions (%s): %w", call, err)
+}

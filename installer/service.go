@@ -31,7 +31,7 @@ func newServiceFor(p service.Interface, exe, configPath string) (service.Service
 		DisplayName: DisplayName,
 		Description: Description,
 		Executable:  exe,
-		Arguments:   []string{"run", "--config", configPath},
+		Arguments:   ServiceArguments(configPath),
 		Option:      serviceOptions(exe, configPath),
 	}
 	s, err := service.New(p, c)
@@ -74,17 +74,24 @@ func ServiceState(s service.Service) string {
 }
 
 // Control starts, stops or restarts (action) the installed service of the
-// config at configPath. A refusal of the service manager says how to run
-// the command with the rights it needs.
-func Control(action, configPath string) error {
+// config at configPath and says what it did ("started", "already
+// stopped"...). A refusal of the service manager says how to run the
+// command with the rights it needs.
+func Control(action, configPath string) (string, error) {
 	s, err := serviceOf(configPath)
 	if err != nil {
-		return err
+		return "", err
 	}
+	return controlService(s, action)
+}
+
+// kardianosControl is Control through kardianos, where its service
+// commands do what they say (systemd).
+func kardianosControl(s service.Service, action string) (string, error) {
 	if err := service.Control(s, action); err != nil {
-		return fmt.Errorf("%v%s", unwrapControl(err), AdminHint())
+		return "", fmt.Errorf("%v%s", unwrapControl(err), AdminHint())
 	}
-	return nil
+	return map[string]string{"start": "started", "stop": "stopped", "restart": "restarted"}[action], nil
 }
 
 // unwrapControl drops kardianos's "Failed to start printgate: " prefix
@@ -104,12 +111,12 @@ func Uninstall(configPath string, w io.Writer) error {
 		return err
 	}
 	if st, err := s.Status(); err == nil && st == service.StatusRunning {
-		if err := s.Stop(); err != nil {
-			return fmt.Errorf("stop the service: %v%s", err, AdminHint())
+		if _, err := controlService(s, "stop"); err != nil {
+			return fmt.Errorf("stop the service: %w", err)
 		}
 	}
 	if err := UnregisterService(s, w); err != nil {
-		return fmt.Errorf("%v%s", err, AdminHint())
+		return fmt.Errorf("%v%s", err, AdminHintFor(err))
 	}
 	return nil
 }

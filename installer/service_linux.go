@@ -80,7 +80,7 @@ func CheckServicePaths(exe, configPath string) error {
 // RegisterService installs and enables the unit: ours through kardianos,
 // or, when the .deb put its unit in /lib/systemd/system, that one (a unit
 // in /etc would shadow the package's updates).
-func RegisterService(s service.Service, w io.Writer) error {
+func RegisterService(s service.Service, exe, configPath string, w io.Writer) error {
 	if !systemdRunning() {
 		fmt.Fprintln(w, "systemd is not running on this machine, so no service was registered; the config and the")
 		fmt.Fprintln(w, "printgate user are ready. Run the agent with your init system as the printgate user:")
@@ -129,7 +129,20 @@ func UnregisterService(s service.Service, w io.Writer) error {
 // any foreground program and stops it with SIGTERM.
 func UnderServiceManager() bool { return false }
 
-// RunUnderServiceManager is for Windows only.
+// RunUnderServiceManager is for Windows only: `run --service` is the
+// command line of the Windows service.
 func RunUnderServiceManager(string, func(context.Context) error) error {
-	return errors.New("not a Windows service")
+	return errors.New("--service is for the Windows service manager only; here the agent runs with printgate run")
+}
+
+// ServiceArguments is the command line the service runs the binary with.
+func ServiceArguments(configPath string) []string { return []string{"run", "--config", configPath} }
+
+// AdminHintFor is what to add to the error err of a service command:
+// AdminHint, since a Linux service command needs root whatever failed.
+func AdminHintFor(err error) string { return AdminHint() }
+
+// controlService is Control through kardianos.
+func controlService(s service.Service, action string) (string, error) {
+	return kardianosControl(s, action)
 }

@@ -28,7 +28,7 @@ func AdminHint() string { return "" }
 func CheckServicePaths(exe, configPath string) error { return nil }
 
 // RegisterService installs the service through kardianos.
-func RegisterService(s service.Service, w io.Writer) error {
+func RegisterService(s service.Service, exe, configPath string, w io.Writer) error {
 	if err := s.Install(); err != nil {
 		return fmt.Errorf("install the service: %w", err)
 	}
@@ -46,7 +46,20 @@ func UnregisterService(s service.Service, w io.Writer) error {
 // UnderServiceManager is false: only Windows has an SCM to answer.
 func UnderServiceManager() bool { return false }
 
-// RunUnderServiceManager is for Windows only.
+// RunUnderServiceManager is for Windows only: `run --service` is the
+// command line of the Windows service.
 func RunUnderServiceManager(string, func(context.Context) error) error {
-	return errors.New("not a Windows service")
+	return errors.New("--service is for the Windows service manager only; here the agent runs with printgate run")
+}
+
+// ServiceArguments is the command line the service runs the binary with.
+func ServiceArguments(configPath string) []string { return []string{"run", "--config", configPath} }
+
+// AdminHintFor is what to add to the error err of a service command:
+// AdminHint, which is nothing here.
+func AdminHintFor(err error) string { return AdminHint() }
+
+// controlService is Control through kardianos.
+func controlService(s service.Service, action string) (string, error) {
+	return kardianosControl(s, action)
 }

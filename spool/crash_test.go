@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 )
 
@@ -126,13 +125,13 @@ func TestCrashLosesNothing(t *testing.T) {
 			if lines == killAfter && !killed {
 				// Lines already in the pipe after the kill were printed
 				// after their calls returned: they count as acknowledged.
-				cmd.Process.Signal(syscall.SIGKILL)
+				cmd.Process.Kill() // SIGKILL; TerminateProcess on Windows
 				killed = true
 			}
 		}
 		err = cmd.Wait()
-		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-			t.Fatalf("round %d: child ended with %v, not by SIGKILL", round, err)
+		if !killed || !endedByKill(cmd.ProcessState) {
+			t.Fatalf("round %d: child ended with %v, not by the kill", round, err)
 		}
 		verifyAfterCrash(t, round, path, acked)
 	}

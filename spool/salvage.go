@@ -75,10 +75,12 @@ func parsePageHeader(b []byte) pageHeader {
 	return pageHeader{id: ne.Uint64(b[0:]), flags: ne.Uint16(b[8:]), count: ne.Uint16(b[10:]), overflow: ne.Uint32(b[12:])}
 }
 
-// boltMeta is what the salvage needs of a valid meta page.
+// boltMeta is what the salvage and preflight need of a valid meta page.
 type boltMeta struct {
 	pageSize uint32
 	root     uint64 // page of the root bucket
+	freelist uint64 // page of the freelist, boltNoFreelist for none
+	pgid     uint64 // the high-water mark: pages below it are in the file
 	txid     uint64
 }
 
@@ -94,7 +96,7 @@ func parseMeta(b []byte) (boltMeta, bool) {
 	if ne.Uint32(m[0:]) != boltMagic || ne.Uint32(m[4:]) != boltVersion || ne.Uint64(m[metaSumOffset:]) != h.Sum64() {
 		return boltMeta{}, false
 	}
-	bm := boltMeta{pageSize: ne.Uint32(m[8:]), root: ne.Uint64(m[16:]), txid: ne.Uint64(m[48:])}
+	bm := boltMeta{pageSize: ne.Uint32(m[8:]), root: ne.Uint64(m[16:]), freelist: ne.Uint64(m[32:]), pgid: ne.Uint64(m[40:]), txid: ne.Uint64(m[48:])}
 	if bm.pageSize < 512 || bm.pageSize > 1<<24 || bm.pageSize&(bm.pageSize-1) != 0 {
 		return boltMeta{}, false
 	}

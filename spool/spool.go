@@ -201,10 +201,23 @@ func openChecked(path string, opts Options) (db *bolt.DB, err error) {
 			bopts.MaxSize = 0
 		}
 	}
+	// bolt.Open can panic on a damaged file (a bad freelist) after it opened
+	// and locked it, and then returns no *DB to close: the hook keeps the
+	// file so the recover can close it. Left open, the handle leaks, and on
+	// Windows it makes moving the file aside fail ("Sharing violation"), so
+	// the agent would exit instead of salvaging.
+	var file *os.File
+	bopts.OpenFile = func(name string, flag int, mode os.FileMode) (*os.File, error) {
+		f, err := os.OpenFile(name, flag, mode)
+		file = f
+		return f, err
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			if db != nil {
 				db.Close()
+			} else if file != nil {
+				file.Close()
 			}
 			db, err = nil, &corruption{fmt.Errorf("structure check panicked: %v", r)}
 		}
@@ -212,6 +225,9 @@ func openChecked(path string, opts Options) (db *bolt.DB, err error) {
 	old := debug.SetPanicOnFault(true)
 	defer debug.SetPanicOnFault(old)
 
+	if err := preflight(path); err != nil {
+		return nil, err
+	}
 	db, err = bolt.Open(path, 0o600, bopts)
 	if err != nil {
 		switch {

@@ -108,7 +108,7 @@ func installCmd(ctx context.Context, env installEnv, args []string, stdout, stde
 	cfg, cfgErr := config.Load(path)
 	if register != nil {
 		if err := register(path, cfg, stdout); err != nil {
-			fmt.Fprintf(stderr, "printgate install: %v%s\n", err, installer.AdminHint())
+			fmt.Fprintf(stderr, "printgate install: %v%s\n", err, installer.AdminHintFor(err))
 			return 1
 		}
 	}

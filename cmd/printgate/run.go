@@ -22,6 +22,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", config.DefaultConfigPath(), "the config `file`")
+	asService := fs.Bool("service", false, "run as the Windows service, answering the service manager (the command line printgate install registers; Windows only)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: printgate run [--config FILE]\n\nRuns the agent in the foreground until SIGINT or SIGTERM.")
 		fs.PrintDefaults()
@@ -32,7 +33,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	daemon.Version = version.Version
-	if err := runAgent(ctx, *configPath, stderr); err != nil {
+	if err := runAgent(ctx, *configPath, *asService, stderr); err != nil {
 		fmt.Fprintf(stderr, "printgate run: %v\n", err)
 		return 1
 	}

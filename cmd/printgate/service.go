@@ -62,11 +62,12 @@ func serviceAction(action string) func(args []string, stdout, stderr io.Writer) 
 				return 1
 			}
 		}
-		if err := installer.Control(action, path); err != nil {
+		did, err := installer.Control(action, path)
+		if err != nil {
 			fmt.Fprintf(stderr, "printgate %s: %v\n", action, err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "printgate service: %s\n", map[string]string{"start": "started", "stop": "stopped", "restart": "restarted"}[action])
+		fmt.Fprintf(stdout, "printgate service: %s\n", did)
 		return 0
 	}
 }
@@ -150,11 +151,12 @@ func fetchAgentHealth(ctx context.Context, c *apiclient.Client) screen.AgentHeal
 }
 
 // runAgent is what `printgate run` runs: the agent in the foreground until
-// ctx ends, or, when the Windows service manager started the process, the
-// agent inside the SCM's service protocol (start, stop, event log), which
-// ignores ctx because the SCM says when to stop.
-func runAgent(ctx context.Context, configPath string, stderr io.Writer) error {
-	if installer.UnderServiceManager() {
+// ctx ends, or, as the Windows service (asService: the --service of the
+// command line install registers; detection only as a fallback for older
+// installs), the agent inside the SCM's service protocol (start, stop,
+// event log), which ignores ctx because the SCM says when to stop.
+func runAgent(ctx context.Context, configPath string, asService bool, stderr io.Writer) error {
+	if asService || installer.UnderServiceManager() {
 		return installer.RunUnderServiceManager(configPath, func(ctx context.Context) error {
 			return daemon.RunService(ctx, configPath, io.Discard)
 		})

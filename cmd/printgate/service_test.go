@@ -135,3 +135,15 @@ func TestShowSetupCode(t *testing.T) {
 		t.Errorf("a PIN is set, printed %q", out.String())
 	}
 }
+
+// TestRunServiceFlag ensures `run --service`, the command line install
+// registers for the Windows service, is a flag of run that enters the
+// service handler: started by hand (no service manager) it exits 1 saying
+// --service is the service's own and plain run is for by hand.
+func TestRunServiceFlag(t *testing.T) {
+	var out, errb strings.Builder
+	code := dispatch([]string{"run", "--service", "--config", "no-such.toml"}, &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), "--service") || !strings.Contains(errb.String(), "printgate run") {
+		t.Fatalf("run --service by hand: exit %d, stderr %q; want 1 and what --service is for", code, errb.String())
+	}
+}

@@ -236,12 +236,10 @@ func (d *Demo) setUp(dir, listen string) error {
 	d.apiToken = config.NewToken()
 
 	// front's raw port: a free loopback port, taken when the agent starts.
-	rawLn, err := net.Listen("tcp", "127.0.0.1:0")
+	d.frontRaw, err = pickRawPort(addr, func() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") })
 	if err != nil {
 		return fmt.Errorf("pick a port for front's raw port: %w", err)
 	}
-	d.frontRaw = rawLn.Addr().String()
-	rawLn.Close()
 
 	conf := strings.NewReplacer(
 		"@DATA@", d.dataDir, "@LISTEN@", addr, "@TOKEN@", d.apiToken, "@CLOUD@", d.cloudURL,
@@ -284,6 +282,33 @@ func (d *Demo) startCloud() error {
 		<-served
 	}
 	return nil
+}
+
+// pickRawPort returns the address of a free port from listen (which
+// binds a free loopback port) that is not the port of the agent's listen
+// address. That port was probed and closed just before and is free again,
+// and a system that hands out ports in turn (Windows, Wine) can give it
+// out next: the agent then refuses its own config (raw_listen takes the
+// port of listen). A port that clashes is held while another is taken.
+func pickRawPort(listenAddr string, listen func() (net.Listener, error)) (string, error) {
+	_, avoid, _ := net.SplitHostPort(listenAddr)
+	var held []net.Listener
+	defer func() {
+		for _, l := range held {
+			l.Close()
+		}
+	}()
+	for range 3 {
+		ln, err := listen()
+		if err != nil {
+			return "", err
+		}
+		held = append(held, ln)
+		if _, port, _ := net.SplitHostPort(ln.Addr().String()); port != avoid {
+			return ln.Addr().String(), nil
+		}
+	}
+	return "", fmt.Errorf("every free port offered was the listen port %s", avoid)
 }
 
 // pickListen returns addr if it can be listened on, else a free port on
@@ -620,7 +645,7 @@ func (d *Demo) Close() error {
 	}
 	d.client.CloseIdleConnections()
 	if d.dir != "" && !d.keepDir {
-		if err := os.RemoveAll(d.dir); err != nil {
+		if err := removeTree(d.dir, os.RemoveAll); err != nil {
 			errs = append(errs, fmt.Errorf("remove the demo's directory: %w", err))
 		}
 	}
