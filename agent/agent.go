@@ -28,6 +28,12 @@ type Agent struct {
 	log   *slog.Logger
 	m     *metrics.Metrics
 
+	// reclaimMu guards reclaimSeen and reclaimLogged: the spool's count of
+	// bodies dropped early that the log has told of, and when it last did.
+	reclaimMu     sync.Mutex
+	reclaimSeen   int64
+	reclaimLogged time.Time
+
 	// lanesMu guards lanes and order, which a reload replaces whole (copy
 	// on write): readers take a snapshot through lane and laneList.
 	lanesMu sync.RWMutex

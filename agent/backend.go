@@ -92,6 +92,7 @@ func (a *Agent) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bool
 	if dup {
 		return t, true, nil
 	}
+	a.noteReclaimed()
 	if a.doors.accepted(t.Origin) {
 		a.observe(Event{Health: true})
 	}

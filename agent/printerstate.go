@@ -123,8 +123,13 @@ func (l *lane) setState(st escpos.PrinterState, err error) {
 	l.stateSince = l.now()
 	l.ready.Store(st == escpos.StateReady)
 	// Observers hear of the change once its timers are set, so a test that
-	// waits for it can move the clock past them.
-	defer l.observe(Event{Printer: l.name, State: string(st)})
+	// waits for it can move the clock past them, and once the lane's
+	// published state says it too: what reads that state (the raw port's
+	// status answers, the API's printer list) must not lag the event.
+	defer func() {
+		l.publish()
+		l.observe(Event{Printer: l.name, State: string(st)})
+	}()
 	attrs := []any{"from", prev, "state", st}
 	if err != nil {
 		attrs = append(attrs, "err", err)

@@ -355,6 +355,17 @@ func (s rawSink) ready(printer string) error {
 		return fmt.Errorf("read the raw door's spool use: %w", err)
 	}
 	if ou.Full(need) {
+		// Printed raw jobs make room first (spool reclaim).
+		if n, err := a.spool.MakeRoom(spool.OriginRaw, need); err != nil {
+			return fmt.Errorf("make room for a raw job: %w", err)
+		} else if n > 0 {
+			a.noteReclaimed()
+			if ou, err = a.spool.Origin(spool.OriginRaw); err != nil {
+				return fmt.Errorf("read the raw door's spool use: %w", err)
+			}
+		}
+	}
+	if ou.Full(need) {
 		return a.doorRefused(&spool.QuotaError{Origin: spool.OriginRaw, Used: ou.Used, Quota: ou.Quota, Need: need})
 	}
 	return nil

@@ -10,16 +10,29 @@ import (
 
 // Maintain applies retention to sp every PruneEvery and compacts it when
 // pruning freed a lot, so the file does not grow without bound, until ctx
-// ends. The daemon runs it once the agent serves.
+// ends. Every CompactCheckEvery it also compacts a spool whose file nears
+// its cap while much of it is free: bbolt reuses free pages only in runs
+// long enough, so a spool kept under its cap by dropping printed bodies
+// early (spool reclaim) still creeps up to the cap until it is rewritten.
+// The daemon runs it once the agent serves.
 func (a *Agent) Maintain(ctx context.Context, sp *spool.Spool) {
 	every := PruneEvery(a.cfg.Spool.Retention)
+	prune := a.opts.Clock.NewTimer(every)
+	defer func() { prune.Stop() }()
 	for {
-		t := a.opts.Clock.NewTimer(every)
+		check := a.opts.Clock.NewTimer(CompactCheckEvery)
 		select {
 		case <-ctx.Done():
-			t.Stop()
+			check.Stop()
 			return
-		case <-t.C():
+		case <-check.C():
+			if sp.Fragmented() {
+				a.compact(sp, "the file nears its cap while much of it is free")
+			}
+			continue
+		case <-prune.C():
+			check.Stop()
+			prune = a.opts.Clock.NewTimer(every)
 		}
 		// Loss is reported by the gauges loop within seconds.
 		if _, err := sp.TrimOutbox(a.opts.Clock.Now()); err != nil {
@@ -31,14 +44,26 @@ func (a *Agent) Maintain(ctx context.Context, sp *spool.Spool) {
 			continue
 		}
 		if st.Pruned+st.Expired >= 1000 {
-			cs, err := sp.Compact()
-			if err != nil && !errors.Is(err, spool.ErrClosed) {
-				a.log.Error("spool compaction failed", "err", err)
-				continue
-			}
-			a.log.Info("spool compacted", "pruned", st.Pruned, "expired", st.Expired, "before", cs.Before, "after", cs.After)
+			a.compact(sp, "retention freed much", "pruned", st.Pruned, "expired", st.Expired)
 		}
 	}
+}
+
+// CompactCheckEvery is how often Maintain looks whether the spool needs
+// rewriting before it reaches its cap (spool.Fragmented): a cheap look at
+// the file's statistics.
+const CompactCheckEvery = 10 * time.Second
+
+// compact rewrites sp and logs why and what it gained.
+func (a *Agent) compact(sp *spool.Spool, why string, args ...any) {
+	cs, err := sp.Compact()
+	if err != nil {
+		if !errors.Is(err, spool.ErrClosed) {
+			a.log.Error("spool compaction failed", "why", why, "err", err)
+		}
+		return
+	}
+	a.log.Info("spool compacted", append([]any{"why", why, "before", cs.Before, "after", cs.After}, args...)...)
 }
 
 // PruneEvery is how often retention runs: hourly for the usual days-long
@@ -47,4 +72,21 @@ func (a *Agent) Maintain(ctx context.Context, sp *spool.Spool) {
 // growth. Tools that judge the spool's size over time (cmd/soak) use it.
 func PruneEvery(retention time.Duration) time.Duration {
 	return min(time.Hour, max(time.Minute, retention/4))
+}
+
+// noteReclaimed tells the log, at most once a minute, of finished tickets
+// whose body the spool dropped before their retention ended to make room
+// for new work (spool reclaim): a manager who cannot reprint yesterday's
+// ticket finds out why.
+func (a *Agent) noteReclaimed() {
+	n := a.spool.Reclaimed()
+	now := a.opts.Clock.Now()
+	a.reclaimMu.Lock()
+	defer a.reclaimMu.Unlock()
+	if n == a.reclaimSeen || (!a.reclaimLogged.IsZero() && now.Sub(a.reclaimLogged) < time.Minute) {
+		return
+	}
+	a.log.Info("spool full of printed tickets: the oldest lost their body early to make room for new ones; they can no longer be reprinted, and their task_no still counts as a duplicate",
+		"dropped", n-a.reclaimSeen, "fix", "raise [spool] max_size, or the door's quota_*, to keep printed tickets for the whole retention")
+	a.reclaimSeen, a.reclaimLogged = n, now
 }

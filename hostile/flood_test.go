@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"printgate/drivers/printertest"
 	"printgate/sync/cloudtest"
 	"printgate/sync/wire"
 )
@@ -93,6 +94,11 @@ func waitPrinted(t *testing.T, a *Agent, text string) {
 func TestRawFloodStopsAtItsQuota(t *testing.T) {
 	const capBytes = 16 << 20
 	a := start(t, Setup{Raw: true, Tables: fmt.Sprintf("[spool]\nmax_size = %d\n", capBytes)})
+	// Out of paper, so the flood stays in the spool: printed jobs would
+	// make room for more (spool reclaim, TestPrintedTicketsMakeRoom).
+	if err := a.Printer.SetFault(printertest.FaultPaperOut, true); err != nil {
+		t.Fatal(err)
+	}
 	var stored, refused atomic.Int64
 	stop := time.Now().Add(3 * time.Second)
 	var wg sync.WaitGroup
@@ -120,6 +126,9 @@ func TestRawFloodStopsAtItsQuota(t *testing.T) {
 		t.Errorf("no raw job was refused in a 3 s flood")
 	}
 	// Another door still gets in, and its ticket prints.
+	if err := a.Printer.SetFault(printertest.FaultPaperOut, false); err != nil {
+		t.Fatal(err)
+	}
 	if code := a.submit(t, "API-AFTER-RAW-FLOOD"); code != 202 {
 		t.Fatalf("an API ticket after the raw flood: HTTP %d, want 202", code)
 	}
@@ -350,6 +359,10 @@ func TestCloudFloodStopsAtItsQuota(t *testing.T) {
 	const capBytes = 16 << 20
 	a := start(t, Setup{Tables: fmt.Sprintf("[cloud]\nurl = %q\nauth_url = %q\n[spool]\nmax_size = %d\n", ws, srv.URL+"/oauth", capBytes)})
 	agentID := pairWith(t, a, cloud)
+	// Out of paper, so the flood stays in the spool (see the raw flood).
+	if err := a.Printer.SetFault(printertest.FaultPaperOut, true); err != nil {
+		t.Fatal(err)
+	}
 	const jobs = 150
 	for i := range jobs {
 		job := wire.Job{TaskNo: fmt.Sprintf("CLOUDFLOOD-%03d", i), Printer: "p0", Payload: floodJob(fmt.Sprintf("C%d", i))}
@@ -378,6 +391,9 @@ func TestCloudFloodStopsAtItsQuota(t *testing.T) {
 	t.Logf("cloud flood: %d accepted, %d rejected; the cloud door's half fits %d", accepted, rejected, fit)
 	if accepted > fit+1 || rejected == 0 {
 		t.Errorf("%d cloud jobs accepted and %d rejected; the cloud door's half of the cap fits %d", accepted, rejected, fit)
+	}
+	if err := a.Printer.SetFault(printertest.FaultPaperOut, false); err != nil {
+		t.Fatal(err)
 	}
 	if code := a.submit(t, "API-AFTER-CLOUD-FLOOD"); code != 202 {
 		t.Fatalf("an API ticket after the cloud flood: HTTP %d, want 202", code)

@@ -103,6 +103,13 @@ func (s *Spool) commit(db *bolt.DB, batch []*op) {
 	for {
 		poisoned := -1
 		err := db.Update(func(tx *bolt.Tx) error {
+			if near, over := s.nearSoftCap(tx); near {
+				// Printed tickets make room before new ones are refused;
+				// the pages come free when this transaction commits.
+				if _, _, err := s.reclaim(tx, "", over+s.opts.MaxSize/10); err != nil {
+					return err
+				}
+			}
 			full := lowSpace || s.overSoftCap(tx)
 			for i, o := range batch {
 				if !live[i] {
@@ -121,7 +128,17 @@ func (s *Spool) commit(db *bolt.DB, batch []*op) {
 				if o.accept {
 					// Checked against the totals this transaction has
 					// reached so far, so one batch cannot overshoot.
-					if err := s.overQuota(tx, o.origin, o.charge); err != nil {
+					err := s.overQuota(tx, o.origin, o.charge)
+					var qe *QuotaError
+					if errors.As(err, &qe) {
+						// The door's own finished tickets make room first.
+						if _, n, rerr := s.reclaim(tx, o.origin, qe.Used+qe.Need-qe.Quota); rerr != nil {
+							return rerr
+						} else if n > 0 {
+							err = s.overQuota(tx, o.origin, o.charge)
+						}
+					}
+					if err != nil {
 						results[i] = fmt.Errorf("accept: %w", err)
 						continue
 					}

@@ -46,39 +46,13 @@ func (s *Spool) pruneOnce(now time.Time) (PruneStats, error) {
 	o := &op{prepare: func(*bolt.Tx) error { st = PruneStats{}; return nil }}
 	o.apply = func(tx *bolt.Tx) error {
 		tasks, done, tombs := tx.Bucket(bucketTasks), tx.Bucket(bucketDone), tx.Bucket(bucketTombs)
-		meta, seqs := tx.Bucket(bucketMeta), tx.Bucket(bucketSeq)
 		var doneKeys, tombKeys [][]byte
 		c := done.Cursor()
 		for k, _ := c.First(); k != nil && bytes.Compare(k, bodyCut) < 0 && len(doneKeys) < pruneChunk; k, _ = c.Next() {
 			doneKeys = append(doneKeys, append([]byte(nil), k...))
 		}
 		for _, k := range doneKeys {
-			taskNo := k[8:]
-			if raw := tasks.Get(taskNo); raw != nil {
-				t, err := decodeTask(raw)
-				if err != nil {
-					return err
-				}
-				if err := seqs.Delete(u64(t.Seq)); err != nil {
-					return err
-				}
-				if err := addCount(meta, t.State, -1); err != nil {
-					return err
-				}
-				if !t.Pruned {
-					if err := addOrigin(meta, t.Origin, -Charge(t.Size)); err != nil {
-						return err
-					}
-				}
-				t.Payload, t.Document, t.Timeline, t.Message, t.Pruned = nil, nil, nil, "", true
-				if err := putTask(tx, t); err != nil {
-					return err
-				}
-				if err := tombs.Put(k, nil); err != nil {
-					return err
-				}
-			}
-			if err := done.Delete(k); err != nil {
+			if _, err := pruneDone(tx, k); err != nil {
 				return err
 			}
 			st.Pruned++
@@ -172,4 +146,41 @@ func syncDir(dir string) {
 		_ = d.Sync()
 		d.Close()
 	}
+}
+
+// pruneDone drops the body and timeline of the terminal task under done
+// key k, keeping a tombstone so its task_no is still refused as a duplicate
+// until the dedupe window ends, and returns the task as it was (nil when
+// the key names no task).
+func pruneDone(tx *bolt.Tx, k []byte) (*Task, error) {
+	tasks, done, tombs := tx.Bucket(bucketTasks), tx.Bucket(bucketDone), tx.Bucket(bucketTombs)
+	meta, seqs := tx.Bucket(bucketMeta), tx.Bucket(bucketSeq)
+	raw := tasks.Get(k[8:])
+	if raw == nil {
+		return nil, done.Delete(k)
+	}
+	t, err := decodeTask(raw)
+	if err != nil {
+		return nil, err
+	}
+	was := *t
+	if err := seqs.Delete(u64(t.Seq)); err != nil {
+		return nil, err
+	}
+	if err := addCount(meta, t.State, -1); err != nil {
+		return nil, err
+	}
+	if !t.Pruned {
+		if err := addOrigin(meta, t.Origin, -Charge(t.Size)); err != nil {
+			return nil, err
+		}
+	}
+	t.Payload, t.Document, t.Timeline, t.Message, t.Pruned = nil, nil, nil, "", true
+	if err := putTask(tx, t); err != nil {
+		return nil, err
+	}
+	if err := tombs.Put(k, nil); err != nil {
+		return nil, err
+	}
+	return &was, done.Delete(k)
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -132,6 +133,9 @@ type Spool struct {
 	loopDone  chan struct{}
 	recovered error
 	free      diskFree
+	// reclaimed counts the finished tasks whose body went before their
+	// retention ran out (reclaim.go).
+	reclaimed atomic.Int64
 }
 
 // Open opens (creating if needed) the spool at path. A file that is not a

@@ -1,0 +1,137 @@
+package spool
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+// printAll moves each task_no to PRINTED, the way a lane would.
+func printAll(t *testing.T, s *Spool, nos ...string) {
+	t.Helper()
+	for _, no := range nos {
+		mustMove(t, s, no, StateQueued, Change{})
+		mustMove(t, s, no, StateSending, Change{})
+		mustMove(t, s, no, StatePrinted, Change{})
+	}
+}
+
+// TestQuotaFullOfPrintedMakesRoom ensures a door whose quota is full of
+// tickets already printed still takes a new one: the oldest printed ticket
+// loses its body before retention would drop it, its task_no still counts
+// as a duplicate, and tickets not yet printed are never given up.
+func TestQuotaFullOfPrintedMakesRoom(t *testing.T) {
+	const body = 8 << 10
+	quota := 4 * Charge(body)
+	s, _ := openTest(t, Options{Retention: 7 * 24 * time.Hour, Quotas: map[Origin]int64{OriginRaw: quota}})
+	for i := range 4 {
+		mustAccept(t, s, originTask("R"+seqName(i), OriginRaw, body))
+	}
+	printAll(t, s, "R"+seqName(0), "R"+seqName(1))
+	// Two printed, two waiting: the new one takes the oldest printed's room.
+	mustAccept(t, s, originTask("R-new1", OriginRaw, body))
+	old, err := s.Get("R" + seqName(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !old.Pruned || old.Payload != nil {
+		t.Fatalf("oldest printed ticket kept its body: pruned=%v, %d bytes", old.Pruned, len(old.Payload))
+	}
+	if next, _ := s.Get("R" + seqName(1)); next.Pruned {
+		t.Fatal("a second printed ticket lost its body though one was enough")
+	}
+	if _, dup, err := s.Accept(originTask("R"+seqName(0), OriginRaw, body)); err != nil || !dup {
+		t.Fatalf("the reclaimed ticket's task_no again: dup=%v err=%v, want a duplicate", dup, err)
+	}
+	mustAccept(t, s, originTask("R-new2", OriginRaw, body))
+	if s.Reclaimed() != 2 {
+		t.Fatalf("Reclaimed() = %d, want 2", s.Reclaimed())
+	}
+	// Now only tickets waiting to print are left: nothing is given up.
+	_, _, err = s.Accept(originTask("R-new3", OriginRaw, body))
+	var qe *QuotaError
+	if !errors.As(err, &qe) {
+		t.Fatalf("quota full of unprinted tickets: %v, want a QuotaError", err)
+	}
+	for _, no := range []string{"R" + seqName(2), "R" + seqName(3), "R-new1", "R-new2"} {
+		if tk, err := s.Get(no); err != nil || tk.Pruned {
+			t.Fatalf("waiting ticket %s: pruned=%v err=%v", no, tk != nil && tk.Pruned, err)
+		}
+	}
+}
+
+// TestReclaimOnlyOwnDoor ensures a door makes room only from its own
+// printed tickets: another door's stay whole for their retention.
+func TestReclaimOnlyOwnDoor(t *testing.T) {
+	const body = 8 << 10
+	quota := 2 * Charge(body)
+	s, _ := openTest(t, Options{Quotas: map[Origin]int64{OriginRaw: quota, OriginLocal: 10 * quota}})
+	mustAccept(t, s, originTask("L0", OriginLocal, body))
+	printAll(t, s, "L0")
+	mustAccept(t, s, originTask("R0", OriginRaw, body))
+	mustAccept(t, s, originTask("R1", OriginRaw, body))
+	if _, _, err := s.Accept(originTask("R2", OriginRaw, body)); !errors.Is(err, ErrFull) {
+		t.Fatalf("raw past its quota with only the API's printed tickets: %v, want ErrFull", err)
+	}
+	if l, _ := s.Get("L0"); l.Pruned {
+		t.Fatal("the raw door dropped the API door's printed ticket")
+	}
+}
+
+// TestMakeRoom ensures a door that checks before it reads (the raw port)
+// gets room from its printed tickets.
+func TestMakeRoom(t *testing.T) {
+	const body = 8 << 10
+	quota := 3 * Charge(body)
+	s, _ := openTest(t, Options{Quotas: map[Origin]int64{OriginRaw: quota}})
+	for i := range 3 {
+		mustAccept(t, s, originTask("R"+seqName(i), OriginRaw, body))
+	}
+	need := 2 * Charge(body)
+	if n, err := s.MakeRoom(OriginRaw, need); err != nil || n != 0 {
+		t.Fatalf("nothing printed: MakeRoom = %d, %v; want 0", n, err)
+	}
+	printAll(t, s, "R"+seqName(0), "R"+seqName(1), "R"+seqName(2))
+	n, err := s.MakeRoom(OriginRaw, need)
+	if err != nil || n != 2 {
+		t.Fatalf("MakeRoom = %d, %v; want 2 bodies dropped", n, err)
+	}
+	if u, _ := s.Origin(OriginRaw); u.Full(need) {
+		t.Fatalf("after MakeRoom the raw door has %d of %d used; %d does not fit", u.Used, u.Quota, need)
+	}
+}
+
+// TestCapFullOfPrintedMakesRoom ensures the spool's cap, too, is kept by
+// dropping printed bodies early rather than refusing new tickets: a long
+// run of printed tickets, many times the cap, is all accepted, with the
+// compaction the agent runs when Fragmented says so (agent.Maintain).
+func TestCapFullOfPrintedMakesRoom(t *testing.T) {
+	const body = 16 << 10
+	const capBytes = 4 << 20
+	s, _ := openTest(t, Options{MaxSize: capBytes, Reserve: 256 << 10, Retention: 7 * 24 * time.Hour})
+	compactions := 0
+	for i := range 500 { // ~11 MiB charged in all, 2.7 times the cap
+		no := "P" + seqName(i)
+		if _, _, err := s.Accept(originTask(no, OriginLocal, body)); err != nil {
+			t.Fatalf("ticket %d of a run of printed ones: %v (reclaimed %d)", i, err, s.Reclaimed())
+		}
+		printAll(t, s, no)
+		if s.Fragmented() {
+			if _, err := s.Compact(); err != nil {
+				t.Fatal(err)
+			}
+			compactions++
+		}
+	}
+	t.Logf("reclaimed %d, compactions %d", s.Reclaimed(), compactions)
+	if s.Reclaimed() == 0 {
+		t.Fatal("nothing reclaimed over 2.7 times the cap")
+	}
+	u, err := s.Usage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Live > capBytes {
+		t.Fatalf("live %d bytes over the cap %d", u.Live, capBytes)
+	}
+}
