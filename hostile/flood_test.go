@@ -283,6 +283,11 @@ func TestDefaultSpoolCap(t *testing.T) {
 	if !strings.Contains(b.Logs(), "spool cap 16 MiB (max_size)") {
 		t.Errorf("the startup log does not say the explicit cap: want %q", "spool cap 16 MiB (max_size)")
 	}
+	// Out of paper, so the flood waits in the spool: printed tasks would
+	// make room for more (TestPrintedTicketsMakeRoom).
+	if err := b.Printer.SetFault(printertest.FaultPaperOut, true); err != nil {
+		t.Fatal(err)
+	}
 	counts, _ := apiFlood(t, b, "QUOTA", 10*time.Second, 507, 500*time.Millisecond)
 	t.Logf("API flood answers: %v; spool file %d bytes", counts, spoolSize(t, b))
 	if counts[507] == 0 {
@@ -294,6 +299,9 @@ func TestDefaultSpoolCap(t *testing.T) {
 	}
 	if size := spoolSize(t, b); size > capBytes {
 		t.Errorf("spool file %d bytes, over its cap %d", size, capBytes)
+	}
+	if err := b.Printer.SetFault(printertest.FaultPaperOut, false); err != nil {
+		t.Fatal(err)
 	}
 	if !rawSend(b.RawAddr, floodJob("RAW-AFTER-API-FLOOD")) {
 		t.Fatalf("the raw port refused a job after the API door filled its share")
