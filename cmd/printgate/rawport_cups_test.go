@@ -20,6 +20,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -58,7 +59,9 @@ func cupsTools(t *testing.T) map[string]string {
 		return tools
 	}
 	msg := fmt.Sprintf("no %s on PATH or in /usr/sbin (apt-get install cups cups-client cups-bsd; .ci/run installs them)", strings.Join(missing, ", "))
-	if os.Getenv("CI") == "true" {
+	// CI installs CUPS for the Linux run; the Windows build under Wine
+	// (make test-windows, with CI set too) has none to find.
+	if os.Getenv("CI") == "true" && runtime.GOOS == "linux" {
 		t.Fatalf("CUPS raw-queue test cannot run in CI: %s", msg)
 	}
 	t.Skip("CUPS raw-queue test skipped: " + msg)
@@ -379,10 +382,10 @@ func paperWithTag(p *printertest.Printer, tag string) int {
 // out once, whole, in order, at the emulated printer behind the agent, as a
 // task of origin raw whose stored bytes are that ticket's.
 func TestRawPortCUPSQueue(t *testing.T) {
-	tools := cupsTools(t)
 	if testing.Short() {
 		t.Skip("builds and runs the real binary and a private cupsd")
 	}
+	tools := cupsTools(t)
 	bin := buildPrintgate(t)
 	dir := t.TempDir()
 	p := printertest.New(printertest.Options{Name: "counter", Model: printertest.ModelEpson})
