@@ -108,10 +108,14 @@ func discoverWinspool() ([]Found, error) {
 		if r != 0 {
 			return foundPrinters(unsafe.Slice((*printerInfo2)(unsafe.Pointer(&buf[0])), returned)), nil
 		}
-		if err := lastErr(e); err != windows.ERROR_INSUFFICIENT_BUFFER {
+		err := lastErr(e)
+		if err == windows.RPC_S_SERVER_UNAVAILABLE {
+			return nil, fmt.Errorf("listing the Windows printer queues: the Print Spooler service is not running (start it in services.msc to print to winspool:// queues): %w", err)
+		}
+		if err != windows.ERROR_INSUFFICIENT_BUFFER {
 			return nil, fmt.Errorf("listing the Windows printer queues (EnumPrintersW): %w", err)
 		}
-		buf = make([]byte, needed)
+		buf = make([]byte, max(int(needed), 2*len(buf)))
 	}
 	return nil, fmt.Errorf("listing the Windows printer queues (EnumPrintersW): the list kept growing; try again")
 }
