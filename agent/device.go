@@ -27,9 +27,16 @@ func openDevice(pc *config.Printer, so escpos.SessionOptions, onDowngrade func(f
 	dial := func(ctx context.Context) (escpos.Conn, error) {
 		return drivers.OpenTarget(ctx, target, drivers.Options{})
 	}
+	expected := pc.Profile.Ack.Confirmation()
+	if target.Scheme == drivers.SchemeWinspool {
+		// The spooler carries no answer back: "delivered" is all any
+		// printer behind it can give, so a profile that promises more
+		// (epson-80, the default) is no downgrade to warn about.
+		expected = min(expected, escpos.ConfirmDelivered)
+	}
 	return escpos.NewDevice(dial, escpos.DeviceOptions{
 		Session:     DeviceSession(target, pc.Profile.Ack != escpos.AckNone, so),
-		Expected:    pc.Profile.Ack.Confirmation(),
+		Expected:    expected,
 		OnDowngrade: onDowngrade,
 		Now:         now,
 	})

@@ -1,12 +1,14 @@
 package drivers
 
+import "strings"
+
 // Found is a printer, or a port that may have one, found by discovery. URL
 // is ready to paste into the config.
 type Found struct {
 	Kind Scheme
 	URL  string
 	// Name is the device (/dev/ttyUSB0, COM3, /dev/usb/lp0, a USBPRINT
-	// interface path) or host:port.
+	// interface path), host:port, or a Windows printer queue's port (USB001).
 	Name string
 	// USB identity, when known.
 	VendorID, ProductID uint16
@@ -14,7 +16,8 @@ type Found struct {
 	// Product is the USB product string.
 	Product string
 	// Model is the printer's own description, from its IEEE 1284 device id
-	// ("EPSON TM-T20II"), when it gave one.
+	// ("EPSON TM-T20II"), when it gave one; for a Windows printer queue,
+	// the name of its driver.
 	Model string
 	// Answers is set by ScanTCP with Probe when the host answered DLE EOT 1
 	// with a well-formed ESC/POS status byte, which is Status.
@@ -31,6 +34,17 @@ func DiscoverSerial() ([]Found, error) { return discoverSerial() }
 // described by sysfs on Linux, USBPRINT interfaces on Windows. Their URLs
 // name them by VID:PID, which survives replugging.
 func DiscoverUSB() ([]Found, error) { return discoverUSB() }
+
+// DiscoverWinspool lists the printer queues of this Windows PC (the
+// spooler's local printers, with the port and driver each uses), ready to
+// print to as winspool://NAME. On other systems it finds none.
+func DiscoverWinspool() ([]Found, error) { return discoverWinspool() }
+
+// winspoolURL is the URL of the queue called name: a '%' in the name is
+// escaped, since ParseURL unescapes the queue names that hold one.
+func winspoolURL(name string) string {
+	return "winspool://" + strings.ReplaceAll(name, "%", "%25")
+}
 
 // foundUSBLP turns sysfs descriptions into discovery results.
 func foundUSBLP(list []USBLP) []Found {

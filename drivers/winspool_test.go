@@ -159,3 +159,14 @@ func TestWinspoolOpenError(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestWinspoolURLRoundTrip ensures the URL discovery gives a Windows
+// printer queue parses back to that queue, a name with '%' or spaces too.
+func TestWinspoolURLRoundTrip(t *testing.T) {
+	for _, name := range []string{"EPSON TM-T20II Receipt", "Bar & Grill 80%", "厨房"} {
+		tg, err := ParseURL(winspoolURL(name))
+		if err != nil || tg.Scheme != SchemeWinspool || tg.Queue != name {
+			t.Errorf("ParseURL(%q) = %+v %v, want queue %q", winspoolURL(name), tg, err, name)
+		}
+	}
+}

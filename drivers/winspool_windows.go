@@ -2,6 +2,7 @@ package drivers
 
 import (
 	"context"
+	"fmt"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -18,6 +19,7 @@ var (
 	procEndPagePrinter   = modWinspool.NewProc("EndPagePrinter")
 	procWritePrinter     = modWinspool.NewProc("WritePrinter")
 	procAbortPrinter     = modWinspool.NewProc("AbortPrinter")
+	procEnumPrintersW    = modWinspool.NewProc("EnumPrintersW")
 )
 
 // winspoolAPI implements spooler with winspool.drv.
@@ -78,4 +80,55 @@ func (winspoolAPI) write(h uintptr, p []byte) (int, error) {
 
 func openWinspool(ctx context.Context, t Target, opts Options) (Conn, error) {
 	return newWinspoolConn(winspoolAPI{}, t, opts)
+}
+
+// printerInfo2 is PRINTER_INFO_2W, what EnumPrintersW returns at level 2.
+type printerInfo2 struct {
+	ServerName, PrinterName, ShareName, PortName, DriverName *uint16
+	Comment, Location                                        *uint16
+	DevMode                                                  uintptr
+	SepFile, PrintProcessor, Datatype, Parameters            *uint16
+	SecurityDescriptor                                       uintptr
+	Attributes, Priority, DefaultPriority                    uint32
+	StartTime, UntilTime, Status, Jobs, AveragePPM           uint32
+}
+
+// printerEnumLocal is PRINTER_ENUM_LOCAL: the PC's own queues only, so a
+// listing never waits on a print server (a receipt printer is local).
+const printerEnumLocal = 0x2
+
+func discoverWinspool() ([]Found, error) {
+	var needed, returned uint32
+	// The first call only sizes the buffer; the list may grow between the
+	// calls, hence the few tries.
+	buf := make([]byte, 4096)
+	for range 4 {
+		r, _, e := procEnumPrintersW.Call(printerEnumLocal, 0, 2, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)),
+			uintptr(unsafe.Pointer(&needed)), uintptr(unsafe.Pointer(&returned)))
+		if r != 0 {
+			return foundPrinters(unsafe.Slice((*printerInfo2)(unsafe.Pointer(&buf[0])), returned)), nil
+		}
+		err := lastErr(e)
+		if err == windows.RPC_S_SERVER_UNAVAILABLE {
+			return nil, fmt.Errorf("listing the Windows printer queues: the Print Spooler service is not running (start it in services.msc to print to winspool:// queues): %w", err)
+		}
+		if err != windows.ERROR_INSUFFICIENT_BUFFER {
+			return nil, fmt.Errorf("listing the Windows printer queues (EnumPrintersW): %w", err)
+		}
+		buf = make([]byte, max(int(needed), 2*len(buf)))
+	}
+	return nil, fmt.Errorf("listing the Windows printer queues (EnumPrintersW): the list kept growing; try again")
+}
+
+func foundPrinters(list []printerInfo2) []Found {
+	out := make([]Found, 0, len(list))
+	for _, p := range list {
+		name := windows.UTF16PtrToString(p.PrinterName)
+		if name == "" {
+			continue
+		}
+		out = append(out, Found{Kind: SchemeWinspool, URL: winspoolURL(name),
+			Name: windows.UTF16PtrToString(p.PortName), Model: windows.UTF16PtrToString(p.DriverName)})
+	}
+	return out
 }

@@ -1,5 +1,6 @@
 // Package lanescan finds printers for the manager page's "add a printer":
-// serial ports and USB printers on this PC, and port-9100 printers on its
+// serial ports, USB printers and Windows printer queues on this PC, and
+// port-9100 printers on its
 // LAN. It holds no state; the page's backend (agent/daemon) calls it.
 package lanescan
 
@@ -13,20 +14,24 @@ import (
 	"printgate/drivers"
 )
 
-// Discover lists serial ports and USB printers on this PC. One kind failing
-// does not hide the other's results; the error says what failed, and is
-// returned alone only when both did.
+// Discover lists serial ports, USB printers and Windows printer queues on
+// this PC. One kind failing does not hide the others' results; the error
+// says what failed, and is returned alone only when all did.
 func Discover() ([]drivers.Found, error) {
 	serial, serr := drivers.DiscoverSerial()
 	usb, uerr := drivers.DiscoverUSB()
-	found := append(serial, usb...)
+	queues, qerr := drivers.DiscoverWinspool()
+	found := append(append(serial, usb...), queues...)
 	if serr != nil {
 		serr = fmt.Errorf("serial ports: %w", serr)
 	}
 	if uerr != nil {
 		uerr = fmt.Errorf("USB printers: %w", uerr)
 	}
-	return found, errors.Join(serr, uerr)
+	if qerr != nil {
+		qerr = fmt.Errorf("Windows printer queues: %w", qerr)
+	}
+	return found, errors.Join(serr, uerr, qerr)
 }
 
 // Scan looks for printers listening on port (0 means

@@ -29,6 +29,7 @@ type printersEnv struct {
 	configured func(path string, explicit bool) ([]probe.Printer, error)
 	serial     func() ([]drivers.Found, error)
 	usb        func() ([]drivers.Found, error)
+	spooler    func() ([]drivers.Found, error)
 	scan       func(ctx context.Context, cidr string, port int, opts drivers.ScanOptions) ([]drivers.Found, error)
 }
 
@@ -36,6 +37,7 @@ var defaultPrintersEnv = printersEnv{
 	configured: probe.Load,
 	serial:     drivers.DiscoverSerial,
 	usb:        drivers.DiscoverUSB,
+	spooler:    drivers.DiscoverWinspool,
 	scan:       drivers.ScanTCP,
 }
 
@@ -59,8 +61,9 @@ func printersCmd(ctx context.Context, env printersEnv, args []string, stdout, st
 		fmt.Fprintln(stderr, "usage: printgate printers [--config FILE] [--no-probe] [--scan CIDR] [--port 9100] [--json]")
 		fmt.Fprintln(stderr, "\nLists the configured printers with the state each one reports (ready, paper out,")
 		fmt.Fprintln(stderr, "cover open, offline, not answering) and what it can confirm, then the serial")
-		fmt.Fprintln(stderr, "ports and USB printers of this machine; with --scan also hosts answering on the")
-		fmt.Fprintln(stderr, "raw printing port. Probing sends status queries only: nothing is printed.")
+		fmt.Fprintln(stderr, "ports, USB printers and Windows printer queues of this machine; with --scan also")
+		fmt.Fprintln(stderr, "hosts answering on the raw printing port. Probing sends status queries only:")
+		fmt.Fprintln(stderr, "nothing is printed (a Windows printer queue is sent nothing at all).")
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
@@ -84,7 +87,7 @@ func printersCmd(ctx context.Context, env printersEnv, args []string, stdout, st
 		return 1
 	}
 	rep := probe.Report{Configured: probe.Check(ctx, configured, !*noProbe, *probeTimeout)}
-	rep.Discovered, rep.Warnings = probe.Discover(env.serial, env.usb)
+	rep.Discovered, rep.Warnings = probe.Discover(env.serial, env.usb, env.spooler)
 	code := 0
 	if *scan != "" {
 		p := &probe.Progress{W: stderr, CIDR: *scan}

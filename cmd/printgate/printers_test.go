@@ -18,8 +18,8 @@ import (
 	"printgate/drivers/printertest"
 )
 
-// testEnv discovers one fake serial port and one fake USB printer and scans
-// for real (loopback only in these tests).
+// testEnv discovers one fake serial port, one fake USB printer and one fake
+// Windows printer queue, and scans for real (loopback only in these tests).
 func testEnv() printersEnv {
 	return printersEnv{
 		configured: func(string, bool) ([]probe.Printer, error) {
@@ -30,6 +30,9 @@ func testEnv() printersEnv {
 		},
 		usb: func() ([]drivers.Found, error) {
 			return []drivers.Found{{Kind: drivers.SchemeUSB, URL: "usb://04b8:0202", Name: "/dev/usb/lp0", VendorID: 0x04b8, ProductID: 0x0202, Model: "EPSON TM-T20II"}}, nil
+		},
+		spooler: func() ([]drivers.Found, error) {
+			return []drivers.Found{{Kind: drivers.SchemeWinspool, URL: "winspool://Receipt 80%25", Name: "USB001", Model: "EPSON TM-T20II Receipt"}}, nil
 		},
 		scan: drivers.ScanTCP,
 	}
@@ -81,10 +84,13 @@ func TestPrintersJSON(t *testing.T) {
 	if c := rep.Configured; len(c) == 2 && (c[0].State != "not_probed" || c[1].State != "bad_url") {
 		t.Errorf("states %q %q, want not_probed and bad_url", c[0].State, c[1].State)
 	}
-	if len(rep.Discovered) != 3 {
+	if len(rep.Discovered) != 4 {
 		t.Fatalf("discovered %+v", rep.Discovered)
 	}
-	tcp := rep.Discovered[2]
+	if q := rep.Discovered[2]; q.Kind != "winspool" || q.URL != "winspool://Receipt 80%25" || q.Device != "USB001" || q.Model != "EPSON TM-T20II Receipt" {
+		t.Errorf("windows printer queue %+v", q)
+	}
+	tcp := rep.Discovered[3]
 	if tcp.Kind != "tcp" || tcp.URL != fmt.Sprintf("tcp://127.0.0.2:%d", port) || tcp.Status != "16" {
 		t.Errorf("scanned %+v", tcp)
 	}
@@ -109,6 +115,7 @@ func TestPrintersText(t *testing.T) {
 		"kitchen", "not probed", "bad url", `unknown flow mode "hardware"`,
 		"serial:///dev/ttyUSB0", "0403:6001, FT232R USB UART",
 		"usb://04b8:0202", "EPSON TM-T20II, 04b8:0202",
+		"winspool://Receipt 80%25", "USB001", "EPSON TM-T20II Receipt",
 		fmt.Sprintf("tcp://127.0.0.2:%d", port), "answers ESC/POS status (16)",
 	} {
 		if !strings.Contains(s, want) {

@@ -512,6 +512,17 @@ func (s *Session) Probe(ctx context.Context) (Capabilities, error) {
 
 func (s *Session) probe(ctx context.Context) (Capabilities, error) {
 	var c Capabilities
+	if ow, ok := s.port.(oneWayer); ok && ow.OneWay() {
+		// The transport itself cannot carry an answer (the Windows
+		// spooler says so before any read): asking would only queue the
+		// questions as a job of their own, and the silence is the
+		// transport's, not a stalled printer's, whatever the profile
+		// promises (ExpectAnswers).
+		c.InOrderProbed = true
+		s.caps, s.probed = c, true
+		s.probes++
+		return c, nil
+	}
 	st, err := s.readStatus(ctx, s.opts.probeTimeout())
 	switch {
 	case err == nil:

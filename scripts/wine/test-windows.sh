@@ -10,7 +10,9 @@
 #     package;
 #   - the end-to-end checks of scripts/wine/e2e: the real printgate.exe
 #     under Wine against the emulated printers of drivers/printertest on
-#     loopback, one line per check.
+#     loopback, one line per check; the spooler checks (winspool://) also
+#     run a private cupsd of their own (its socket in a temp dir) and skip,
+#     saying why, where CUPS is not installed.
 # Each check prints PASS or FAIL with its time, a failure its log's tail,
 # and the run ends with a summary and the total time. Exit 0 only when
 # every check passed. Everything listens on 127.0.0.1 only.
@@ -161,6 +163,10 @@ while read -r status name secs; do
 	if [ "$status" = FAIL ]; then
 		line FAIL "e2e: $name" "$secs"
 		awk -v n="$name" '$0 == "=== RUN   "n {on=1; next} /^=== RUN/ {on=0} on' "$log" | grep -v '^=== ' | tail -n 25 | sed 's/^/    /'
+	elif [ "$status" = SKIP ]; then
+		# The reason is the t.Skip line right after the SKIP line.
+		why=$(awk -v n="$name" 'on {sub(/^ *[^ ]*_test\.go:[0-9]+: /, ""); print; exit} index($0, "--- SKIP: "n" (") {on=1}' "$log")
+		line SKIP "e2e: $name" "$secs" "$why"
 	else
 		line "$status" "e2e: $name" "$secs"
 	fi

@@ -43,9 +43,22 @@ func winPath(p string) string { return `Z:` + strings.ReplaceAll(p, "/", `\`) }
 // than limit or cannot start.
 func pg(t *testing.T, limit time.Duration, args ...string) (string, int) {
 	t.Helper()
+	return pgEnv(t, nil, limit, args...)
+}
+
+// pgEnv is pg with env (KEY=VALUE) added to the test's environment.
+func pgEnv(t *testing.T, env []string, limit time.Duration, args ...string) (string, int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "wine", append([]string{exe}, args...)...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	// The first Wine process of a prefix starts services.exe and its
+	// kin, which inherit the output pipe and outlive it: stop waiting
+	// for the pipe soon after the process itself is gone.
+	cmd.WaitDelay = 10 * time.Second
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -56,6 +69,8 @@ func pg(t *testing.T, limit time.Duration, args ...string) (string, int) {
 	switch {
 	case err == nil:
 		return out.String(), 0
+	case errors.Is(err, exec.ErrWaitDelay):
+		return out.String(), cmd.ProcessState.ExitCode()
 	case errors.As(err, &ee):
 		return out.String(), ee.ExitCode()
 	}
@@ -113,8 +128,18 @@ type agentRun struct {
 // owner's test ends (the test that holds the agent across subtests).
 func startAgent(t, owner *testing.T, config, base string) *agentRun {
 	t.Helper()
+	return startAgentEnv(t, owner, config, base, nil)
+}
+
+// startAgentEnv is startAgent with env (KEY=VALUE) added to the test's
+// environment.
+func startAgentEnv(t, owner *testing.T, config, base string, env []string) *agentRun {
+	t.Helper()
 	logs := &lockedBuffer{}
 	cmd := exec.Command("wine", exe, "run", "--config", winPath(config))
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -193,14 +193,14 @@ func details(f drivers.Found) string {
 	return strings.Join(d, ", ")
 }
 
-// Discover lists the serial ports and the USB printers of this machine,
-// through the listings given; one that fails is named in a warning and
-// does not hide the other.
-func Discover(serial, usb func() ([]drivers.Found, error)) (found []drivers.Found, warnings []string) {
+// Discover lists the serial ports, the USB printers and the Windows
+// printer queues of this machine, through the listings given; one that
+// fails is named in a warning and does not hide the others.
+func Discover(serial, usb, spooler func() ([]drivers.Found, error)) (found []drivers.Found, warnings []string) {
 	for _, src := range []struct {
 		name string
 		fn   func() ([]drivers.Found, error)
-	}{{"serial ports", serial}, {"usb printers", usb}} {
+	}{{"serial ports", serial}, {"usb printers", usb}, {"Windows printer queues", spooler}} {
 		f, err := src.fn()
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf("listing %s: %v", src.name, err))
