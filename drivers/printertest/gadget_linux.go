@@ -49,17 +49,24 @@ func gadgetStatus(f Faults) byte {
 // UDC unbound: a pulled cable) the device node disappears and the printer
 // opens it again once it is back, as a printer sees a re-plugged cable.
 // The line behaves like a serial one: offline is silent and a drop only
-// loses held bytes. detach stops it; Close does too.
+// loses held bytes. detach stops it and returns once the device file is
+// closed; Close stops it too.
 func (p *Printer) AttachGadget(path string) (detach func(), err error) {
 	f, err := openGadget(path)
 	if err != nil {
 		return nil, err
 	}
-	stop := make(chan struct{})
+	stop, done := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	p.wg.Add(1)
-	go p.gadgetLoop(path, f, stop)
-	return func() { once.Do(func() { close(stop) }) }, nil
+	go func() {
+		defer close(done)
+		p.gadgetLoop(path, f, stop)
+	}()
+	return func() {
+		once.Do(func() { close(stop) })
+		<-done
+	}, nil
 }
 
 func openGadget(path string) (*os.File, error) {

@@ -42,7 +42,7 @@ func needVM(t *testing.T) {
 }
 
 // emulator attaches an Epson emulator to the gadget side, closed at the end.
-func emulator(t *testing.T) *printertest.Printer {
+func emulator(t *testing.T) (*printertest.Printer, func()) {
 	t.Helper()
 	p := printertest.New(printertest.Options{Name: "kitchen", Model: printertest.ModelEpson})
 	detach, err := p.AttachGadget(gadgetDev)
@@ -50,11 +50,8 @@ func emulator(t *testing.T) *printertest.Printer {
 		p.Close()
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		detach()
-		p.Close()
-	})
-	return p
+	t.Cleanup(func() { p.Close() })
+	return p, detach
 }
 
 // plug binds (true) or unbinds (false) the gadget from the UDC: a cable
@@ -278,6 +275,20 @@ type task struct {
 	Attempts          int    `json:"attempts"`
 	Confirmation      string `json:"confirmation"`
 	PossibleDuplicate bool   `json:"possible_duplicate"`
+	Timeline          []struct {
+		State  string `json:"state"`
+		Reason string `json:"reason"`
+	} `json:"timeline"`
+}
+
+// passed reports whether the task's timeline holds state.
+func (v task) passed(state string) bool {
+	for _, e := range v.Timeline {
+		if e.State == state {
+			return true
+		}
+	}
+	return false
 }
 
 func (a *agentRun) task(t *testing.T, taskNo string) task {
@@ -339,5 +350,36 @@ func (a *agentRun) waitReason(t *testing.T, taskNo, reason string, limit time.Du
 			t.Fatalf("task %s is %s (%q) after %v, want reason %s", taskNo, v.State, v.Reason, limit, reason)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitPassed waits up to limit for the task's timeline to hold state (a
+// state it may leave at once, as UNKNOWN for a reprint).
+func (a *agentRun) waitPassed(t *testing.T, taskNo, state string, limit time.Duration) task {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		v := a.task(t, taskNo)
+		if v.passed(state) {
+			return v
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s is %s (%q) after %v and was never %s", taskNo, v.State, v.Reason, limit, state)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// logLines logs the agent's log lines that hold any of subs, so the run's
+// output shows what the agent saw (which errno, which state).
+func (a *agentRun) logLines(t *testing.T, subs ...string) {
+	t.Helper()
+	for _, l := range strings.Split(a.logs.String(), "\n") {
+		for _, s := range subs {
+			if strings.Contains(l, s) {
+				t.Log(l)
+				break
+			}
+		}
 	}
 }
