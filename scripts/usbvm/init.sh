@@ -34,7 +34,9 @@ echo printer > $g/configs/c.1/strings/0x409/configuration
 # f_printer drops the last 2 characters of the id (a length bug in the
 # gadget function): the two trailing spaces are what it drops.
 printf 'MFG:EPSON;CMD:ESC/POS;MDL:TM-T20II;CLS:PRINTER;DES:EPSON TM-T20II;  ' > $g/functions/printer.usb0/pnp_string
-echo 10 > $g/functions/printer.usb0/q_len
+# More requests than the default 10: the emulator answers a burst of
+# status queries at once after a stall.
+echo 32 > $g/functions/printer.usb0/q_len
 ln -s $g/functions/printer.usb0 $g/configs/c.1/
 echo dummy_udc.0 > $g/UDC || { echo "USBVM-FAIL bind dummy_udc.0"; finish 3; }
 i=0
@@ -45,5 +47,5 @@ while [ ! -e /dev/usb/lp0 ] || [ ! -e /dev/g_printer0 ]; do
 done
 echo "USBVM-READY $(cat /sys/class/usbmisc/lp0/device/ieee1284_id 2>/dev/null)"
 cd /tmp
-USBVM_GADGET=$g PRINTGATE_BIN=/bin/printgate /bin/vmtest.test -test.v -test.timeout "${USBVM_TEST_TIMEOUT:-240s}" 2>&1
+USBVM_CABLE=${USBVM_CABLE:-0} USBVM_GADGET=$g PRINTGATE_BIN=/bin/printgate /bin/vmtest.test -test.v -test.timeout "${USBVM_TEST_TIMEOUT:-240s}" 2>&1
 finish $?

@@ -9,7 +9,9 @@
 # gadget side, /dev/g_printer0). It boots the VM under qemu (KVM when it
 # works, TCG otherwise), reads the checks' PASS/FAIL lines back over the
 # serial console and exits non-zero when one failed or the VM did not
-# finish within USBVM_TIMEOUT seconds. It skips (exit 0, with the reason)
+# finish within USBVM_TIMEOUT seconds. USBVM_CABLE=1 adds the cable-pull
+# checks, which Debian 6.1's printer gadget makes flaky (a kernel BUG in
+# f_printer around the UDC unbind in about half the runs). It skips (exit 0, with the reason)
 # where qemu cannot run and cannot be installed.
 #
 # Build outputs go to .usbvm/ (git-ignored): the unpacked kernel package,
@@ -94,9 +96,9 @@ boot() {
 	: >"$log"
 	rm -f "$OUT/qemu.pid"
 	(timeout --kill-after=10 "$limit" qemu-system-x86_64 \
-		-machine q35,accel="$accel" -cpu "$cpu" -smp "${USBVM_SMP:-2}" -m "${USBVM_MEM:-1024}" \
+		-machine q35,accel="$accel" -cpu "$cpu" -smp "${USBVM_SMP:-1}" -m "${USBVM_MEM:-1024}" \
 		-kernel "$kroot/boot/vmlinuz-$kver" -initrd "$OUT/initramfs.gz" \
-		-append "console=ttyS0 panic=-1 quiet loglevel=3 USBVM_TEST_TIMEOUT=$((limit - 30))s" \
+		-append "console=ttyS0 panic=-1 quiet loglevel=3 USBVM_TEST_TIMEOUT=$((limit - 30))s USBVM_CABLE=${USBVM_CABLE:-0}" \
 		-pidfile "$OUT/qemu.pid" -nographic -no-reboot -nic none -serial stdio -monitor none </dev/null 2>&1 |
 		tr -d '\r' >"$log") 2>/dev/null &
 	local pid=$! t0 seen=""
@@ -104,6 +106,14 @@ boot() {
 	tail -n +1 -f "$log" --pid=$pid | grep --line-buffered -E '^(USBVM-|=== RUN|--- |PASS|FAIL|ok|panic|    |qemu)' &
 	while kill -0 $pid 2>/dev/null; do
 		if [ -z "$seen" ] && grep -q '^USBVM-BOOT' "$log"; then seen=1; fi
+		# A kernel BUG leaves locks held: nothing after it is worth waiting for.
+		if grep -q 'kernel BUG at\|BUG: soft lockup' "$log"; then
+			echo "== the VM's kernel hit a BUG (console in $log):"
+			grep -A3 'kernel BUG at\|BUG: soft lockup' "$log" | head -4
+			grep -m3 'printer_write\|printer_read\|usblp' "$log" || true
+			[ -s "$OUT/qemu.pid" ] && kill "$(cat "$OUT/qemu.pid")" 2>/dev/null || true
+			break
+		fi
 		if [ "$accel" = kvm ] && [ -z "$seen" ] && [ $(($(date +%s) - t0)) -ge 30 ]; then
 			echo "== KVM: no boot line within 30 s; stopping it"
 			[ -s "$OUT/qemu.pid" ] && kill "$(cat "$OUT/qemu.pid")" 2>/dev/null || true
@@ -125,7 +135,7 @@ if [ -w /dev/kvm ] && [ -z "${USBVM_NO_KVM:-}" ]; then
 	fi
 fi
 if [ "$accel" = tcg ]; then
-	echo "== boot qemu under TCG (${USBVM_SMP:-2} vCPU, ${USBVM_MEM:-1024} MiB; at most $TIMEOUT s)"
+	echo "== boot qemu under TCG (${USBVM_SMP:-1} vCPU, ${USBVM_MEM:-1024} MiB; at most $TIMEOUT s)"
 	boot tcg "$TIMEOUT"
 fi
 rc=0

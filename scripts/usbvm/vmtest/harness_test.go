@@ -41,6 +41,18 @@ func needVM(t *testing.T) {
 	}
 }
 
+// needCable skips the cable-pull checks unless USBVM_CABLE=1: in Debian
+// 6.1's kernel the printer gadget (f_printer, the test rig's side, not the
+// host's usblp under test) corrupts its request lists around a UDC unbind
+// in some runs (kernel BUG at lib/list_debug.c in printer_write or in
+// rx_complete from printer_reset_interface), which hangs the VM.
+func needCable(t *testing.T) {
+	t.Helper()
+	if os.Getenv("USBVM_CABLE") != "1" {
+		t.Skip("cable pulls need USBVM_CABLE=1: Debian 6.1's f_printer gadget can hit a kernel BUG around a UDC unbind (see README, USB, tested in a VM)")
+	}
+}
+
 // emulator attaches an Epson emulator to the gadget side, closed at the end.
 func emulator(t *testing.T) (*printertest.Printer, func()) {
 	t.Helper()
@@ -381,5 +393,31 @@ func (a *agentRun) logLines(t *testing.T, subs ...string) {
 				break
 			}
 		}
+	}
+}
+
+// waitPrinter waits up to limit for the page's list (GET /api/v1/printers)
+// to show the kitchen printer in state.
+func waitPrinter(t *testing.T, a *agentRun, state string, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		var v struct {
+			Printers []struct {
+				Name, State string
+			} `json:"printers"`
+		}
+		code, body, err := a.get("/api/v1/printers")
+		if err == nil && code == 200 && json.Unmarshal([]byte(body), &v) == nil {
+			for _, p := range v.Printers {
+				if p.Name == "kitchen" && p.State == state {
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("printer kitchen not %s after %v: %s", state, limit, body)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

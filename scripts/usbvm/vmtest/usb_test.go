@@ -149,6 +149,7 @@ func TestUSB(t *testing.T) {
 		a.logLines(t, "USB-0003", "printer state")
 	})
 	t.Run("cable-pull-mid-job", func(t *testing.T) {
+		needCable(t)
 		if a == nil {
 			t.Skip("no agent: the print check failed")
 		}
@@ -187,6 +188,38 @@ func TestUSB(t *testing.T) {
 		a.submit(t, "USB-0005_KITCHEN_v1", "USB AFTER REPLUG")
 		a.waitState(t, "USB-0005_KITCHEN_v1", "PRINTED", 30*time.Second)
 		a.logLines(t, "USB-0004", "USB-0005", "printer state")
+	})
+	t.Run("cable-pull-idle", func(t *testing.T) {
+		needCable(t)
+		if a == nil {
+			t.Skip("no agent: the print check failed")
+		}
+		// Pulled while idle: the agent holds lp0 between jobs, which now
+		// answers ENODEV; the page shows the printer offline within the
+		// idle poll (5 s), and ready again after the re-plug.
+		detach()
+		start := time.Now()
+		plug(t, false)
+		waitPrinter(t, a, "OFFLINE", 15*time.Second)
+		t.Logf("offline on the page %v after the pull (idle poll 5 s)", time.Since(start).Round(100*time.Millisecond))
+		if d := time.Since(start); d > 7*time.Second {
+			t.Errorf("offline only %v after the pull, want within the idle poll (5 s) and a probe", d)
+		}
+		start = time.Now()
+		plug(t, true)
+		waitPath(t, gadgetDev, true, 10*time.Second)
+		if detach, err = p.AttachGadget(gadgetDev); err != nil {
+			t.Fatal(err)
+		}
+		waitPrinter(t, a, "READY", 30*time.Second)
+		t.Logf("ready again %v after the re-plug", time.Since(start).Round(100*time.Millisecond))
+		a.submit(t, "USB-0006_KITCHEN_v1", "USB AFTER IDLE PULL")
+		v := a.waitState(t, "USB-0006_KITCHEN_v1", "PRINTED", 30*time.Second)
+		printedOn(t, p, "USB AFTER IDLE PULL", 5*time.Second)
+		if v.PossibleDuplicate || v.Attempts != 1 {
+			t.Errorf("after an idle pull: attempts %d, possible_duplicate %v; want 1 and false", v.Attempts, v.PossibleDuplicate)
+		}
+		a.logLines(t, "USB-0006", "printer state")
 	})
 }
 
