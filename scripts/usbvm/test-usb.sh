@@ -33,7 +33,7 @@ command -v qemu-system-x86_64 >/dev/null 2>&1 || missing+=(qemu-system-x86)
 command -v cpio >/dev/null 2>&1 || missing+=(cpio)
 command -v depmod >/dev/null 2>&1 || [ -x /usr/sbin/depmod ] || [ -x /sbin/depmod ] || missing+=(kmod)
 # Only a static busybox runs in an initramfs with no libc.
-if ! { [ -x /bin/busybox ] && file -L /bin/busybox 2>/dev/null | grep -q 'statically linked'; }; then
+if ! dpkg-query -W -f '${Status}' busybox-static 2>/dev/null | grep -q 'ok installed'; then
 	missing+=(busybox-static)
 fi
 if [ ${#missing[@]} -gt 0 ]; then
