@@ -12,7 +12,7 @@ FUZZTIME ?= 60s
 BENCHTIME  ?= 1s
 BENCHCOUNT ?= 1
 
-.PHONY: all deps build test test-windows test-browser vet fmt-check bench bench-cups bench-cups-raw demo fuzz soak package clean chaos
+.PHONY: all deps build test test-windows test-usb test-browser vet fmt-check bench bench-cups bench-cups-raw demo fuzz soak package clean chaos
 
 all: build
 
@@ -46,6 +46,17 @@ test: fmt-check vet
 # scripts/wine/e2e, one PASS/FAIL line each, then a summary with the time.
 test-windows:
 	GO=$(GO) ./scripts/wine/test-windows.sh
+
+# test-usb runs printgate against the real Linux USB stack in a qemu VM
+# (issue 25; see README, "USB, tested in a VM"): scripts/usbvm/test-usb.sh
+# installs qemu-system-x86, busybox-static, cpio and kmod when missing
+# (apt-get; root or sudo), fetches Debian's kernel with apt-get download
+# (unpacked into .usbvm/, not installed), builds an initramfs with the USB
+# modules, a static printgate and the checks of scripts/usbvm/vmtest, boots
+# it (KVM when it works, else TCG) and prints one PASS/FAIL line per check
+# from the serial console. USBVM_TIMEOUT bounds the VM (default 300 s).
+test-usb:
+	GO=$(GO) ./scripts/usbvm/test-usb.sh
 
 # test-browser runs only the manager page's browser tests (chromium; see
 # README), verbosely, so the log names the screenshots' folder. `make test`

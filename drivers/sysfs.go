@@ -51,6 +51,11 @@ func ListUSBLP(root string) ([]USBLP, error) {
 			continue
 		}
 		iface, err := filepath.EvalSymlinks(filepath.Join(dir, name, "device"))
+		if errors.Is(err, os.ErrNotExist) {
+			// The kernel is removing it (cable pulled): its class link
+			// outlives the device for a moment. It is not there.
+			continue
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("usb printer %s: %w", name, err))
 			continue
@@ -60,6 +65,9 @@ func ListUSBLP(root string) ([]USBLP, error) {
 		vid, err1 := readHex16(filepath.Join(dev, "idVendor"))
 		pid, err2 := readHex16(filepath.Join(dev, "idProduct"))
 		if err := errors.Join(err1, err2); err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				continue // removed since the link was read
+			}
 			errs = append(errs, fmt.Errorf("usb printer %s: %w", name, err))
 			continue
 		}

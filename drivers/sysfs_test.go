@@ -122,3 +122,28 @@ func TestResolveUSBLP(t *testing.T) {
 		t.Errorf("missing: %v", err)
 	}
 }
+
+// TestListUSBLPUnplugging ensures a printer whose sysfs entry is going away
+// (its device gone, its class link left dangling for a moment, as sysfs
+// shows while the cable is pulled) is simply not there: no warning, and an
+// open by VID:PID says only that the printer is not found (seen in make
+// test-usb, where the half-removed lp0 put an lstat error on a second line
+// of the offline message).
+func TestListUSBLPUnplugging(t *testing.T) {
+	root := fakeSysfs(t, twoPrinters)
+	// lp2 is the third printer: port 1-3.
+	if err := os.RemoveAll(filepath.Join(root, "devices", "pci0000:00", "0000:00:14.0", "usb1", "1-3")); err != nil {
+		t.Fatal(err)
+	}
+	list, err := ListUSBLP(root)
+	if err != nil {
+		t.Fatalf("ListUSBLP during an unplug: %v, want no error", err)
+	}
+	if len(list) != 2 || list[0].Name != "lp0" || list[1].Name != "lp10" {
+		t.Fatalf("ListUSBLP = %+v, want lp0 and lp10", list)
+	}
+	_, err = resolveUSBLP(root, 0x04b8, 0x0202, "X5B7")
+	if !errors.Is(err, syscall.ENODEV) || strings.Contains(err.Error(), "\n") || strings.Contains(err.Error(), "lstat") {
+		t.Errorf("resolve the unplugging printer: %q, want only not found", err)
+	}
+}

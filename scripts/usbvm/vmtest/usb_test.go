@@ -1,0 +1,235 @@
+package vmtest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"printgate/drivers"
+	"printgate/drivers/printertest"
+)
+
+// TestUSB runs the checks of make test-usb in order on one emulator and one
+// agent; each subtest is one PASS/FAIL line.
+func TestUSB(t *testing.T) {
+	needVM(t)
+	p, detach := emulator(t)
+	var err error
+	cfg := writeConfig(t, "job_timeout = \"5s\"\ntimeout = \"5m\"\n")
+
+	t.Run("discovery", func(t *testing.T) {
+		out := mustPG(t, 30*time.Second, "printers", "--config", cfg.path)
+		for _, want := range []string{"usb://04b8:0e15", "EPSON", "TM-T20II"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("printers lacks %q (found through sysfs with its IEEE 1284 id):\n%s", want, out)
+			}
+		}
+	})
+	t.Run("lpgetstatus", func(t *testing.T) {
+		// The emulator's faults reach the host's LPGETSTATUS through the
+		// gadget's port status (before the agent holds lp0: usblp opens once).
+		c, err := drivers.Open(context.Background(), "usb://04b8:0e15", drivers.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		lp := c.(drivers.LPStatusReader)
+		for _, step := range []struct {
+			fault printertest.FaultKind
+			on    bool
+			want  drivers.LPStatus
+		}{
+			{"", false, 0x18},
+			{printertest.FaultPaperOut, true, 0x38},
+			{printertest.FaultPaperOut, false, 0x18},
+			{printertest.FaultCoverOpen, true, 0x10},
+			{printertest.FaultCoverOpen, false, 0x18},
+		} {
+			if step.fault != "" {
+				if err := p.SetFault(step.fault, step.on); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var got drivers.LPStatus
+			deadline := time.Now().Add(2 * time.Second)
+			for {
+				if got, err = lp.LPStatus(); err != nil {
+					t.Fatal(err)
+				}
+				if got == step.want || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if got != step.want {
+				t.Errorf("%s=%v: LPGETSTATUS %v, want %v", step.fault, step.on, got, step.want)
+			}
+		}
+		if d, ok := c.(drivers.DeviceIDReader); ok {
+			id, err := d.DeviceID()
+			if err != nil || id.Model != "TM-T20II" {
+				t.Errorf("device id %+v (%v), want model TM-T20II", id, err)
+			}
+		}
+	})
+	var a *agentRun
+	owner := t
+	t.Run("print", func(t *testing.T) {
+		a = startAgent(t, owner, cfg)
+		a.submit(t, "USB-0001_KITCHEN_v1", "USB TICKET ONE")
+		v := a.waitState(t, "USB-0001_KITCHEN_v1", "PRINTED", 30*time.Second)
+		printedOn(t, p, "USB TICKET ONE", 5*time.Second)
+		if v.Confirmation != "printed" {
+			t.Errorf("confirmation %q, want printed (the emulator answers in-order status over USB)", v.Confirmation)
+		}
+	})
+	t.Run("paper-out", func(t *testing.T) {
+		if a == nil {
+			t.Skip("no agent: the print check failed")
+		}
+		if err := p.SetFault(printertest.FaultPaperOut, true); err != nil {
+			t.Fatal(err)
+		}
+		a.submit(t, "USB-0002_KITCHEN_v1", "USB PAPER BACK")
+		// DESIGN.md: paper out is not a failure; the task goes back to
+		// QUEUED with reason PAPER_OUT and no attempt spent (PARKED is for
+		// an offline printer), and the lane waits for the paper.
+		v := a.waitReason(t, "USB-0002_KITCHEN_v1", "PAPER_OUT", 30*time.Second)
+		if v.State != "QUEUED" && v.State != "PARKED" {
+			t.Errorf("paper out: task is %s, want it waiting (QUEUED or PARKED)", v.State)
+		}
+		time.Sleep(2 * time.Second)
+		if v = a.task(t, "USB-0002_KITCHEN_v1"); v.State == "PRINTED" || v.Reason != "PAPER_OUT" {
+			t.Errorf("2 s into paper out the task is %s (%s), want it still waiting with PAPER_OUT", v.State, v.Reason)
+		}
+		if len(p.Tickets()) != 1 {
+			t.Errorf("the emulator cut %d tickets during paper out, want still 1", len(p.Tickets()))
+		}
+		parked := v.Attempts
+		if err := p.SetFault(printertest.FaultPaperOut, false); err != nil {
+			t.Fatal(err)
+		}
+		v = a.waitState(t, "USB-0002_KITCHEN_v1", "PRINTED", 30*time.Second)
+		printedOn(t, p, "USB PAPER BACK", 5*time.Second)
+		t.Logf("attempts: %d while waiting for paper, %d printed", parked, v.Attempts)
+		if v.Attempts > parked+1 {
+			t.Errorf("attempts went from %d while waiting to %d printed: waiting for paper spent attempts", parked, v.Attempts)
+		}
+		if v.PossibleDuplicate {
+			t.Error("printed after paper out is marked possible_duplicate; it never reached the paper before")
+		}
+	})
+	t.Run("stops-reading", func(t *testing.T) {
+		if a == nil {
+			t.Skip("no agent: the print check failed")
+		}
+		// A printer that stops reading mid-job: the write blocks in usblp
+		// until job_timeout; nobody knows what reached the paper, so the
+		// task goes UNKNOWN and (on_unknown reprint-marked) prints again
+		// marked once the printer reads again.
+		if err := p.FaultAfter(printertest.FaultStall, 2000); err != nil {
+			t.Fatal(err)
+		}
+		defer p.SetFault(printertest.FaultStall, false)
+		before := len(p.Tickets())
+		start := time.Now()
+		a.submit(t, "USB-0003_KITCHEN_v1", bigTicket("USB STALLED", 3000)...)
+		a.waitPassed(t, "USB-0003_KITCHEN_v1", "UNKNOWN", 30*time.Second)
+		t.Logf("outcome unknown %v after the submit (job_timeout 5s); the emulator had %d bytes", time.Since(start).Round(100*time.Millisecond), p.Received())
+		if err := p.SetFault(printertest.FaultStall, false); err != nil {
+			t.Fatal(err)
+		}
+		v := a.waitState(t, "USB-0003_KITCHEN_v1", "PRINTED", 60*time.Second)
+		if !v.PossibleDuplicate {
+			t.Error("the reprint after an unknown outcome is not marked possible_duplicate")
+		}
+		t.Logf("tickets cut: %d before, %d after", before, len(p.Tickets()))
+		a.logLines(t, "USB-0003", "printer state")
+	})
+	t.Run("cable-pull-mid-job", func(t *testing.T) {
+		needCable(t)
+		if a == nil {
+			t.Skip("no agent: the print check failed")
+		}
+		// Pull the cable once the job's bytes are flowing; plug it back a
+		// second later. The agent sees lp0 gone (ENODEV or EIO), opens the
+		// new lp0 when it returns and reprints marked.
+		p.SetSlow(4000)
+		rec := p.Received()
+		a.submit(t, "USB-0004_KITCHEN_v1", bigTicket("USB CABLE PULLED", 200)...)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		err = p.WaitReceived(ctx, rec+1000)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The emulator lets go of g_printer0 before the unbind: written
+		// around an unbind, f_printer (Debian 6.1) hit a kernel BUG (list
+		// corruption in printer_write), which is the test rig's problem,
+		// not the host side's under test.
+		detach()
+		plug(t, false)
+		waitPath(t, hostDev, false, 5*time.Second)
+		time.Sleep(time.Second)
+		p.SetSlow(0)
+		plug(t, true)
+		waitPath(t, hostDev, true, 10*time.Second)
+		waitPath(t, gadgetDev, true, 10*time.Second)
+		if detach, err = p.AttachGadget(gadgetDev); err != nil {
+			t.Fatal(err)
+		}
+		v := a.waitState(t, "USB-0004_KITCHEN_v1", "PRINTED", 60*time.Second)
+		printedOn(t, p, "USB CABLE PULLED", 5*time.Second)
+		if !v.PossibleDuplicate {
+			t.Errorf("reprint after the cable pull not marked possible_duplicate (attempts %d)", v.Attempts)
+		}
+		a.submit(t, "USB-0005_KITCHEN_v1", "USB AFTER REPLUG")
+		a.waitState(t, "USB-0005_KITCHEN_v1", "PRINTED", 30*time.Second)
+		a.logLines(t, "USB-0004", "USB-0005", "printer state")
+	})
+	t.Run("cable-pull-idle", func(t *testing.T) {
+		needCable(t)
+		if a == nil {
+			t.Skip("no agent: the print check failed")
+		}
+		// Pulled while idle: the agent holds lp0 between jobs, which now
+		// answers ENODEV; the page shows the printer offline within the
+		// idle poll (5 s), and ready again after the re-plug.
+		detach()
+		start := time.Now()
+		plug(t, false)
+		waitPrinter(t, a, "OFFLINE", 15*time.Second)
+		t.Logf("offline on the page %v after the pull (idle poll 5 s)", time.Since(start).Round(100*time.Millisecond))
+		if d := time.Since(start); d > 7*time.Second {
+			t.Errorf("offline only %v after the pull, want within the idle poll (5 s) and a probe", d)
+		}
+		start = time.Now()
+		plug(t, true)
+		waitPath(t, gadgetDev, true, 10*time.Second)
+		if detach, err = p.AttachGadget(gadgetDev); err != nil {
+			t.Fatal(err)
+		}
+		waitPrinter(t, a, "READY", 30*time.Second)
+		t.Logf("ready again %v after the re-plug", time.Since(start).Round(100*time.Millisecond))
+		a.submit(t, "USB-0006_KITCHEN_v1", "USB AFTER IDLE PULL")
+		v := a.waitState(t, "USB-0006_KITCHEN_v1", "PRINTED", 30*time.Second)
+		printedOn(t, p, "USB AFTER IDLE PULL", 5*time.Second)
+		if v.PossibleDuplicate || v.Attempts != 1 {
+			t.Errorf("after an idle pull: attempts %d, possible_duplicate %v; want 1 and false", v.Attempts, v.PossibleDuplicate)
+		}
+		a.logLines(t, "USB-0006", "printer state")
+	})
+}
+
+// bigTicket is a ticket of n lines of some 50 bytes: 3000 are more than
+// usblp and the gadget buffer between them (about 90 KB), so a printer that
+// stops reading stops the writer mid-job.
+func bigTicket(title string, n int) []string {
+	lines := []string{title}
+	for i := range n {
+		lines = append(lines, fmt.Sprintf("%s line %03d ........................", title, i))
+	}
+	return lines
+}
