@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -147,6 +148,48 @@ func TestUSB(t *testing.T) {
 		}
 		t.Logf("tickets cut: %d before, %d after", before, len(p.Tickets()))
 		a.logLines(t, "USB-0003", "printer state")
+	})
+	t.Run("failover", func(t *testing.T) {
+		// The USB printer stops being ready with a ticket waiting (its cover
+		// open, as far as LPGETSTATUS and DLE EOT tell): after
+		// failover_after the ticket prints on its TCP backup, once.
+		if a != nil {
+			// usblp opens once: this check's agent needs lp0.
+			a.cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case err := <-a.done:
+				a.done <- err
+			case <-time.After(15 * time.Second):
+				t.Fatal("the first agent did not stop within 15 s")
+			}
+		}
+		bar := printertest.New(printertest.Options{Name: "bar", Model: printertest.ModelEpson})
+		if err := bar.ListenTCP(); err != nil {
+			t.Fatal(err)
+		}
+		defer bar.Close()
+		fc := writeConfig(t, fmt.Sprintf("job_timeout = \"5s\"\ntimeout = \"5m\"\nbackup = \"bar\"\nfailover_after = \"2s\"\n\n[[printers]]\nname = \"bar\"\nurl = \"tcp://%s\"\n", bar.Addr()))
+		b := startAgent(t, t, fc)
+		waitPrinter(t, b, "READY", 30*time.Second)
+		if err := p.SetFault(printertest.FaultCoverOpen, true); err != nil {
+			t.Fatal(err)
+		}
+		waitPrinter(t, b, "COVER_OPEN", 30*time.Second)
+		before := len(p.Tickets())
+		start := time.Now()
+		b.submit(t, "USB-0004_KITCHEN_v1", "USB FAILED OVER")
+		b.waitState(t, "USB-0004_KITCHEN_v1", "PRINTED", 60*time.Second)
+		printedOn(t, bar, "USB FAILED OVER", 5*time.Second)
+		t.Logf("printed on the backup %v after the submit (failover_after 2s)", time.Since(start).Round(100*time.Millisecond))
+		if err := p.SetFault(printertest.FaultCoverOpen, false); err != nil {
+			t.Fatal(err)
+		}
+		waitPrinter(t, b, "READY", 30*time.Second)
+		for _, tk := range p.Tickets()[before:] {
+			if tk.Contains("USB FAILED OVER") {
+				t.Error("the failed-over ticket also printed on the USB printer")
+			}
+		}
 	})
 	t.Run("cable-pull-mid-job", func(t *testing.T) {
 		needCable(t)
