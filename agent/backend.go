@@ -86,6 +86,9 @@ func (a *Agent) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bool
 	}
 	t, dup, err := a.spool.Accept(nt)
 	if err != nil {
+		// Nothing was taken: the token goes back (a raw job's too, which
+		// waited for it in rawSink.Accept).
+		a.doors.refund(origin)
 		return a.refuseTask(nt, a.doorRefused(err))
 	}
 	a.m.IncAccepted(string(t.Origin), dup)

@@ -142,6 +142,18 @@ func (d *doors) take(o spool.Origin) error {
 	return &api.RateLimited{Door: door, Key: config.RateKey(door), Rate: b.rate, Burst: b.burst, RetryAfter: wait}
 }
 
+// refund gives back a token origin o spent on a task the spool then did
+// not take (its quota, the cap, a failed write): a door refused for its
+// quota must not also use up its rate, or it is refused for its rate once
+// the quota has room again.
+func (d *doors) refund(o spool.Origin) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if b := d.buckets[o]; b != nil {
+		b.tokens = min(b.burst, b.tokens+1)
+	}
+}
+
 // wait takes one of origin o's tokens, waiting for it as long as it takes
 // (the raw ports: a job over the rate waits on its connection instead of
 // being refused), or until ctx ends.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"runtime"
 	"strings"
@@ -257,4 +258,34 @@ func TestDoorWarningsSummarised(t *testing.T) {
 	if !d.accepted(spool.OriginRaw) || d.problem() != "" {
 		t.Fatalf("a raw task got in and the problem stays: %q", d.problem())
 	}
+}
+
+// TestQuotaRefusalSpendsNoRate ensures a task the spool refuses for its
+// door's quota gives its rate token back: a door refused for its quota
+// while its printer is out of paper is not then refused for its rate once
+// the quota has room again (its printed tickets make room, spool reclaim).
+func TestQuotaRefusalSpendsNoRate(t *testing.T) {
+	body := []byte(strings.Repeat("x", 8<<10))
+	quota := 2 * spool.Charge(len(body))
+	clk := clock.NewFakeClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	h := buildHarnessAt(t, t.TempDir(), spool.Options{Quotas: map[spool.Origin]int64{spool.OriginLocal: quota}}, clk,
+		[]printerSpec{{name: "k", model: printertest.ModelEpson, faults: []printertest.FaultKind{printertest.FaultPaperOut}}}, "")
+	withRates(h, map[string]float64{config.DoorAPI: 1}, &logBuffer{}) // a burst of 10
+	payload := func(nt *spool.NewTask) { nt.Document, nt.Payload = nil, body }
+	h.submit("Q1", "k", payload)
+	h.submit("Q2", "k", payload)
+	for i := range 8 {
+		_, _, err := h.a.Submit(context.Background(), spool.NewTask{TaskNo: fmt.Sprintf("OVER%d", i), Printer: "k", Payload: body})
+		var qe *spool.QuotaError
+		if !errors.As(err, &qe) {
+			t.Fatalf("submit %d past the quota: %v, want a QuotaError", i, err)
+		}
+	}
+	// Paper back: the two print and their bodies make room. No time
+	// passed, so only the 8 tokens the quota refusals gave back are left.
+	if err := h.p["k"].SetFault(printertest.FaultPaperOut, false); err != nil {
+		t.Fatal(err)
+	}
+	h.waitUntil("Q1 and Q2 printed", func() bool { return h.inState(spool.StatePrinted, "Q1", "Q2") })
+	h.submit("AFTER", "k", payload)
 }
