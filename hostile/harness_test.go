@@ -1,7 +1,6 @@
 package hostile
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -10,8 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"printgate/internal/proctest"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -242,34 +241,10 @@ func (a *Agent) submit(t *testing.T, taskNo string) int {
 	return code
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
+func freePort(t *testing.T) int { return proctest.FreePort(t) }
 
-// lockedBuffer collects a child's output: exec copies into it from its own
-// goroutine while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer collects a child's output while the test reads it.
+type lockedBuffer = proctest.Buffer
 
 // contextWithTimeout is a context bounded by secs seconds and by the test.
 func contextWithTimeout(t *testing.T, secs int) (context.Context, context.CancelFunc) {

@@ -1,16 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"printgate/internal/proctest"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,15 +37,7 @@ func buildPrintgate(t *testing.T) string {
 	return bin
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
+func freePort(t *testing.T) int { return proctest.FreePort(t) }
 
 // agentProc is one run of the printgate binary.
 type agentProc struct {
@@ -55,24 +46,8 @@ type agentProc struct {
 	logs *lockedBuffer
 }
 
-// lockedBuffer collects a child's output: exec copies into it from its own
-// goroutine while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer collects a child's output while the test reads it.
+type lockedBuffer = proctest.Buffer
 
 func startAgent(t *testing.T, bin, config, base string) *agentProc {
 	t.Helper()
