@@ -1,6 +1,6 @@
 package spool
 
-// transitions is the state machine of DESIGN.md in one table: transitions[from]
+// transitions is the state machine of docs/STATES.md in one table: transitions[from]
 // lists the states a task may move to. Anything else is ErrIllegalTransition.
 //
 // Beyond the diagram it allows two moves the lanes need: QUEUED → QUEUED, which
