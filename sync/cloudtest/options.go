@@ -84,6 +84,35 @@ type Options struct {
 	// Logger receives what the cloud sees (connections, refused frames);
 	// nil: discarded.
 	Logger *slog.Logger
+	// Broken makes the cloud break the contract on purpose, in the ways
+	// Breakage names, so that cloudcheck's tests can show it catches each
+	// one. DANGEROUS: never set it outside tests; the zero value is the
+	// contract.
+	Broken Breakage
+}
+
+// Breakage lists the contract breaks a Cloud can commit on purpose, each
+// a mistake a real cloud implementation could make (sync/cloudcheck's
+// tests run against each one and expect the check that names it to fail).
+type Breakage struct {
+	// AckUnreceived answers every events batch with a second events_ack,
+	// for a batch id the cloud never received.
+	AckUnreceived bool
+	// ReorderBatch stores each events batch's events in reverse order.
+	ReorderBatch bool
+	// ForgetDedupe records events again when they are resent, instead of
+	// deduplicating them on (task_no, n).
+	ForgetDedupe bool
+	// IgnoreSlowDown never answers a device token poll slow_down, however
+	// fast the agent polls.
+	IgnoreSlowDown bool
+	// JobsBeforeWelcome pushes an agent's queued jobs before the welcome
+	// that answers its hello.
+	JobsBeforeWelcome bool
+	// RenumberResent resends a job that has no job_ack under a new task_no
+	// (the old one with "_r" appended), so the agent cannot know it is the
+	// same job.
+	RenumberResent bool
 }
 
 // withDefaults fills in the zero fields.

@@ -386,6 +386,17 @@ func (s *session) helloLocked(a *agent, m wire.Message) {
 		s.closeLocked(websocket.CloseInternalServerErr, "welcome")
 		return
 	}
+	broken := c.opts.Broken
+	if broken.RenumberResent {
+		for _, q := range a.jobs {
+			if q.sends > 0 {
+				q.renumber()
+			}
+		}
+	}
+	if broken.JobsBeforeWelcome {
+		s.sendJobsLocked(a)
+	}
 	s.sendLocked(welcome)
 	s.hello = true
 	if old := a.sess; old != nil {
@@ -395,6 +406,14 @@ func (s *session) helloLocked(a *agent, m wire.Message) {
 	a.connects++
 	a.hello = h
 	a.pushes = appendBounded(a.pushes, c.opts.MaxRecords, h.Printers)
+	if !broken.JobsBeforeWelcome {
+		s.sendJobsLocked(a)
+	}
+}
+
+// sendJobsLocked pushes every job a has not acknowledged. c.mu must be
+// held.
+func (s *session) sendJobsLocked(a *agent) {
 	for _, q := range a.jobs {
 		q.sends++
 		s.sendLocked(q.frame)
@@ -407,9 +426,15 @@ func (s *session) eventsLocked(a *agent, m *wire.Events) {
 	if err := m.Ordered(); err != nil {
 		s.log.Warn("cloudtest: events batch out of order (stored anyway)", "err", err)
 	}
-	for _, ev := range m.Events {
+	broken := s.c.opts.Broken
+	evs := m.Events
+	if broken.ReorderBatch {
+		evs = slices.Clone(evs)
+		slices.Reverse(evs)
+	}
+	for _, ev := range evs {
 		k := eventKey{ev.TaskNo, ev.N}
-		if _, dup := a.seen[k]; dup {
+		if _, dup := a.seen[k]; dup && !broken.ForgetDedupe {
 			a.dupes++
 			continue
 		}
@@ -436,6 +461,11 @@ func (s *session) eventsLocked(a *agent, m *wire.Events) {
 		return
 	}
 	s.sendLocked(ack)
+	if broken.AckUnreceived {
+		if fake, err := wire.Encode(&wire.EventsAck{Batch: m.Batch + "0"}); err == nil {
+			s.sendLocked(fake)
+		}
+	}
 }
 
 // refuse answers a frame with an error frame.
