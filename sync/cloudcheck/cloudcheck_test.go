@@ -1,0 +1,173 @@
+package cloudcheck
+
+import (
+	"bytes"
+	"context"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"printgate/internal/clock"
+	"printgate/sync/cloudtest"
+	"printgate/sync/wire"
+)
+
+// scale is how much faster than real time the tests' clock runs: the
+// contract's 20 s pings and 5 s poll intervals take a tenth of that.
+const scale = 10
+
+// fastClock is a clock.Clock (and a cloudtest.Clock) that runs scale
+// times faster than real time. The cloud and cloudcheck share one, so the
+// device flow's intervals agree on both sides.
+type fastClock struct {
+	start time.Time // real, with its monotonic reading
+	base  time.Time
+}
+
+func newFastClock() *fastClock {
+	return &fastClock{start: time.Now(), base: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
+}
+
+func (c *fastClock) Now() time.Time { return c.base.Add(time.Since(c.start) * scale) }
+
+func (c *fastClock) NewTimer(d time.Duration) clock.Timer {
+	return &fastTimer{time.NewTimer(d / scale)}
+}
+
+type fastTimer struct{ t *time.Timer }
+
+func (t *fastTimer) C() <-chan time.Time   { return t.t.C }
+func (t *fastTimer) Reset(d time.Duration) { t.t.Reset(d / scale) }
+func (t *fastTimer) Stop() bool            { return t.t.Stop() }
+
+// runAgainst serves the reference cloud, broken as b says, on loopback
+// and runs every check against it.
+func runAgainst(t *testing.T, b cloudtest.Breakage) *Report {
+	t.Helper()
+	fc := newFastClock()
+	cloud := cloudtest.New(cloudtest.Options{
+		Clock: fc, Broken: b,
+		// Real time on the cloud's side: the contract's, scaled.
+		PingInterval: wire.PingInterval / scale, SilenceTimeout: wire.SilenceTimeout / scale,
+	})
+	srv := httptest.NewServer(cloud.Handler())
+	defer srv.Close()
+	defer cloud.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	rep, err := Run(ctx, Options{
+		CloudURL: "ws" + strings.TrimPrefix(srv.URL, "http") + cloudtest.AgentPath,
+		AuthURL:  srv.URL + "/oauth",
+		Clock:    fc,
+		// What must happen may take longer on a loaded machine; a passing
+		// check does not wait it out.
+		Step: 60 * time.Second,
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	var buf bytes.Buffer
+	rep.WriteText(&buf)
+	t.Logf("report:\n%s", buf.String())
+	if len(rep.Checks) != len(Names) {
+		t.Errorf("%d checks in the report, want %d", len(rep.Checks), len(Names))
+	}
+	return rep
+}
+
+func failed(rep *Report) []string {
+	var out []string
+	for _, c := range rep.Checks {
+		if c.Status == Fail {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+// TestReferenceCloudPasses ensures the reference cloud passes every check,
+// none skipped: it has the test API, so nothing is left unshown.
+func TestReferenceCloudPasses(t *testing.T) {
+	t.Parallel()
+	rep := runAgainst(t, cloudtest.Breakage{})
+	for _, c := range rep.Checks {
+		if c.Status != Pass {
+			t.Errorf("%s %s: %s", c.Status, c.Name, c.Seen)
+		}
+	}
+}
+
+// TestBrokenClouds ensures each deliberate break of the reference cloud is
+// caught by the check that names it, with a fix, and by no other check.
+func TestBrokenClouds(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name  string
+		b     cloudtest.Breakage
+		fails []string
+	}{
+		{"acks events it never received", cloudtest.Breakage{AckUnreceived: true}, []string{"events.ack"}},
+		{"reorders a batch", cloudtest.Breakage{ReorderBatch: true}, []string{"events.order"}},
+		{"forgets dedupe", cloudtest.Breakage{ForgetDedupe: true}, []string{"events.dedupe"}},
+		{"ignores slow_down", cloudtest.Breakage{IgnoreSlowDown: true}, []string{"pairing.slow_down"}},
+		{"sends jobs before welcome", cloudtest.Breakage{JobsBeforeWelcome: true}, []string{"handshake.welcome"}},
+		{"renumbers a resent job", cloudtest.Breakage{RenumberResent: true}, []string{"jobs.lost_ack_duplicate"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rep := runAgainst(t, tt.b)
+			if got := failed(rep); !slices.Equal(got, tt.fails) {
+				t.Errorf("failed checks %v, want %v", got, tt.fails)
+			}
+			for _, n := range tt.fails {
+				if r, _ := rep.Result(n); r.Fix == "" {
+					t.Errorf("%s failed without a fix: hint", n)
+				}
+			}
+			if rep.OK() {
+				t.Error("the report is OK; want a failure")
+			}
+		})
+	}
+}
+
+// TestNoTestAPI ensures a cloud without the test API is checked as far as
+// it can be, and that what needs the API is skipped with the reason.
+func TestNoTestAPI(t *testing.T) {
+	t.Parallel()
+	fc := newFastClock()
+	cloud := cloudtest.New(cloudtest.Options{Clock: fc, PingInterval: wire.PingInterval / scale, SilenceTimeout: wire.SilenceTimeout / scale})
+	tok := cloud.IssueToken("store-pc-1")
+	srv := httptest.NewServer(cloud.Handler())
+	defer srv.Close()
+	defer cloud.Close()
+	rep, err := Run(context.Background(), Options{
+		CloudURL: "ws" + strings.TrimPrefix(srv.URL, "http") + cloudtest.AgentPath,
+		AuthURL:  srv.URL + "/oauth", NoTestAPI: true, Token: tok, AgentID: "store-pc-1",
+		Clock: fc, Step: 60 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	rep.WriteText(&buf)
+	t.Logf("report:\n%s", buf.String())
+	want := map[string]Status{
+		"handshake.subprotocol": Pass, "handshake.token": Pass, "handshake.welcome": Pass, "handshake.ping": Pass,
+		"events.ack": Pass, "pairing.device_code": Pass, "pairing.interval": Pass, "pairing.slow_down": Pass,
+	}
+	for _, c := range rep.Checks {
+		w, ok := want[c.Name]
+		if !ok {
+			w = Skip
+		}
+		if c.Status != w {
+			t.Errorf("%s: %s (%s), want %s", c.Name, c.Status, c.Seen, w)
+		}
+		if c.Status == Skip && !strings.Contains(c.Seen, "test API") {
+			t.Errorf("%s skipped without naming the test API: %s", c.Name, c.Seen)
+		}
+	}
+}
