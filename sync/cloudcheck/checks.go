@@ -37,6 +37,10 @@ func (c *check) pass(format string, args ...any) Result {
 // fail is a failure with fix, the hint for the cloud ("" when none is
 // obvious).
 func (c *check) fail(fix, format string, args ...any) Result {
+	if c.ch.ctx != nil && c.ch.ctx.Err() != nil {
+		// What was not seen after an interruption says nothing of the cloud.
+		return c.result(Skip, "interrupted before the check could finish", "")
+	}
 	return c.result(Fail, fmt.Sprintf(format, args...), fix)
 }
 

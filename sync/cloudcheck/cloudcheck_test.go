@@ -3,6 +3,7 @@ package cloudcheck
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -169,5 +170,67 @@ func TestNoTestAPI(t *testing.T) {
 		if c.Status == Skip && !strings.Contains(c.Seen, "test API") {
 			t.Errorf("%s skipped without naming the test API: %s", c.Name, c.Seen)
 		}
+	}
+}
+
+// TestCloudDown ensures a cloud that does not answer is reported at once:
+// the first handshake check fails naming the refused connection and
+// --cloud, and every later check is skipped instead of each waiting for an
+// agent that never gets online.
+func TestCloudDown(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(nil)
+	url := "ws" + strings.TrimPrefix(srv.URL, "http") + "/agent/v1"
+	srv.Close() // nothing listens there now
+	fc := newFastClock()
+	rep, err := Run(context.Background(), Options{CloudURL: url, Token: "t", AgentID: "a1", Clock: fc, Step: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	rep.WriteText(&buf)
+	t.Logf("report:\n%s", buf.String())
+	for _, c := range rep.Checks {
+		switch {
+		case c.Name == "handshake.subprotocol":
+			if c.Status != Fail || !strings.Contains(c.Fix, "--cloud") {
+				t.Errorf("%s: %s, want fail", c.Name, c.Status)
+			}
+		case c.Status != Skip:
+			t.Errorf("%s: %s (%s), want skip", c.Name, c.Status, c.Seen)
+		}
+	}
+	if r, _ := rep.Result("handshake.subprotocol"); !strings.Contains(r.Seen, "refused") {
+		t.Errorf("subprotocol: %q does not say the connection was refused", r.Seen)
+	}
+	if r, _ := rep.Result("events.order"); !strings.Contains(r.Seen, "did not answer") {
+		t.Errorf("events.order: %q, want the cloud did not answer", r.Seen)
+	}
+}
+
+// TestTLS ensures a wss:// cloud is checked through the tap over TLS,
+// verified against the roots given, and the test API and device flow over
+// https with them.
+func TestTLS(t *testing.T) {
+	t.Parallel()
+	fc := newFastClock()
+	cloud := cloudtest.New(cloudtest.Options{Clock: fc, PingInterval: wire.PingInterval / scale, SilenceTimeout: wire.SilenceTimeout / scale})
+	srv := httptest.NewTLSServer(cloud.Handler())
+	defer srv.Close()
+	defer cloud.Close()
+	roots := x509.NewCertPool()
+	roots.AddCert(srv.Certificate())
+	rep, err := Run(context.Background(), Options{
+		CloudURL: "wss" + strings.TrimPrefix(srv.URL, "https") + cloudtest.AgentPath,
+		AuthURL:  srv.URL + "/oauth", RootCAs: roots, Clock: fc, Step: 60 * time.Second,
+		Only: []string{"handshake", "events", "pairing.device_code"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Checks) != 9 || rep.Passed != 9 || !strings.HasPrefix(rep.TestAPI, "https://") {
+		var buf bytes.Buffer
+		rep.WriteText(&buf)
+		t.Fatalf("test API %q, report:\n%s", rep.TestAPI, buf.String())
 	}
 }

@@ -24,6 +24,15 @@ func (ch *checker) handshake(ctx context.Context) []Result {
 		return ch.skipAll(handshakeNames, err.Error())
 	}
 	defer p.close()
+	if h := ch.dial(ctx, tok, p.id, []string{wire.Subprotocol}, false); h.err != nil {
+		why := fmt.Sprintf("the cloud did not answer at %s: %v", ch.opts.CloudURL, h.err)
+		ch.setOffline("the cloud did not answer (see handshake.subprotocol)")
+		out := []Result{}
+		if ch.wanted("handshake.subprotocol") {
+			out = append(out, ch.begin("handshake.subprotocol").fail("check --cloud: the agent websocket URL, as in the agent's [cloud] url, reachable from this machine", "%s", why))
+		}
+		return append(out, ch.skipAll(handshakeNames[1:], "the cloud did not answer (see handshake.subprotocol)")...)
+	}
 	var out []Result
 	if ch.wanted("handshake.subprotocol") {
 		out = append(out, ch.checkSubprotocol(ctx, tok, p.id))
@@ -32,6 +41,9 @@ func (ch *checker) handshake(ctx context.Context) []Result {
 		out = append(out, ch.checkToken(ctx, tok, p.id))
 	}
 	out = append(out, ch.checkWelcome(ctx, p, tok)...)
+	if !ch.online(ctx, p) {
+		ch.setOffline("the agent never got online (see handshake.welcome)")
+	}
 	return out
 }
 
@@ -92,7 +104,7 @@ func (ch *checker) checkWelcome(ctx context.Context, p *player, tok string) []Re
 		}
 		return false
 	})
-	hs := ""
+	hs := "none answered"
 	for _, s := range p.rec.snapshot() {
 		if s.kind == "handshake" {
 			hs = fmt.Sprintf("HTTP %d", s.status)

@@ -101,6 +101,7 @@ type Options struct {
 
 // checker is one run.
 type checker struct {
+	ctx   context.Context // the run's: once done, a failing check is a skip
 	opts  Options
 	clock clock.Clock
 	log   *slog.Logger
@@ -113,6 +114,9 @@ type checker struct {
 
 	mu      sync.Mutex
 	players []*player
+	// offline, once set, says why the handshake's agent never got
+	// online: the later groups skip at once instead of waiting as long.
+	offline string
 }
 
 // Run plays agents against the cloud of opts and returns every check's
@@ -124,6 +128,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	if opts.AuthURL != "" {
 		if err := checkURL(opts.AuthURL, "http", "https"); err != nil {
+			return nil, err
+		}
+	}
+	if opts.TestAPI != "" {
+		if err := checkURL(opts.TestAPI, "http", "https"); err != nil {
 			return nil, err
 		}
 	}
@@ -148,7 +157,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Step <= 0 {
 		opts.Step = DefaultStep
 	}
-	ch := &checker{opts: opts, clock: opts.Clock, log: opts.Logger, http: opts.HTTPClient}
+	ch := &checker{ctx: ctx, opts: opts, clock: opts.Clock, log: opts.Logger, http: opts.HTTPClient}
 	if ch.http == nil {
 		ch.http = httpClient(opts.RootCAs)
 	}
@@ -196,9 +205,14 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		{"events", ch.events},
 		{"commands", ch.commands},
 	} {
-		if ch.wanted(g.name) {
-			collect(g.run(ctx))
+		if !ch.wanted(g.name) {
+			continue
 		}
+		if why := ch.offlineReason(); why != "" && g.name != "handshake" {
+			collect(ch.skipAll(groupNames(g.name), why))
+			continue
+		}
+		collect(g.run(ctx))
 	}
 	wg.Wait()
 	ch.closePlayers()
@@ -218,6 +232,29 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	rep.count()
 	return rep, nil
+}
+
+func (ch *checker) offlineReason() string {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	return ch.offline
+}
+
+func (ch *checker) setOffline(why string) {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	ch.offline = why
+}
+
+// groupNames lists the checks of a group.
+func groupNames(group string) []string {
+	var out []string
+	for _, n := range Names {
+		if strings.HasPrefix(n, group+".") {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // wanted reports whether the check or group name is to run.

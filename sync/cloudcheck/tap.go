@@ -148,6 +148,7 @@ type tapConn struct {
 	ready   []byte // whole frames to hand to the reader
 	rerr    error
 	rstream stream
+	tmp     []byte // Read's buffer
 
 	wmu     sync.Mutex
 	whead   bool
@@ -184,13 +185,15 @@ func (t *tapConn) Close() error {
 func (t *tapConn) Read(p []byte) (int, error) {
 	t.rmu.Lock()
 	defer t.rmu.Unlock()
-	tmp := make([]byte, 32<<10)
+	if t.tmp == nil {
+		t.tmp = make([]byte, 32<<10)
+	}
 	for len(t.ready) == 0 {
 		if t.rerr != nil {
 			return 0, t.rerr
 		}
-		n, err := t.Conn.Read(tmp)
-		t.rbuf = append(t.rbuf, tmp[:n]...)
+		n, err := t.Conn.Read(t.tmp)
+		t.rbuf = append(t.rbuf, t.tmp[:n]...)
 		if perr := t.parseRead(); perr != nil {
 			t.rerr = perr
 		} else if err != nil {
