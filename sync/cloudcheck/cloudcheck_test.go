@@ -115,6 +115,11 @@ func TestBrokenClouds(t *testing.T) {
 		{"ignores slow_down", cloudtest.Breakage{IgnoreSlowDown: true}, []string{"pairing.slow_down"}},
 		{"sends jobs before welcome", cloudtest.Breakage{JobsBeforeWelcome: true}, []string{"handshake.welcome"}},
 		{"renumbers a resent job", cloudtest.Breakage{RenumberResent: true}, []string{"jobs.lost_ack_duplicate"}},
+		{"accepts any token", cloudtest.Breakage{AcceptAnyToken: true}, []string{"handshake.token"}},
+		{"never pings", cloudtest.Breakage{NoPing: true}, []string{"handshake.ping"}},
+		{"drops a job once sent", cloudtest.Breakage{DropJobOnSend: true}, []string{"jobs.ack_after_fsync", "jobs.lost_ack_duplicate"}},
+		{"resends a rejected job", cloudtest.Breakage{ResendRejected: true}, []string{"jobs.rejected"}},
+		{"revokes without the frame", cloudtest.Breakage{NoRevokeFrame: true}, []string{"commands.revoke"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

@@ -194,7 +194,7 @@ func (ch *checker) checkRevoke(ctx context.Context, p *player, tok string) Resul
 	probe := ch.dial(ctx, tok, p.id, []string{wire.Subprotocol}, false)
 	how := "a revoke frame"
 	if !frame {
-		how = "the handshake refused (no revoke frame)"
+		how = "its next handshake, refused (no revoke frame came)"
 	}
 	switch {
 	case !probe.refusedToken():

@@ -113,6 +113,20 @@ type Breakage struct {
 	// (the old one with "_r" appended), so the agent cannot know it is the
 	// same job.
 	RenumberResent bool
+	// AcceptAnyToken upgrades a handshake with no device token or one the
+	// cloud never issued, instead of refusing it with 401.
+	AcceptAnyToken bool
+	// NoPing never pings an agent's connection.
+	NoPing bool
+	// DropJobOnSend forgets a job once it is written to a connection,
+	// without waiting for its job_ack.
+	DropJobOnSend bool
+	// ResendRejected keeps a job the agent answered rejected in the queue,
+	// so it is resent at every connection.
+	ResendRejected bool
+	// NoRevokeFrame revokes by closing the connection without sending the
+	// revoke frame first.
+	NoRevokeFrame bool
 }
 
 // withDefaults fills in the zero fields.
