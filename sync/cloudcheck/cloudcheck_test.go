@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,9 +45,9 @@ func (t *fastTimer) Reset(d time.Duration) { t.t.Reset(d / scale) }
 func (t *fastTimer) Stop() bool            { return t.t.Stop() }
 
 // runAgainst serves the reference cloud, broken as b says, on loopback
-// and runs every check against it.
-func runAgainst(t *testing.T, b cloudtest.Breakage) *Report {
-	t.Helper()
+// and runs every check against it; text is the report as a person reads
+// it.
+func runAgainst(b cloudtest.Breakage) (rep *Report, text string, err error) {
 	fc := newFastClock()
 	cloud := cloudtest.New(cloudtest.Options{
 		Clock: fc, Broken: b,
@@ -58,7 +59,7 @@ func runAgainst(t *testing.T, b cloudtest.Breakage) *Report {
 	defer cloud.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	rep, err := Run(ctx, Options{
+	rep, err = Run(ctx, Options{
 		CloudURL: "ws" + strings.TrimPrefix(srv.URL, "http") + cloudtest.AgentPath,
 		AuthURL:  srv.URL + "/oauth",
 		Clock:    fc,
@@ -67,15 +68,11 @@ func runAgainst(t *testing.T, b cloudtest.Breakage) *Report {
 		Step: 60 * time.Second,
 	})
 	if err != nil {
-		t.Fatalf("Run: %v", err)
+		return nil, "", err
 	}
 	var buf bytes.Buffer
 	rep.WriteText(&buf)
-	t.Logf("report:\n%s", buf.String())
-	if len(rep.Checks) != len(Names) {
-		t.Errorf("%d checks in the report, want %d", len(rep.Checks), len(Names))
-	}
-	return rep
+	return rep, buf.String(), nil
 }
 
 func failed(rep *Report) []string {
@@ -92,7 +89,14 @@ func failed(rep *Report) []string {
 // none skipped: it has the test API, so nothing is left unshown.
 func TestReferenceCloudPasses(t *testing.T) {
 	t.Parallel()
-	rep := runAgainst(t, cloudtest.Breakage{})
+	rep, text, err := runAgainst(cloudtest.Breakage{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report:\n%s", text)
+	if len(rep.Checks) != len(Names) {
+		t.Errorf("%d checks in the report, want %d", len(rep.Checks), len(Names))
+	}
 	for _, c := range rep.Checks {
 		if c.Status != Pass {
 			t.Errorf("%s %s: %s", c.Status, c.Name, c.Seen)
@@ -101,10 +105,12 @@ func TestReferenceCloudPasses(t *testing.T) {
 }
 
 // TestBrokenClouds ensures each deliberate break of the reference cloud is
-// caught by the check that names it, with a fix, and by no other check.
+// caught by the checks that name it, with a fix, and by no other check.
+// The runs wait more than they work, so they all run at once, whatever
+// -parallel is.
 func TestBrokenClouds(t *testing.T) {
 	t.Parallel()
-	for _, tt := range []struct {
+	cases := []struct {
 		name  string
 		b     cloudtest.Breakage
 		fails []string
@@ -120,19 +126,42 @@ func TestBrokenClouds(t *testing.T) {
 		{"drops a job once sent", cloudtest.Breakage{DropJobOnSend: true}, []string{"jobs.ack_after_fsync", "jobs.lost_ack_duplicate"}},
 		{"resends a rejected job", cloudtest.Breakage{ResendRejected: true}, []string{"jobs.rejected"}},
 		{"revokes without the frame", cloudtest.Breakage{NoRevokeFrame: true}, []string{"commands.revoke"}},
-	} {
+		{"loses command results and log lines", cloudtest.Breakage{LoseResults: true}, []string{"commands.reprint", "commands.cancel", "commands.logs"}},
+		{"ignores expiry", cloudtest.Breakage{IgnoreExpiry: true}, []string{"pairing.expired_token"}},
+		{"ignores a denial", cloudtest.Breakage{IgnoreDeny: true}, []string{"pairing.access_denied"}},
+	}
+	type outcome struct {
+		rep  *Report
+		text string
+		err  error
+	}
+	outs := make([]outcome, len(cases))
+	var wg sync.WaitGroup
+	for i, tt := range cases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rep, text, err := runAgainst(tt.b)
+			outs[i] = outcome{rep, text, err}
+		}()
+	}
+	wg.Wait()
+	for i, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			rep := runAgainst(t, tt.b)
-			if got := failed(rep); !slices.Equal(got, tt.fails) {
+			o := outs[i]
+			if o.err != nil {
+				t.Fatal(o.err)
+			}
+			t.Logf("report:\n%s", o.text)
+			if got := failed(o.rep); !slices.Equal(got, tt.fails) {
 				t.Errorf("failed checks %v, want %v", got, tt.fails)
 			}
 			for _, n := range tt.fails {
-				if r, _ := rep.Result(n); r.Fix == "" {
+				if r, _ := o.rep.Result(n); r.Fix == "" {
 					t.Errorf("%s failed without a fix: hint", n)
 				}
 			}
-			if rep.OK() {
+			if o.rep.OK() {
 				t.Error("the report is OK; want a failure")
 			}
 		})

@@ -120,8 +120,10 @@ func (ch *checker) checkCancel(ctx context.Context, p *player, taskNo string) Re
 		return c.fail("send cancel as §5 defines it: {\"type\":\"cancel\",\"id\",\"task_no\"}", "%s", problem)
 	case !sent.OK:
 		return c.skip("the agent answered the cancel of %s with %+v", taskNo, sent.Error)
-	case rec == nil || !rec.OK:
-		return c.fail("record each command_result by its id", "the agent answered cancel %s ok; the cloud recorded %+v", id, rec)
+	case rec == nil:
+		return c.fail("record each command_result by its id", "the agent answered cancel %s ok; the cloud recorded no result for it", id)
+	case !rec.OK:
+		return c.fail("record the command_result as the agent sent it", "the agent answered cancel %s ok; the cloud recorded %+v", id, *rec)
 	}
 	unknown := p.id + "_never_v1"
 	id2 := p.id + "-cancel-2"
@@ -131,8 +133,10 @@ func (ch *checker) checkCancel(ctx context.Context, p *player, taskNo string) Re
 		return c.fail("", "%s", problem)
 	case sent2.OK || sent2.Error == nil:
 		return c.skip("the agent answered the cancel of an unknown task ok")
-	case rec2 == nil || rec2.OK || rec2.Error == nil || rec2.Error.Code != sent2.Error.Code:
-		return c.fail("record a failed command_result with its error code", "the agent answered cancel %s %s; the cloud recorded %+v", id2, sent2.Error.Code, rec2)
+	case rec2 == nil:
+		return c.fail("record a failed command_result with its error code", "the agent answered cancel %s %s; the cloud recorded no result for it", id2, sent2.Error.Code)
+	case rec2.OK || rec2.Error == nil || rec2.Error.Code != sent2.Error.Code:
+		return c.fail("record a failed command_result with its error code", "the agent answered cancel %s %s; the cloud recorded %+v", id2, sent2.Error.Code, *rec2)
 	}
 	return c.pass("cancel %s answered ok; cancel of an unknown task answered %s; both recorded by the cloud", taskNo, sent2.Error.Code)
 }

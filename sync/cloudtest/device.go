@@ -132,9 +132,9 @@ func (c *Cloud) serveToken(w http.ResponseWriter, r *http.Request) {
 	case d.state == deviceApproved:
 		d.state = deviceUsed
 		writeOAuthJSON(w, http.StatusOK, map[string]any{"access_token": d.token, "token_type": "Bearer"})
-	case d.state == deviceDenied:
+	case d.state == deviceDenied && !c.opts.Broken.IgnoreDeny:
 		oauthError(w, http.StatusBadRequest, "access_denied", "the manager denied this device")
-	case !now.Before(d.expires):
+	case !now.Before(d.expires) && !c.opts.Broken.IgnoreExpiry:
 		oauthError(w, http.StatusBadRequest, "expired_token", "the device code expired: request a new one")
 	case !last.IsZero() && now.Sub(last) < d.interval-d.interval/5 && !c.opts.Broken.IgnoreSlowDown:
 		// Faster than the interval, less a fifth for network jitter.

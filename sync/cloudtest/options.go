@@ -127,6 +127,14 @@ type Breakage struct {
 	// NoRevokeFrame revokes by closing the connection without sending the
 	// revoke frame first.
 	NoRevokeFrame bool
+	// LoseResults records no command_result and no log_lines.
+	LoseResults bool
+	// IgnoreExpiry answers a poll for an expired device code
+	// authorization_pending instead of expired_token.
+	IgnoreExpiry bool
+	// IgnoreDeny answers a poll for a denied device code
+	// authorization_pending instead of access_denied.
+	IgnoreDeny bool
 }
 
 // withDefaults fills in the zero fields.

@@ -357,9 +357,13 @@ func (s *session) handle(mt int, data []byte) {
 	case *wire.Printers:
 		a.pushes = appendBounded(a.pushes, max, m.Printers)
 	case *wire.CommandResult:
-		a.results = appendBounded(a.results, max, *m)
+		if !c.opts.Broken.LoseResults {
+			a.results = appendBounded(a.results, max, *m)
+		}
 	case *wire.LogLines:
-		a.logs = appendBounded(a.logs, max, *m)
+		if !c.opts.Broken.LoseResults {
+			a.logs = appendBounded(a.logs, max, *m)
+		}
 	case *wire.Error:
 		s.log.Warn("cloudtest: the agent refused a frame", "code", m.Code, "message", m.Message, "frame_type", m.FrameType)
 		a.errs = appendBounded(a.errs, max, *m)
