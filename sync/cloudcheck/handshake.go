@@ -40,9 +40,11 @@ func (ch *checker) handshake(ctx context.Context) []Result {
 	if ch.wanted("handshake.token") {
 		out = append(out, ch.checkToken(ctx, tok, p.id))
 	}
-	out = append(out, ch.checkWelcome(ctx, p, tok)...)
-	if !ch.online(ctx, p) {
-		ch.setOffline("the agent never got online (see handshake.welcome)")
+	if ch.wanted("handshake.welcome") || ch.wanted("handshake.ping") {
+		out = append(out, ch.checkWelcome(ctx, p, tok)...)
+		if !ch.online(ctx, p) {
+			ch.setOffline("the agent never got online (see handshake.welcome)")
+		}
 	}
 	return out
 }

@@ -47,10 +47,11 @@ type Report struct {
 	// Started is when the run began.
 	Started time.Time `json:"started"`
 	// Checks are the verdicts, in the order of Names.
-	Checks  []Result `json:"checks"`
-	Passed  int      `json:"passed"`
-	Failed  int      `json:"failed"`
-	Skipped int      `json:"skipped"`
+	Checks []Result `json:"checks"`
+	// Passed, Failed and Skipped count Checks by Status.
+	Passed  int `json:"passed"`
+	Failed  int `json:"failed"`
+	Skipped int `json:"skipped"`
 }
 
 // OK reports whether no check failed (skips are not failures).
