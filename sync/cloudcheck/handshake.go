@@ -73,8 +73,10 @@ func (ch *checker) checkToken(ctx context.Context, tok, agentID string) Result {
 	seen := fmt.Sprintf("no token: %s; an unknown token: %s; the agent's token: %s; no %s header: %s",
 		none, bad, good, wire.HeaderAgent, noAgent)
 	switch {
-	case !none.refusedToken() || !bad.refusedToken():
-		return c.fail("refuse a handshake without a known device token with HTTP 401 (or 403) before the upgrade: the agent then goes unpaired instead of reconnecting with a token that cannot work", "%s", seen)
+	case none.status == http.StatusSwitchingProtocols:
+		return c.fail("refuse a handshake without a device token (HTTP 401): anyone could connect as any agent", "%s", seen)
+	case !bad.refusedToken():
+		return c.fail("refuse a handshake with an unknown or revoked device token with HTTP 401 (or 403) before the upgrade: the agent then goes unpaired instead of reconnecting with a token that cannot work", "%s", seen)
 	case good.status != http.StatusSwitchingProtocols:
 		return c.fail("accept the device token the cloud issued, sent as Authorization: Bearer <token>", "%s", seen)
 	}
