@@ -53,6 +53,9 @@ func runAgainst(b cloudtest.Breakage) (rep *Report, text string, err error) {
 		Clock: fc, Broken: b,
 		// Real time on the cloud's side: the contract's, scaled.
 		PingInterval: wire.PingInterval / scale, SilenceTimeout: wire.SilenceTimeout / scale,
+		// A poll "too fast" must come within half of it: 1 s of real time
+		// leaves room for a loaded machine.
+		PollInterval: 20 * time.Second,
 	})
 	srv := httptest.NewServer(cloud.Handler())
 	defer srv.Close()

@@ -195,7 +195,9 @@ func (ch *checker) checkInterval(ctx context.Context) Result {
 }
 
 // checkSlowDown polls at once after a poll: slow_down; then at the
-// interval plus 5 s: authorization_pending.
+// interval plus 5 s: authorization_pending. A "fast" poll that could not be
+// sent within half the interval of the last (a slow network) proves
+// nothing and is sent again, up to three times.
 func (ch *checker) checkSlowDown(ctx context.Context) Result {
 	c := ch.begin("pairing.slow_down")
 	d, problem := ch.newCode(ctx)
@@ -204,15 +206,25 @@ func (ch *checker) checkSlowDown(ctx context.Context) Result {
 	}
 	ch.sleep(ctx, d.interval())
 	first := ch.poll(ctx, d)
-	at := ch.clock.Now()
-	fast := ch.poll(ctx, d)
-	gap := ch.clock.Now().Sub(at)
 	if first.code != "authorization_pending" {
 		return c.fail("", "the first poll, %v after the code, got %s", d.interval(), first)
 	}
-	if fast.code != "slow_down" {
-		return c.fail("answer a poll that comes sooner than the interval with slow_down and add 5 s to the interval (RFC 8628 §3.5): a thousand stores polling too fast are a load the cloud must be able to refuse",
-			"a poll %s after the last one (the interval is %v) got %s", ms(gap), d.interval(), fast)
+	var fast pollAnswer
+	var gap time.Duration
+	for try := 0; ; try++ {
+		at := ch.clock.Now()
+		fast = ch.poll(ctx, d)
+		gap = ch.clock.Now().Sub(at)
+		if fast.code == "slow_down" {
+			break
+		}
+		if fast.code != "authorization_pending" || gap < d.interval()/2 {
+			return c.fail("answer a poll that comes sooner than the interval with slow_down and add 5 s to the interval (RFC 8628 §3.5): a thousand stores polling too fast are a load the cloud must be able to refuse",
+				"a poll %s after the last one (the interval is %v) got %s", ms(gap), d.interval(), fast)
+		}
+		if try == 2 {
+			return c.skip("no poll could be sent within half the interval (%v) of the last; the last took %s", d.interval()/2, ms(gap))
+		}
 	}
 	slower := d.interval() + pair.SlowDownStep
 	ch.sleep(ctx, slower)
