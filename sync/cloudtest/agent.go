@@ -46,6 +46,15 @@ type queuedJob struct {
 	sends int
 }
 
+// renumber gives q a new task_no, as Breakage.RenumberResent does to a
+// job it resends.
+func (q *queuedJob) renumber() {
+	q.job.TaskNo += "_r"
+	if frame, err := wire.Encode(&q.job); err == nil {
+		q.frame = frame
+	}
+}
+
 // QueuedJob is a job the agent has not acknowledged yet, with how many
 // times it was handed to a connection (more than once after a reconnect).
 type QueuedJob struct {
@@ -141,6 +150,9 @@ func (c *Cloud) Queue(agentID string, job wire.Job) error {
 	if a.sess != nil {
 		q.sends++
 		a.sess.sendLocked(frame)
+		if c.opts.Broken.DropJobOnSend {
+			a.jobs = a.jobs[:len(a.jobs)-1]
+		}
 	}
 	c.notify()
 	return nil
@@ -170,6 +182,46 @@ func (c *Cloud) Acks(agentID string) []wire.JobAck {
 // once.
 func (c *Cloud) Events(agentID string) []wire.Event {
 	return read(c, agentID, func(a *agent) []wire.Event { return slices.Clone(a.events) })
+}
+
+// Gap is a run of event numbers missing in a task's recorded events: the
+// agent's outbox dropped them (its cap, a salvaged spool, PROTOCOL.md §5),
+// or they are still on their way. From and To are the first and last
+// missing n.
+type Gap struct {
+	TaskNo string `json:"task_no"`
+	From   int    `json:"from"`
+	To     int    `json:"to"`
+}
+
+// Gaps returns the gaps in n of agentID's recorded events, by task_no then
+// n: numbers below a task's first recorded one, and between two recorded
+// ones.
+func (c *Cloud) Gaps(agentID string) []Gap {
+	evs := c.Events(agentID)
+	byTask := map[string][]int{}
+	for _, ev := range evs {
+		byTask[ev.TaskNo] = append(byTask[ev.TaskNo], ev.N)
+	}
+	tasks := make([]string, 0, len(byTask))
+	for t := range byTask {
+		tasks = append(tasks, t)
+	}
+	slices.Sort(tasks)
+	var out []Gap
+	for _, t := range tasks {
+		ns := byTask[t]
+		slices.Sort(ns)
+		ns = slices.Compact(ns)
+		prev := 0
+		for _, n := range ns {
+			if n > prev+1 {
+				out = append(out, Gap{TaskNo: t, From: prev + 1, To: n - 1})
+			}
+			prev = n
+		}
+	}
+	return out
 }
 
 // Results returns agentID's command_result frames in arrival order.

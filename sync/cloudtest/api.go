@@ -36,7 +36,7 @@ func (c *Cloud) routeAPI(mux *http.ServeMux) {
 			evs = []wire.Event{}
 		}
 		dropped := read(c, id, func(a *agent) int { return a.dropped })
-		writeJSON(w, http.StatusOK, map[string]any{"events": evs, "dropped": dropped})
+		writeJSON(w, http.StatusOK, map[string]any{"events": evs, "dropped": dropped, "gaps": orEmpty(c.Gaps(id))})
 	})
 	mux.HandleFunc("GET /api/agents/{agent_id}/acks", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"acks": orEmpty(c.Acks(r.PathValue("agent_id")))})

@@ -156,3 +156,29 @@ func TestAPICommandsAndOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestAPIEventGaps ensures GET /api/agents/{id}/events reports the gaps
+// in each task's n: below its first recorded number and between two, as
+// the agent's outbox cap or a salvaged spool leaves them (§5).
+func TestAPIEventGaps(t *testing.T) {
+	tc := newCloud(t, Options{})
+	tok := tc.IssueToken("a1")
+	cl := tc.connect(t, tok, "a1")
+	cl.handshake("a1")
+	var empty struct{ Gaps []Gap }
+	tc.httpDo(t, "GET", "/api/agents/a1/events", nil, "", &empty)
+	if empty.Gaps == nil || len(empty.Gaps) != 0 {
+		t.Fatalf("gaps before any event: %#v, want []", empty.Gaps)
+	}
+	cl.send(&wire.Events{Batch: "b1", Events: []wire.Event{
+		event("T1", 1, spool.StateAccepted), event("T1", 4, spool.StatePrinted),
+		event("T2", 3, spool.StateQueued), event("T3", 1, spool.StateAccepted), event("T3", 2, spool.StateQueued),
+	}})
+	nextOf[*wire.EventsAck](cl)
+	var evs struct{ Gaps []Gap }
+	tc.httpDo(t, "GET", "/api/agents/a1/events", nil, "", &evs)
+	want := []Gap{{"T1", 2, 3}, {"T2", 1, 2}}
+	if len(evs.Gaps) != len(want) || evs.Gaps[0] != want[0] || evs.Gaps[1] != want[1] {
+		t.Fatalf("gaps %+v, want %+v", evs.Gaps, want)
+	}
+}

@@ -46,6 +46,7 @@ func (c *Cloud) routeDevice(mux *http.ServeMux) {
 	mux.HandleFunc("POST /oauth/token", c.serveToken)
 	mux.HandleFunc("POST /oauth/device/approve", func(w http.ResponseWriter, r *http.Request) { c.serveDecide(w, r, true) })
 	mux.HandleFunc("POST /oauth/device/deny", func(w http.ResponseWriter, r *http.Request) { c.serveDecide(w, r, false) })
+	mux.HandleFunc("POST /oauth/device/expire", c.serveExpire)
 	mux.HandleFunc("GET /device", c.serveDevicePage)
 }
 
@@ -131,11 +132,11 @@ func (c *Cloud) serveToken(w http.ResponseWriter, r *http.Request) {
 	case d.state == deviceApproved:
 		d.state = deviceUsed
 		writeOAuthJSON(w, http.StatusOK, map[string]any{"access_token": d.token, "token_type": "Bearer"})
-	case d.state == deviceDenied:
+	case d.state == deviceDenied && !c.opts.Broken.IgnoreDeny:
 		oauthError(w, http.StatusBadRequest, "access_denied", "the manager denied this device")
-	case !now.Before(d.expires):
+	case !now.Before(d.expires) && !c.opts.Broken.IgnoreExpiry:
 		oauthError(w, http.StatusBadRequest, "expired_token", "the device code expired: request a new one")
-	case !last.IsZero() && now.Sub(last) < d.interval-d.interval/5:
+	case !last.IsZero() && now.Sub(last) < d.interval-d.interval/5 && !c.opts.Broken.IgnoreSlowDown:
 		// Faster than the interval, less a fifth for network jitter.
 		d.interval += slowDownStep
 		oauthError(w, http.StatusBadRequest, "slow_down",
@@ -164,6 +165,43 @@ func (c *Cloud) serveDecide(w http.ResponseWriter, r *http.Request, approve bool
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"user_code": userCode, "approved": approve})
+}
+
+// serveExpire ends a pending device code's life now, as waiting out its
+// expires_in would: POST /oauth/device/expire?user_code=....
+func (c *Cloud) serveExpire(w http.ResponseWriter, r *http.Request) {
+	userCode := r.FormValue("user_code")
+	if userCode == "" {
+		writeError(w, http.StatusBadRequest, "bad_request", "user_code is required")
+		return
+	}
+	if err := c.Expire(userCode); err != nil {
+		writeGoError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"user_code": userCode, "expired": true})
+}
+
+// Expire makes the pending device authorization with userCode expire now,
+// so a test sees expired_token without waiting out expires_in. It fails
+// with ErrUnknownUserCode, or ErrDecided for one already approved or
+// denied.
+func (c *Cloud) Expire(userCode string) error {
+	now := c.opts.Clock.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := c.users[normalizeUserCode(userCode)]
+	switch {
+	case d == nil:
+		return fmt.Errorf("cloudtest: expire %q: %w", userCode, ErrUnknownUserCode)
+	case d.state != devicePending:
+		return fmt.Errorf("cloudtest: expire %q: %w", userCode, ErrDecided)
+	}
+	if now.Before(d.expires) {
+		d.expires = now
+	}
+	c.notify()
+	return nil
 }
 
 // Approve approves the device authorization with userCode (case and

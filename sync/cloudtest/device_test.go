@@ -179,3 +179,32 @@ func TestDeviceFlowBadRequests(t *testing.T) {
 	}
 	wantOAuthError(t, resp.StatusCode, basic, "authorization_pending")
 }
+
+// TestDeviceExpire ensures POST /oauth/device/expire ends a pending code
+// at once (the next poll gets expired_token and approving it fails with
+// 410), and refuses a code already decided or unknown.
+func TestDeviceExpire(t *testing.T) {
+	tc := newCloud(t, Options{Clock: newFakeClock()})
+	a := tc.deviceCode(t)
+	if st := tc.httpDo(t, "POST", "/oauth/device/expire?user_code="+a.UserCode, nil, "", nil); st != http.StatusOK {
+		t.Fatalf("expire: %d", st)
+	}
+	st, tok := tc.poll(t, a.DeviceCode)
+	wantOAuthError(t, st, tok, "expired_token")
+	if st := tc.httpDo(t, "POST", "/oauth/device/approve?user_code="+a.UserCode, nil, "", nil); st != http.StatusGone {
+		t.Errorf("approve after expire: %d, want 410", st)
+	}
+	b := tc.deviceCode(t)
+	if err := tc.Deny(b.UserCode); err != nil {
+		t.Fatal(err)
+	}
+	if err := tc.Expire(b.UserCode); !errors.Is(err, ErrDecided) {
+		t.Errorf("expire a denied code: %v, want ErrDecided", err)
+	}
+	if st := tc.httpDo(t, "POST", "/oauth/device/expire?user_code=XXXX-XXXX", nil, "", nil); st != http.StatusNotFound {
+		t.Errorf("expire an unknown code: %d, want 404", st)
+	}
+	if st := tc.httpDo(t, "POST", "/oauth/device/expire", nil, "", nil); st != http.StatusBadRequest {
+		t.Errorf("expire without a code: %d, want 400", st)
+	}
+}

@@ -84,6 +84,57 @@ type Options struct {
 	// Logger receives what the cloud sees (connections, refused frames);
 	// nil: discarded.
 	Logger *slog.Logger
+	// Broken makes the cloud break the contract on purpose, in the ways
+	// Breakage names, so that cloudcheck's tests can show it catches each
+	// one. DANGEROUS: never set it outside tests; the zero value is the
+	// contract.
+	Broken Breakage
+}
+
+// Breakage lists the contract breaks a Cloud can commit on purpose, each
+// a mistake a real cloud implementation could make (sync/cloudcheck's
+// tests run against each one and expect the check that names it to fail).
+type Breakage struct {
+	// AckUnreceived answers every events batch with a second events_ack,
+	// for a batch id the cloud never received.
+	AckUnreceived bool
+	// ReorderBatch stores each events batch's events in reverse order.
+	ReorderBatch bool
+	// ForgetDedupe records events again when they are resent, instead of
+	// deduplicating them on (task_no, n).
+	ForgetDedupe bool
+	// IgnoreSlowDown never answers a device token poll slow_down, however
+	// fast the agent polls.
+	IgnoreSlowDown bool
+	// JobsBeforeWelcome pushes an agent's queued jobs before the welcome
+	// that answers its hello.
+	JobsBeforeWelcome bool
+	// RenumberResent resends a job that has no job_ack under a new task_no
+	// (the old one with "_r" appended), so the agent cannot know it is the
+	// same job.
+	RenumberResent bool
+	// AcceptAnyToken upgrades a handshake with no device token or one the
+	// cloud never issued, instead of refusing it with 401.
+	AcceptAnyToken bool
+	// NoPing never pings an agent's connection.
+	NoPing bool
+	// DropJobOnSend forgets a job once it is written to a connection,
+	// without waiting for its job_ack.
+	DropJobOnSend bool
+	// ResendRejected keeps a job the agent answered rejected in the queue,
+	// so it is resent at every connection.
+	ResendRejected bool
+	// NoRevokeFrame revokes by closing the connection without sending the
+	// revoke frame first.
+	NoRevokeFrame bool
+	// LoseResults records no command_result and no log_lines.
+	LoseResults bool
+	// IgnoreExpiry answers a poll for an expired device code
+	// authorization_pending instead of expired_token.
+	IgnoreExpiry bool
+	// IgnoreDeny answers a poll for a denied device code
+	// authorization_pending instead of access_denied.
+	IgnoreDeny bool
 }
 
 // withDefaults fills in the zero fields.

@@ -69,12 +69,19 @@ func (c *Cloud) serveAgent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tok, ok := bearer(r)
+	if !ok && c.opts.Broken.AcceptAnyToken {
+		tok, ok = "(none) "+agentID, true
+	}
 	if !ok {
 		unauthorized(w, "Authorization: Bearer <device token> is required")
 		return
 	}
 	c.mu.Lock()
 	t := c.tokens[tok]
+	if t == nil && c.opts.Broken.AcceptAnyToken {
+		t = &token{agentID: agentID}
+		c.tokens[tok] = t
+	}
 	switch {
 	case t == nil:
 		c.mu.Unlock()
@@ -199,11 +206,15 @@ func (s *session) writeLoop() {
 	c := s.c
 	ping := time.NewTicker(c.opts.PingInterval)
 	defer ping.Stop()
+	pings := ping.C
+	if c.opts.Broken.NoPing {
+		pings = nil
+	}
 	for {
 		select {
 		case <-s.stop:
 			return
-		case <-ping.C:
+		case <-pings:
 			if err := s.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(c.opts.WriteTimeout)); err != nil {
 				s.log.Info("cloudtest: ping failed", "err", err)
 				s.conn.Close()
@@ -274,7 +285,9 @@ func (s *session) revokeLocked(why string) {
 		return
 	}
 	frame, _ := wire.Encode(&wire.Revoke{Reason: why}) // a revoke always encodes
-	s.sendLocked(frame)
+	if !s.c.opts.Broken.NoRevokeFrame {
+		s.sendLocked(frame)
+	}
 	s.closeLocked(websocket.ClosePolicyViolation, "revoked")
 }
 
@@ -337,15 +350,20 @@ func (s *session) handle(mt int, data []byte) {
 		s.eventsLocked(a, m)
 	case *wire.JobAck:
 		a.acks = appendBounded(a.acks, max, *m)
-		if i := slices.IndexFunc(a.jobs, func(q *queuedJob) bool { return q.job.TaskNo == m.TaskNo }); i >= 0 {
+		keep := m.Result == wire.ResultRejected && c.opts.Broken.ResendRejected
+		if i := slices.IndexFunc(a.jobs, func(q *queuedJob) bool { return q.job.TaskNo == m.TaskNo }); i >= 0 && !keep {
 			a.jobs = slices.Delete(a.jobs, i, i+1)
 		}
 	case *wire.Printers:
 		a.pushes = appendBounded(a.pushes, max, m.Printers)
 	case *wire.CommandResult:
-		a.results = appendBounded(a.results, max, *m)
+		if !c.opts.Broken.LoseResults {
+			a.results = appendBounded(a.results, max, *m)
+		}
 	case *wire.LogLines:
-		a.logs = appendBounded(a.logs, max, *m)
+		if !c.opts.Broken.LoseResults {
+			a.logs = appendBounded(a.logs, max, *m)
+		}
 	case *wire.Error:
 		s.log.Warn("cloudtest: the agent refused a frame", "code", m.Code, "message", m.Message, "frame_type", m.FrameType)
 		a.errs = appendBounded(a.errs, max, *m)
@@ -386,6 +404,17 @@ func (s *session) helloLocked(a *agent, m wire.Message) {
 		s.closeLocked(websocket.CloseInternalServerErr, "welcome")
 		return
 	}
+	broken := c.opts.Broken
+	if broken.RenumberResent {
+		for _, q := range a.jobs {
+			if q.sends > 0 {
+				q.renumber()
+			}
+		}
+	}
+	if broken.JobsBeforeWelcome {
+		s.sendJobsLocked(a)
+	}
 	s.sendLocked(welcome)
 	s.hello = true
 	if old := a.sess; old != nil {
@@ -395,9 +424,20 @@ func (s *session) helloLocked(a *agent, m wire.Message) {
 	a.connects++
 	a.hello = h
 	a.pushes = appendBounded(a.pushes, c.opts.MaxRecords, h.Printers)
+	if !broken.JobsBeforeWelcome {
+		s.sendJobsLocked(a)
+	}
+}
+
+// sendJobsLocked pushes every job a has not acknowledged. c.mu must be
+// held.
+func (s *session) sendJobsLocked(a *agent) {
 	for _, q := range a.jobs {
 		q.sends++
 		s.sendLocked(q.frame)
+	}
+	if s.c.opts.Broken.DropJobOnSend {
+		a.jobs = nil
 	}
 }
 
@@ -407,9 +447,15 @@ func (s *session) eventsLocked(a *agent, m *wire.Events) {
 	if err := m.Ordered(); err != nil {
 		s.log.Warn("cloudtest: events batch out of order (stored anyway)", "err", err)
 	}
-	for _, ev := range m.Events {
+	broken := s.c.opts.Broken
+	evs := m.Events
+	if broken.ReorderBatch {
+		evs = slices.Clone(evs)
+		slices.Reverse(evs)
+	}
+	for _, ev := range evs {
 		k := eventKey{ev.TaskNo, ev.N}
-		if _, dup := a.seen[k]; dup {
+		if _, dup := a.seen[k]; dup && !broken.ForgetDedupe {
 			a.dupes++
 			continue
 		}
@@ -436,6 +482,11 @@ func (s *session) eventsLocked(a *agent, m *wire.Events) {
 		return
 	}
 	s.sendLocked(ack)
+	if broken.AckUnreceived {
+		if fake, err := wire.Encode(&wire.EventsAck{Batch: m.Batch + "0"}); err == nil {
+			s.sendLocked(fake)
+		}
+	}
 }
 
 // refuse answers a frame with an error frame.
