@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"golang.org/x/crypto/argon2"
+
+	"printgate/internal/fileowner"
 )
 
 // PINFile is the file in the data dir that holds the manager PIN's hash.
@@ -126,6 +128,11 @@ func SetPIN(dataDir, pin string) error {
 		return fmt.Errorf("sync manager PIN %s: %w", path, err)
 	}
 	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write manager PIN %s: %w", path, err)
+	}
+	// `sudo printgate pin set` runs as root; the service reads the file
+	// as the data dir's owner.
+	if err := fileowner.Like(tmp.Name(), dataDir); err != nil {
 		return fmt.Errorf("write manager PIN %s: %w", path, err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {

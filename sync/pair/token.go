@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"printgate/internal/fileowner"
 )
 
 // TokenFile is the name of the device token's file in the data dir.
@@ -74,6 +76,11 @@ func Save(dataDir, token string) (err error) {
 		return fmt.Errorf("save the device token: %w", err)
 	}
 	if err := f.Close(); err != nil {
+		return fmt.Errorf("save the device token: %w", err)
+	}
+	// `sudo printgate pair` runs as root; the service reads the token as
+	// the data dir's owner.
+	if err := fileowner.Like(f.Name(), dataDir); err != nil {
 		return fmt.Errorf("save the device token: %w", err)
 	}
 	if err := os.Rename(f.Name(), path); err != nil {
