@@ -28,6 +28,7 @@ import (
 	"printgate/cmd/printgate/internal/probe"
 	"printgate/drivers"
 	"printgate/drivers/escpos"
+	"printgate/installer"
 	"printgate/spool"
 	"printgate/sync/pair"
 	"printgate/sync/wire"
@@ -91,6 +92,9 @@ type Env struct {
 	// ProbeTimeout bounds each printer's probe; NetTimeout each request to
 	// the agent or the cloud.
 	ProbeTimeout, NetTimeout time.Duration
+	// ServiceUser is the account the installed service runs as, whose
+	// access to its files is checked (printgate on Linux).
+	ServiceUser string
 }
 
 // DefaultEnv is the machine doctor runs on.
@@ -100,6 +104,7 @@ var DefaultEnv = Env{
 	USB:          drivers.DiscoverUSB,
 	ProbeTimeout: escpos.DefaultCheckTimeout,
 	NetTimeout:   10 * time.Second,
+	ServiceUser:  installer.ServiceUser,
 }
 
 // Run makes every check in order against the config at path and hands
@@ -113,6 +118,7 @@ func Run(ctx context.Context, env Env, path string, show func(...Result)) bool {
 		return false
 	}
 	show(CheckDataDir(cfg), CheckDisk(env, cfg))
+	show(CheckServiceFiles(env, cfg)...)
 	port, running := CheckPort(ctx, env, cfg)
 	show(port)
 	show(CheckRawPorts(env, cfg, running)...)
