@@ -456,7 +456,7 @@ func printerResult(cfg *config.Config, p *config.Printer, c probe.Status) Result
 	if detail != "" {
 		r.Detail += " (" + detail + ")"
 	}
-	where := fmt.Sprintf("%s line %d", cfg.Path, p.Line)
+	where := fmt.Sprintf("%s:%d", cfg.Path, p.URLLine)
 	if c.Err != nil {
 		r.Status, r.Fix = Fail, "correct the url at "+where
 		return r
@@ -505,7 +505,7 @@ func printersFromAgent(ctx context.Context, env Env, cfg *config.Config) ([]Resu
 	out := make([]Result, 0, len(cfg.Printers))
 	for i := range cfg.Printers {
 		p := &cfg.Printers[i]
-		where := fmt.Sprintf("%s line %d", cfg.Path, p.Line)
+		where := fmt.Sprintf("%s:%d", cfg.Path, p.URLLine)
 		r := Result{Name: "printer " + p.Name}
 		lp, ok := byName[p.Name]
 		if !ok {

@@ -219,7 +219,7 @@ func TestDoctorPrinters(t *testing.T) {
 	}
 	wantResult(t, "ready", rs[0], Pass, readyURL+": ready (process-id barrier", "")
 	wantResult(t, "paper out", rs[1], Warn, "paper out", "load paper")
-	wantResult(t, "offline", rs[2], Fail, "offline (dial", fmt.Sprintf("check the printer is on and on the network, and that %s at %s line 11 is its address", strings.TrimPrefix(offURL, "tcp://"), cfg.Path))
+	wantResult(t, "offline", rs[2], Fail, "offline (dial", fmt.Sprintf("check the printer is on and on the network, and that %s at %s:13 is its address", strings.TrimPrefix(offURL, "tcp://"), cfg.Path))
 	// A printer whose profile promises answers, silent: not answering.
 	_, onewayURL := startEmulator(t, printertest.ModelOneWay, "")
 	cfg = doctorConfig(t, t.TempDir(), ":8631", "", onewayURL)
