@@ -59,6 +59,9 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 	if err != nil {
 		return err
 	}
+	if err := checkDataDir(cfg); err != nil {
+		return err
+	}
 	ring := logring.New(logring.Options{})
 	log, logCloser, err := agent.NewLogger(cfg.Log, console, ring)
 	if err != nil {
@@ -105,7 +108,7 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		return fmt.Errorf("listen on %s (the config's listen): %w", cfg.Listen, err)
+		return listenError(cfg, err)
 	}
 	defer ln.Close()
 

@@ -58,9 +58,8 @@ func pairCmd(ctx context.Context, env pairEnv, args []string, stdout, stderr io.
 	if code, done := parseFlags(fs, args, stderr); done {
 		return code
 	}
-	cfg, err := config.Load(*configPath)
-	if err != nil {
-		fmt.Fprintf(stderr, "printgate pair: %v\n", err)
+	cfg, ok := loadConfig("pair", *configPath, stderr)
+	if !ok {
 		return 1
 	}
 	if cfg.Cloud == nil || cfg.Cloud.AuthURL == "" {
@@ -137,9 +136,8 @@ func runUnpair(args []string, stdout, stderr io.Writer) int {
 	if code, done := parseFlags(fs, args, stderr); done {
 		return code
 	}
-	cfg, err := config.Load(*configPath)
-	if err != nil {
-		fmt.Fprintf(stderr, "printgate unpair: %v\n", err)
+	cfg, ok := loadConfig("unpair", *configPath, stderr)
+	if !ok {
 		return 1
 	}
 	path := pair.TokenPath(cfg.DataDir)

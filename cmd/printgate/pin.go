@@ -80,9 +80,8 @@ func pinSet(env pinEnv, args []string, stdout, stderr io.Writer) int {
 	if code, done := parseFlags(fs, args, stderr); done {
 		return code
 	}
-	cfg, err := config.Load(*configPath)
-	if err != nil {
-		fmt.Fprintf(stderr, "printgate pin set: %v\n", err)
+	cfg, ok := loadConfig("pin set", *configPath, stderr)
+	if !ok {
 		return 1
 	}
 

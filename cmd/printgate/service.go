@@ -118,7 +118,8 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	var h screen.AgentHealth
 	base := ""
 	if err != nil {
-		h.Err = fmt.Errorf("cannot ask the agent: %w", err)
+		msg, fix := configFailure("status", path, err)
+		h.Err, h.Fix = fmt.Errorf("cannot ask the agent: %s", msg), fix
 	} else {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -129,6 +130,9 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		} else {
 			h = fetchAgentHealth(ctx, c)
 			base = c.Base()
+			if msg, fix, ok := tokenRefused(cfg, h.Err); ok {
+				h.Err, h.Fix = errors.New(msg), fix
+			}
 		}
 	}
 	screen.Status(stdout, state, h)

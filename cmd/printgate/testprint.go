@@ -75,7 +75,7 @@ func testPrintCmd(ctx context.Context, now func() time.Time, args []string, stdo
 	}
 	live, err := c.Printer(ctx, name)
 	if err != nil {
-		fmt.Fprintf(stderr, "printgate test-print: %v\n", err)
+		apiFailed(stderr, "test-print", "", cfg, err)
 		return 1
 	}
 	if live == nil {
@@ -106,7 +106,7 @@ func testPrintCmd(ctx context.Context, now func() time.Time, args []string, stdo
 		Duplicate bool   `json:"duplicate"`
 	}
 	if _, err := c.Do(ctx, http.MethodPost, "/api/v1/tasks", req, &sub); err != nil {
-		fmt.Fprintf(stderr, "printgate test-print: %v\n", err)
+		apiFailed(stderr, "test-print", "", cfg, err)
 		return 1
 	}
 	fmt.Fprintln(stdout, taskNo)
@@ -132,7 +132,7 @@ func testPrintCmd(ctx context.Context, now func() time.Time, args []string, stdo
 		fmt.Fprintf(stderr, "printgate test-print: %s is %s%s\n", taskNo, last.State, screen.Because(last))
 	case errors.Is(err, apiclient.ErrAgentDown):
 		fmt.Fprintln(stdout)
-		fmt.Fprintf(stderr, "printgate test-print: %s: %v\n", taskNo, err)
+		apiFailed(stderr, "test-print", taskNo, cfg, err)
 	case errors.Is(err, apiclient.ErrWaitOver):
 		fmt.Fprintln(stdout)
 		fmt.Fprintf(stderr, "printgate test-print: %s is still %s%s after %v; see printgate printers and printgate doctor\n", taskNo, screen.OrDash(last.State), screen.Because(last), *wait)
