@@ -45,7 +45,7 @@ func configFailure(name, path string, err error) (msg, fix string) {
 		}
 		return err.Error(), fix
 	}
-	return err.Error(), "run sudo printgate doctor, which checks the config and says what to change"
+	return err.Error(), "run sudo printgate doctor, which checks the setup and says what to change"
 }
 
 // unreadable is "FILE: alice cannot read the config: permission denied (it
