@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"time"
 
 	"printgate/agent"
@@ -110,7 +111,7 @@ func testPrintCmd(ctx context.Context, now func() time.Time, args []string, stdo
 		return 1
 	}
 	fmt.Fprintln(stdout, taskNo)
-	fmt.Fprintf(stdout, "waiting for %s (state %s) to print on %s", taskNo, live.State, name)
+	fmt.Fprintf(stdout, "waiting for %s to print on %s (%s)", taskNo, name, printerNow(name, live.State))
 
 	dot := time.Now()
 	last, err := c.WaitTask(ctx, taskNo, testPrintPoll, *wait, func(apiclient.Task) {
@@ -141,4 +142,21 @@ func testPrintCmd(ctx context.Context, now func() time.Time, args []string, stdo
 		fmt.Fprintf(stderr, "printgate test-print: stopped while %s was %s\n", taskNo, screen.OrDash(last.State))
 	}
 	return 1
+}
+
+// printerNow says what the printer's state means for the ticket just sent,
+// in words that cannot be taken for the task's own state ("(state READY)"
+// read like one, issue 26 §6).
+func printerNow(name, state string) string {
+	said, ok := map[string]string{
+		"READY": "is ready", "BUSY": "is busy", "PAPER_OUT": "is out of paper", "COVER_OPEN": "has its cover open",
+		"OFFLINE": "is offline", "ERROR": "reports an error", "UNKNOWN": "has not been read yet",
+	}[state]
+	if !ok {
+		said = "is " + strings.ToLower(state)
+	}
+	if state == "READY" || state == "BUSY" {
+		return "printer " + name + " " + said
+	}
+	return "printer " + name + " " + said + ": the ticket prints once it is ready"
 }
