@@ -388,7 +388,10 @@ func (d *Demo) startAgent(ctx context.Context) error {
 	d.stopAgent, d.agentDone = stop, make(chan error, 1)
 	cfgPath := filepath.Join(d.dir, "printgate.toml")
 	// Its log goes to printgate.log in the data dir, not over the tickets.
-	go func() { d.agentDone <- daemon.RunService(actx, cfgPath, nil) }()
+	// Its printers are emulated: the page offers none of this PC's devices.
+	go func() {
+		d.agentDone <- daemon.RunServiceWith(actx, cfgPath, nil, daemon.ServiceOptions{EmulatedOnly: true})
+	}()
 
 	wctx, cancel := context.WithTimeout(ctx, demoStepWait)
 	defer cancel()
