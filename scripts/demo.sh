@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .demo
 # The build is silent and takes seconds: say so first (issue 26 §5).
-echo "building printgate into .demo/ (about 10 s the first time, a second after that)…"
+echo "building printgate into .demo/ (10 to 30 s the first time, a second after that)…"
 start=$SECONDS
 CGO_ENABLED=0 go build -o .demo/printgate ./cmd/printgate
 echo "built in $((SECONDS - start)) s; starting the demo"

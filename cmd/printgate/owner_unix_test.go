@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"printgate/agent"
 	"printgate/agent/web"
 	"printgate/sync/pair"
 )
@@ -33,7 +34,8 @@ func ownedBy(t *testing.T, path string, uid, gid uint32) {
 // writes into the data dir belongs to the data dir's owner, so the service
 // can read it (issue 26 §1: `sudo printgate pin set` wrote the PIN as
 // root, mode 0600, and every login failed): the manager PIN, the device
-// token, and an API token replaced with --out.
+// token, the agent id (sudo printgate run), and an API token replaced with
+// --out.
 func TestRootWritesForTheService(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: the bug is root writing a file the service cannot read")
@@ -55,6 +57,11 @@ func TestRootWritesForTheService(t *testing.T) {
 		t.Fatal(err)
 	}
 	ownedBy(t, pair.TokenPath(data), svcUID, svcGID)
+
+	if _, err := agent.LoadOrCreateAgentID(data); err != nil {
+		t.Fatal(err)
+	}
+	ownedBy(t, filepath.Join(data, "agent-id"), svcUID, svcGID)
 
 	tok := filepath.Join(data, "api-token.txt")
 	if err := writeSecretFile(tok, "old\n"); err != nil {
