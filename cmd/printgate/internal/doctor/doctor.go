@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,6 +30,7 @@ import (
 	"printgate/drivers"
 	"printgate/drivers/escpos"
 	"printgate/installer"
+	"printgate/internal/portowner"
 	"printgate/spool"
 	"printgate/sync/pair"
 	"printgate/sync/wire"
@@ -311,7 +313,14 @@ func CheckPort(ctx context.Context, env Env, cfg *config.Config) (r Result, runn
 		r.Detail = fmt.Sprintf("cannot listen there: %v", err)
 		r.Fix = fmt.Sprintf("ports below 1024 need privileges; set listen in %s to a port above 1024, such as 8631", cfg.Path)
 	default:
-		r.Detail = fmt.Sprintf("in use by another program (%v)", unwrapOp(err))
+		// Named as `printgate run` names it (issue 26 §4), at the key's line.
+		n, _ := strconv.Atoi(port)
+		if holder, ok := portowner.Listening(n); ok {
+			r.Detail = fmt.Sprintf("%s: in use by another program, %s (%v)", cfg.Where("listen"), holder, unwrapOp(err))
+			r.Fix = fmt.Sprintf("set listen in %s to a free port (e.g. 127.0.0.1:8632), or stop %s", cfg.Path, holder)
+			break
+		}
+		r.Detail = fmt.Sprintf("%s: in use by another program (%v)", cfg.Where("listen"), unwrapOp(err))
 		r.Fix = fmt.Sprintf("set listen in %s to a free port (e.g. 127.0.0.1:8632), or stop the program using port %s (%s)", cfg.Path, port, whoListensHint(port))
 	}
 	return r, false
