@@ -51,7 +51,7 @@ func pairCmd(ctx context.Context, env pairEnv, args []string, stdout, stderr io.
 		fmt.Fprintln(stderr, "usage: printgate pair [--config FILE] [--print-qr PRINTER]")
 		fmt.Fprintln(stderr, "\nPairs this agent with the cloud: shows a code and a QR code, waits until a")
 		fmt.Fprintln(stderr, "manager approves it in the cloud, and saves the device token in the data dir.")
-		fmt.Fprintln(stderr, "Run it as the account the service runs as, so the agent can read the token.")
+		fmt.Fprintln(stderr, "Run it with sudo or as the service's account: the token file is given the data dir's owner, so the agent reads it.")
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
