@@ -198,6 +198,9 @@ func TestScrubKeepsErrorWords(t *testing.T) {
 		{"load the device token: open /var/lib/printgate/device-token: no such file or directory",
 			"load the device token: open /var/lib/printgate/device-token: no such file or directory"},
 		{"session: expired", "session: expired"},
+		// The login's error as the agent logs it, fix included.
+		{"cannot read the manager PIN file /var/lib/printgate/manager-pin: permission denied. fix: sudo chown printgate:printgate /var/lib/printgate/manager-pin",
+			"cannot read the manager PIN file /var/lib/printgate/manager-pin: permission denied. fix: sudo chown printgate:printgate /var/lib/printgate/manager-pin"},
 		// Hidden: the same keys with a value.
 		{"manager-pin: 246810", "manager-pin: [redacted]"},
 		{"device token: tok9f8E7d6C5b4A3", "device token: [redacted]"},
