@@ -19,8 +19,11 @@ import (
 // the line of the key it is about) and the fix, which its message ends
 // with on a "fix:" line, as doctor prints it.
 type StartError struct {
+	// Msg is the sentence: "FILE:LINE: key: what is wrong".
 	Msg string
+	// Fix is what to do, a command where one does it.
 	Fix string
+	// Err is the OS error behind it.
 	Err error
 }
 

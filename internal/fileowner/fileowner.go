@@ -10,8 +10,10 @@ package fileowner
 // Account is a user and group as a person types them for chown
 // ("printgate:printgate"), with their numeric ids.
 type Account struct {
+	// User and Group are the names, or the numbers where a name is unknown.
 	User, Group string
-	UID, GID    int
+	// UID and GID are the numeric ids (0 on Windows).
+	UID, GID int
 }
 
 // Spec is the account as chown takes it: "user:group".

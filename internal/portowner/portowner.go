@@ -9,6 +9,7 @@ import "fmt"
 
 // Process is a program holding a port.
 type Process struct {
+	// PID is its process id.
 	PID int
 	// Name is the program's name as the kernel keeps it (/proc/PID/comm).
 	Name string
