@@ -10,6 +10,7 @@ import (
 
 	"printgate/agent/apiclient"
 	"printgate/agent/config"
+	"printgate/installer"
 	"printgate/internal/fileowner"
 )
 
@@ -96,6 +97,15 @@ func tokenRefused(cfg *config.Config, err error) (msg, fix string, ok bool) {
 	return msg, fix, true
 }
 
+// agentDownFix is how to start the agent of cfg: the service where a
+// service manager runs, else in the foreground.
+func agentDownFix(cfg *config.Config) string {
+	if installer.NoServiceManager() != "" {
+		return "start the agent: " + foregroundCommand(cfg.Path) + " (no service manager runs here)"
+	}
+	return "start the agent: sudo printgate start (the service), or printgate run --config " + cfg.Path
+}
+
 // apiFailed prints a failed request of command name to the agent of cfg,
 // after prefix (a task number, or ""), with the fix line where the cause is
 // known: a refused token, or no agent running.
@@ -107,7 +117,7 @@ func apiFailed(stderr io.Writer, name, prefix string, cfg *config.Config, err er
 	if m, f, ok := tokenRefused(cfg, err); ok {
 		msg, fix = m, f
 	} else if errors.Is(err, apiclient.ErrAgentDown) {
-		fix = "start the agent: sudo printgate start (the service), or printgate run --config " + cfg.Path
+		fix = agentDownFix(cfg)
 	}
 	fmt.Fprintf(stderr, "printgate %s: %s%s\n", name, prefix, msg)
 	if fix != "" {

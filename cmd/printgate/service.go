@@ -132,6 +132,8 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 			base = c.Base()
 			if msg, fix, ok := tokenRefused(cfg, h.Err); ok {
 				h.Err, h.Fix = errors.New(msg), fix
+			} else if errors.Is(h.Err, apiclient.ErrAgentDown) {
+				h.Fix = agentDownFix(cfg)
 			}
 		}
 	}

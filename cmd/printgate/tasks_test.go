@@ -165,6 +165,10 @@ func TestAPICommandsAgentDown(t *testing.T) {
 		if code != 1 || !strings.Contains(errs, want) {
 			t.Errorf("%v: exit %d %q, want 1 and %q", args, code, errs, want)
 		}
+		// And what to do (issue 26 §4).
+		if !strings.Contains(errs, "\nfix: start the agent: ") {
+			t.Errorf("%v: no fix line in %q", args, errs)
+		}
 	}
 }
 
