@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"printgate/internal/fileowner"
 )
 
 // agentIDFile holds the agent's identity in the data dir: made once, kept
@@ -32,6 +34,10 @@ func LoadOrCreateAgentID(dataDir string) (string, error) {
 	id := "pg-" + hex.EncodeToString(raw)
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, []byte(id+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("write agent id %s: %w", tmp, err)
+	}
+	// An agent run by root keeps the data dir's files its owner's.
+	if err := fileowner.Like(tmp, dataDir); err != nil {
 		return "", fmt.Errorf("write agent id %s: %w", tmp, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {

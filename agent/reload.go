@@ -74,6 +74,7 @@ func (a *Agent) refuse(res api.ReloadResult, err error) (api.ReloadResult, error
 func samePrinter(x, y *config.Printer) bool {
 	a, b := *x, *y
 	a.Line, b.Line = 0, 0
+	a.URLLine, b.URLLine = 0, 0
 	return reflect.DeepEqual(a, b)
 }
 

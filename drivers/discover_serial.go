@@ -18,6 +18,9 @@ func discoverSerial() ([]Found, error) {
 	}
 	out := make([]Found, 0, len(ports))
 	for _, p := range ports {
+		if isConsole(p.Name) {
+			continue
+		}
 		f := Found{Kind: SchemeSerial, Name: p.Name, URL: "serial://" + p.Name}
 		if p.IsUSB {
 			f.VendorID = parseHex16(p.VID)

@@ -41,3 +41,6 @@ func containsAmp(s string) bool {
 	}
 	return false
 }
+
+// isConsole is Linux's: a Windows COM port is never the system console.
+func isConsole(string) bool { return false }

@@ -6,15 +6,27 @@
 #  - as root, on a machine where printgate is not installed: dpkg -i, then
 #    the printgate user (in lp and dialout), the unit, the token, the
 #    folders' owners, `printgate version` and `printgate install` on the
-#    packaged config; dpkg -r (binary gone, config kept) and dpkg -P (user,
-#    group and config gone).
+#    packaged config; then the README's steps in order: `printgate start`
+#    (without systemd: its message and fix, then the agent run as printgate
+#    the way the fix says), `printgate status`, `printgate pin set`, doctor's
+#    service-files check, and a login with the PIN that must get a session
+#    (issue 26 §1: the PIN root wrote locked the manager out); dpkg -r
+#    (binary gone, config kept) and dpkg -P (user, group and config gone).
 # It ends with "deb-check: N passed, N failed" and exits 1 on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 deb=${1:-}
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+agent= # the pid of the agent run by hand where systemd is not running
+cleanup() {
+	if [ -n "$agent" ]; then
+		kill "$agent" 2>/dev/null || true
+		wait "$agent" 2>/dev/null || true
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
 if [ -z "$deb" ]; then
 	echo "== building the amd64 .deb"
 	DIST="$tmp/dist" TARGETS=linux/amd64 ./scripts/package.sh >"$tmp/package.log" 2>&1 || {
@@ -39,6 +51,21 @@ check() { # DESCRIPTION COMMAND...
 	fi
 }
 has() { grep -qE -- "$1" "$2"; }
+# login PIN: what a manager's browser does on http://127.0.0.1:8631/login:
+# read the form (its CSRF field and cookie), post the PIN, and expect a
+# redirect with a session cookie that opens the page, not an error page.
+login() {
+	local base=http://127.0.0.1:8631 jar=$tmp/cookies csrf code
+	curl -fsS -c "$jar" -b "$jar" -o "$tmp/login.html" "$base/login" || return 1
+	csrf=$(sed -n 's/.*name="csrf" value="\([^"]*\)".*/\1/p' "$tmp/login.html")
+	[ -n "$csrf" ] || { echo "no csrf field in the login form:"; cat "$tmp/login.html"; return 1; }
+	code=$(curl -sS -c "$jar" -b "$jar" -o "$tmp/after.html" -w '%{http_code}' \
+		--data-urlencode "csrf=$csrf" --data-urlencode "pin=$1" --data-urlencode "next=/" "$base/login") || return 1
+	[ "$code" = 303 ] || { echo "the login answered $code:"; cat "$tmp/after.html"; return 1; }
+	grep -q printgate_session "$jar" || { echo "no session cookie after the login"; return 1; }
+	code=$(curl -sS -b "$jar" -o "$tmp/page.html" -w '%{http_code}' "$base/")
+	[ "$code" = 200 ] || { echo "the page with the session answered $code"; return 1; }
+}
 lacks() { ! grep -qE -- "$1" "$2"; }
 
 dpkg-deb --info "$deb" >"$tmp/info"
@@ -75,6 +102,32 @@ else
 	cp -p /etc/printgate/printgate.toml "$tmp/config.before"
 	check "printgate install on the packaged config" /usr/bin/printgate install --no-discover
 	check "install kept the packaged config" cmp /etc/printgate/printgate.toml "$tmp/config.before"
+	echo "== the README's steps, in order: start, status, pin set, a login"
+	pin=246810-deb-check
+	if [ -d /run/systemd/system ]; then
+		check "printgate start" /usr/bin/printgate start
+	else
+		check "printgate start without systemd says it needs it, with a fix" bash -c '
+			! /usr/bin/printgate start 2>"$0" && cat "$0" &&
+			grep -q "it needs systemd" "$0" &&
+			grep -q "^fix: run the agent in the foreground instead: sudo -u printgate printgate run --config /etc/printgate/printgate.toml" "$0"' "$tmp/start.err"
+		# What the fix says: the agent in the foreground, as the service's account.
+		runuser -u printgate -- /usr/bin/printgate run --config /etc/printgate/printgate.toml >"$tmp/agent.log" 2>&1 &
+		agent=$!
+	fi
+	check "the agent answers /healthz" bash -c 'for _ in $(seq 150); do curl -fsS -o /dev/null http://127.0.0.1:8631/healthz && exit 0; sleep 0.2; done; cat "$0"; exit 1' "$tmp/agent.log"
+	check "printgate status" /usr/bin/printgate status
+	check "printgate pin set" bash -c 'echo "$0" | /usr/bin/printgate pin set --pin-stdin' "$pin"
+	check "the PIN file sudo wrote is printgate's, 0600" bash -c '[ "$(stat -c %U:%G:%a /var/lib/printgate/manager-pin)" = printgate:printgate:600 ]'
+	check "doctor: printgate can read its files" bash -c '/usr/bin/printgate doctor >"$0" 2>&1; cat "$0"; grep -q "^✓ service files: printgate" "$0"' "$tmp/doctor.out"
+	check "a login with the PIN gets a session" login "$pin"
+	if [ -n "$agent" ]; then
+		kill "$agent"
+		wait "$agent" || true
+		agent=
+	else
+		check "printgate stop" /usr/bin/printgate stop
+	fi
 	echo "== dpkg -r"
 	check "dpkg -r" dpkg -r printgate
 	check "/usr/bin/printgate removed" test ! -e /usr/bin/printgate

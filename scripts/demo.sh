@@ -7,7 +7,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .demo
+# The build is silent and takes seconds: say so first (issue 26 §5).
+echo "building printgate into .demo/ (10 to 30 s the first time, a second after that)…"
+start=$SECONDS
 CGO_ENABLED=0 go build -o .demo/printgate ./cmd/printgate
+echo "built in $((SECONDS - start)) s; starting the demo"
 args=()
 [ -n "${DEMO_DURATION:-}" ] && args+=(--duration "$DEMO_DURATION")
 [ -n "${DEMO_DIR:-}" ] && args+=(--dir "$DEMO_DIR")

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 
+	"printgate/internal/fileowner"
 	"printgate/internal/tomlq"
 )
 
@@ -69,6 +70,10 @@ func AppendPrinter(path, name, url string, want []byte) (*Config, error) {
 		return nil, fmt.Errorf("append printer: fsync: %w", err)
 	}
 	if err := tmp.Close(); err != nil {
+		return nil, fmt.Errorf("append printer: %w", err)
+	}
+	// The config stays its owner's (the service's) when root adds to it.
+	if err := fileowner.Like(tmp.Name(), path); err != nil {
 		return nil, fmt.Errorf("append printer: %w", err)
 	}
 	// Read again just before the rename: an edit made while this one was

@@ -242,6 +242,26 @@ type Printer struct {
 	// Line is the line of the entry's [[printers]] header, so later
 	// messages about the printer can point into the file.
 	Line int
+	// URLLine is the line of the entry's url key (Line when it is not
+	// found), where a message about the printer's address points, as the
+	// config's own errors do.
+	URLLine int
+}
+
+// Where is "FILE:LINE" of a key of the config (a dotted path: "listen",
+// "cloud.url"), or the file's name alone when the key is not written in
+// it (a default) or the file cannot be read again: the start of a message
+// in the config errors' standard. It reads the file again, so it is for
+// messages, not for a hot path.
+func (c *Config) Where(key string) string {
+	data, err := os.ReadFile(c.Path)
+	if err != nil {
+		return c.Path
+	}
+	if n := scanLines(string(data))[key]; n > 0 {
+		return fmt.Sprintf("%s:%d", c.Path, n)
+	}
+	return c.Path
 }
 
 // Printer returns the configured printer called name.
@@ -903,6 +923,7 @@ func (p *parser) printer(i int, m map[string]any, d *Defaults, defaultProfileOK 
 	} else if _, wrote := m["name"]; !wrote {
 		p.add(pc.Line, t.label+` has no name: add name = "..." (the name tickets are sent to, such as "kitchen")`)
 	}
+	pc.URLLine = t.line("url")
 	if u, ok := t.str("url"); ok {
 		pc.URL = u
 		if tgt, err := drivers.ParseURL(u); err != nil {

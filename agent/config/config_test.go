@@ -35,6 +35,22 @@ func headerLines(src string) []int {
 	return out
 }
 
+// urlLines lists the line of the url key after each [[printers]] header.
+func urlLines(src string) []int {
+	var out []int
+	in := false
+	for i, ln := range strings.Split(src, "\n") {
+		switch s := strings.TrimSpace(ln); {
+		case s == "[[printers]]":
+			in = true
+		case in && strings.HasPrefix(s, "url"):
+			out = append(out, i+1)
+			in = false
+		}
+	}
+	return out
+}
+
 func mustTarget(t *testing.T, raw string) drivers.Target {
 	t.Helper()
 	tgt, err := drivers.ParseURL(raw)
@@ -82,6 +98,7 @@ func TestLoadSampleConfig(t *testing.T) {
 		t.Fatalf("sample config does not load:\n%v", err)
 	}
 	hdr := headerLines(string(src))
+	urls := urlLines(string(src))
 	if len(hdr) != 3 {
 		t.Fatalf("sample has %d [[printers]] headers, test expects 3", len(hdr))
 	}
@@ -119,6 +136,7 @@ func TestLoadSampleConfig(t *testing.T) {
 				RawAllow:   []netip.Prefix{netip.MustParsePrefix("192.168.1.0/24")},
 				JobTimeout: 45 * time.Second,
 				Line:       hdr[0],
+				URLLine:    urls[0],
 			},
 			{
 				Name: "bar", URL: "serial:///dev/ttyUSB0?baud=19200&flow=rtscts", Target: mustTarget(t, "serial:///dev/ttyUSB0?baud=19200&flow=rtscts"),
@@ -130,6 +148,7 @@ func TestLoadSampleConfig(t *testing.T) {
 				RawFirstByteTimeout: 10 * time.Second, RawMaxPerAddress: 2,
 				JobTimeout: 90 * time.Second,
 				Line:       hdr[1],
+				URLLine:    urls[1],
 			},
 			{
 				Name: "front", URL: "usb:///dev/usb/lp0", Target: mustTarget(t, "usb:///dev/usb/lp0"),
@@ -143,6 +162,7 @@ func TestLoadSampleConfig(t *testing.T) {
 				RawFirstByteTimeout: 10 * time.Second, RawMaxPerAddress: 2,
 				JobTimeout: 45 * time.Second,
 				Line:       hdr[2],
+				URLLine:    urls[2],
 			},
 		},
 	}
@@ -240,7 +260,7 @@ url  = "tcp://10.0.0.5"
 			Name: "kitchen", URL: "tcp://10.0.0.5", Target: mustTarget(t, "tcp://10.0.0.5"),
 			ProfileName: "epson-80", Profile: mustProfile(t, "epson-80", escpos.ProfileOverrides{}),
 			OnUnknown: "reprint-marked", MaxUnknown: 2, Timeout: 90 * time.Second, FailoverAfter: 15 * time.Second,
-			FailbackAfter: 60 * time.Second, FailoverFailures: 3, JobTimeout: 30 * time.Second, Line: 3,
+			FailbackAfter: 60 * time.Second, FailoverFailures: 3, JobTimeout: 30 * time.Second, Line: 3, URLLine: 5,
 			RawIdleGap: 2 * time.Second, RawDuplicateWindow: 10 * time.Second, RawStatus: "spooled",
 			RawFirstByteTimeout: 10 * time.Second, RawMaxPerAddress: 2,
 		}},
@@ -1058,5 +1078,30 @@ func TestConfigClearCloudToLoopback(t *testing.T) {
 		if _, err := Parse("c.toml", []byte(src)); err != nil {
 			t.Errorf("clear cloud to %s refused: %v", host, err)
 		}
+	}
+}
+
+// TestWhere ensures Where names a key's own line, as the config errors do,
+// and the file alone for a key left to its default.
+func TestWhere(t *testing.T) {
+	src := "# x\nlisten = \"127.0.0.1:8631\"\napi_token = \"where-test-token-0123456789\"\n\n[[printers]]\nname = \"k\"\nurl = \"tcp://127.0.0.1:9100\"\n"
+	path := filepath.Join(t.TempDir(), "printgate.toml")
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{
+		"listen":   path + ":2",
+		"data_dir": path,
+	} {
+		if got := cfg.Where(key); got != want {
+			t.Errorf("Where(%q) = %q, want %q", key, got, want)
+		}
+	}
+	if p := cfg.Printers[0]; p.Line != 5 || p.URLLine != 7 {
+		t.Errorf("printer lines %d (header), %d (url); want 5, 7", p.Line, p.URLLine)
 	}
 }

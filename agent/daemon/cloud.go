@@ -60,7 +60,7 @@ func newLink(cfg *config.Config, a *agent.Agent, sp *spool.Spool, ring *logring.
 			}
 			log.Error("the cloud revoked this store's device token: run printgate pair", "reason", reason)
 		},
-		Logger: log.With("component", "link"),
+		Logger: log, // the link tags its own lines component=link
 	})
 }
 

@@ -16,6 +16,9 @@ import (
 type pageBackend struct {
 	*agent.Agent
 	changes *hub
+	// emulatedOnly: the demo's printers are emulated; this PC's devices
+	// are not offered.
+	emulatedOnly bool
 }
 
 var _ web.Backend = pageBackend{}
@@ -27,8 +30,14 @@ func (b pageBackend) Subscribe(ctx context.Context) <-chan api.Change {
 	return b.changes.subscribe(ctx)
 }
 
-// Discover lists serial ports and USB printers on this PC.
-func (b pageBackend) Discover() ([]drivers.Found, error) { return lanescan.Discover() }
+// Discover lists serial ports and USB printers on this PC, none in the
+// demo, whose printers are all emulated.
+func (b pageBackend) Discover() ([]drivers.Found, error) {
+	if b.emulatedOnly {
+		return nil, nil
+	}
+	return lanescan.Discover()
+}
 
 // Scan looks for port-9100 printers on cidr, or on this PC's own IPv4
 // networks.

@@ -50,13 +50,34 @@ func RunService(ctx context.Context, configPath string, console io.Writer) error
 // service manager's restart is not delayed much.
 var CoreFailLinger = 3 * time.Second
 
+// ServiceOptions are what a caller other than `printgate run` changes in
+// the service.
+type ServiceOptions struct {
+	// EmulatedOnly is the demo's: its printers are emulated, so the page
+	// discovers no serial port or USB printer of this PC to offer (as
+	// root, a demo offered the PC's own /dev/ttyS0, issue 26 §6).
+	EmulatedOnly bool
+}
+
+// RunServiceWith is RunService with o.
+func RunServiceWith(ctx context.Context, configPath string, console io.Writer, o ServiceOptions) error {
+	return runServiceOpts(ctx, configPath, console, nil, o)
+}
+
 // runService is RunService with a hook that adjusts the agent's options, for
 // tests that inject failures into the real service path.
 func runService(ctx context.Context, configPath string, console io.Writer, tweak func(*agent.Options)) error {
+	return runServiceOpts(ctx, configPath, console, tweak, ServiceOptions{})
+}
+
+func runServiceOpts(ctx context.Context, configPath string, console io.Writer, tweak func(*agent.Options), so ServiceOptions) error {
 	hup, stopHup := catchReload()
 	defer stopHup()
 	cfg, err := config.Load(configPath)
 	if err != nil {
+		return err
+	}
+	if err := checkDataDir(cfg); err != nil {
 		return err
 	}
 	ring := logring.New(logring.Options{})
@@ -105,7 +126,7 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		return fmt.Errorf("listen on %s (the config's listen): %w", cfg.Listen, err)
+		return listenError(cfg, err)
 	}
 	defer ln.Close()
 
@@ -141,7 +162,7 @@ func runService(ctx context.Context, configPath string, console io.Writer, tweak
 	})
 	// The manager page shares the listener; it hands /api/, /healthz and
 	// /metrics to the API untouched.
-	page := web.New(pageBackend{Agent: a, changes: changes}, web.Options{
+	page := web.New(pageBackend{Agent: a, changes: changes, emulatedOnly: so.EmulatedOnly}, web.Options{
 		DataDir:    cfg.DataDir,
 		TLS:        tlsConf != nil,
 		Logger:     log.With("component", "page"),

@@ -174,11 +174,11 @@ func scrubPairs(s string) string {
 	last := 0
 	for _, m := range keySepRe.FindAllStringSubmatchIndex(s, -1) {
 		start, end := m[0], m[1]
-		if !secretKey(s[m[2]:m[3]]) {
+		if !secretKey(s[m[2]:m[3]]) || inPath(s, start, s[m[4]:m[5]]) {
 			continue
 		}
 		val := valueRe.FindString(s[end:])
-		if val == "" || strings.Trim(val, `"'`) == Redacted {
+		if val == "" || strings.Trim(val, `"'`) == Redacted || wrappedError(s[m[4]:m[5]], val) {
 			continue
 		}
 		if start < last {
@@ -203,4 +203,33 @@ func scrubPairs(s string) string {
 	}
 	out.WriteString(s[last:])
 	return out.String()
+}
+
+// inPath reports whether the key found at start, followed by the colon of
+// sep, is the last part of a file path ("/var/lib/printgate/manager-pin:
+// open …"): a file's name and not a key, followed by an error, not a
+// secret. A path before "=" ("/x/token=…") is still taken for a key.
+func inPath(s string, start int, sep string) bool {
+	return start > 0 && (s[start-1] == '/' || s[start-1] == '\\') && strings.HasPrefix(sep, ":")
+}
+
+// errorWords are words that start the reason of a wrapped Go error ("load
+// the device token: open /…: no such file"), never a token, API token or
+// PIN: those are random, or at least 6 characters a person chose to type.
+var errorWords = map[string]bool{
+	"open": true, "read": true, "write": true, "stat": true, "lstat": true, "mkdir": true,
+	"chmod": true, "chown": true, "remove": true, "rename": true, "sync": true, "close": true,
+	"dial": true, "permission": true, "no": true, "not": true, "is": true, "the": true,
+	"invalid": true, "unexpected": true, "context": true, "connection": true, "cannot": true,
+	"missing": true, "empty": true, "expired": true, "denied": true, "refused": true,
+	"timeout": true, "operation": true, "too": true, "has": true, "was": true, "must": true,
+	"eof": true, "unknown": true, "wrong": true, "failed": true, "none": true, "it": true,
+}
+
+// wrappedError reports whether val, after the separator sep, is the start
+// of a wrapped error's reason rather than a secret: only after ": ", Go's
+// wrapping, and only an ordinary lower-case word of errorWords. "token=open"
+// and "token:open" stay hidden.
+func wrappedError(sep, val string) bool {
+	return sep == ": " && errorWords[val] && strings.ToLower(val) == val
 }

@@ -183,3 +183,34 @@ func FuzzScrub(f *testing.F) {
 		}
 	})
 }
+
+// TestScrubKeepsErrorWords ensures redaction hides secret values, not the
+// words of an error that follow a key-like name (issue 26 §1: "read manager
+// PIN /var/lib/printgate/manager-pin: open …: permission denied" came out as
+// "…: [redacted] …: [redacted] denied"), while a real value after the same
+// keys is still hidden.
+func TestScrubKeepsErrorWords(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		// Kept: a file named like a key, and an error's reason after a key.
+		{"read manager PIN /var/lib/printgate/manager-pin: open /var/lib/printgate/manager-pin: permission denied",
+			"read manager PIN /var/lib/printgate/manager-pin: open /var/lib/printgate/manager-pin: permission denied"},
+		{`cannot read C:\ProgramData\printgate\manager-pin: permission denied`, `cannot read C:\ProgramData\printgate\manager-pin: permission denied`},
+		{"load the device token: open /var/lib/printgate/device-token: no such file or directory",
+			"load the device token: open /var/lib/printgate/device-token: no such file or directory"},
+		{"session: expired", "session: expired"},
+		// The login's error as the agent logs it, fix included.
+		{"cannot read the manager PIN file /var/lib/printgate/manager-pin: permission denied. fix: sudo chown printgate:printgate /var/lib/printgate/manager-pin",
+			"cannot read the manager PIN file /var/lib/printgate/manager-pin: permission denied. fix: sudo chown printgate:printgate /var/lib/printgate/manager-pin"},
+		// Hidden: the same keys with a value.
+		{"manager-pin: 246810", "manager-pin: [redacted]"},
+		{"device token: tok9f8E7d6C5b4A3", "device token: [redacted]"},
+		{"token=open", "token=[redacted]"},
+		{"token:open", "token:[redacted]"},
+		{"pin: Open", "pin: [redacted]"},
+		{"/x?token=abc123", "/x?token=[redacted]"},
+	} {
+		if got := Scrub(tc.in); got != tc.want {
+			t.Errorf("Scrub(%q)\n got %q\nwant %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -19,6 +19,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"printgate/internal/fileowner"
 )
 
 // Files SelfSigned keeps in the data directory, both mode 0600.
@@ -177,6 +179,10 @@ func writeFile(path string, data []byte) (err error) {
 		return err
 	}
 	if err := f.Close(); err != nil {
+		return err
+	}
+	// An agent run by root keeps the data dir's files its owner's.
+	if err := fileowner.Like(f.Name(), filepath.Dir(path)); err != nil {
 		return err
 	}
 	return os.Rename(f.Name(), path)

@@ -29,10 +29,17 @@ type lang string
 
 // T returns message id in l, formatted with args when there are any. A
 // missing id comes back as itself (a test keeps the catalog complete).
+// When the first argument is the number 1 and the catalog has id+".one",
+// that singular form is used ("1 job taken", not "1 jobs taken").
 func (l lang) T(id string, args ...any) string {
 	m, ok := catalog[id]
 	if !ok {
 		return id
+	}
+	if len(args) > 0 && isOne(args[0]) {
+		if one, ok := catalog[id+".one"]; ok {
+			m = one
+		}
 	}
 	s := m.en
 	if l == langZH {
@@ -42,6 +49,20 @@ func (l lang) T(id string, args ...any) string {
 		return fmt.Sprintf(s, args...)
 	}
 	return s
+}
+
+// isOne reports whether v is the number 1, of any integer type (the
+// page's counts are int and uint64).
+func isOne(v any) bool {
+	switch n := v.(type) {
+	case int:
+		return n == 1
+	case int64:
+		return n == 1
+	case uint64:
+		return n == 1
+	}
+	return false
 }
 
 // State translates a printer state code (READY, PAPER_OUT...) or a task
@@ -356,6 +377,7 @@ var catalog = map[string]msg{
 	"printers.profile":         {"Profile", "型号配置"},
 	"printers.rawport":         {"POS printer port", "收银机打印端口"},
 	"printers.rawjobs":         {"%d jobs taken, %d refused", "已接收 %d 单，拒收 %d 单"},
+	"printers.rawjobs.one":     {"%d job taken, %d refused", "已接收 %d 单，拒收 %d 单"},
 	"printers.model":           {"Model", "型号"},
 	"printers.backup":          {"Backup", "备用打印机"},
 	"printers.caps":            {"Capabilities", "功能"},

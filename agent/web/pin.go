@@ -7,11 +7,14 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"golang.org/x/crypto/argon2"
+
+	"printgate/internal/fileowner"
 )
 
 // PINFile is the file in the data dir that holds the manager PIN's hash.
@@ -128,6 +131,11 @@ func SetPIN(dataDir, pin string) error {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("write manager PIN %s: %w", path, err)
 	}
+	// `sudo printgate pin set` runs as root; the service reads the file
+	// as the data dir's owner.
+	if err := fileowner.Like(tmp.Name(), dataDir); err != nil {
+		return fmt.Errorf("write manager PIN %s: %w", path, err)
+	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("install manager PIN %s: %w", path, err)
 	}
@@ -146,7 +154,38 @@ func LoadPIN(dataDir string) (string, error) {
 		return "", fmt.Errorf("%w (set one from this PC's browser or with printgate pin set)", ErrNoPIN)
 	}
 	if err != nil {
-		return "", fmt.Errorf("read manager PIN %s: %w", PINPath(dataDir), err)
+		return "", &PINFileError{Path: PINPath(dataDir), Err: err}
 	}
 	return string(bytes.TrimSpace(b)), nil
 }
+
+// PINFileError is a manager PIN file the agent cannot read. Its message is
+// the whole story for the login page and the log: what failed and the
+// command that fixes it ("… permission denied. fix: sudo chown …").
+type PINFileError struct {
+	Path string
+	Err  error
+}
+
+// Error says which file could not be read, why, and the fix.
+func (e *PINFileError) Error() string {
+	why := e.Err
+	var pe *fs.PathError
+	if errors.As(e.Err, &pe) {
+		why = pe.Err
+	}
+	return fmt.Sprintf("cannot read the manager PIN file %s: %v. fix: %s", e.Path, why, e.Fix())
+}
+
+// Fix is what to do: give the file to the account the agent runs as when
+// it belongs to another (`sudo printgate pin set` made it root's before
+// issue 26), else look at the disk.
+func (e *PINFileError) Fix() string {
+	if errors.Is(e.Err, fs.ErrPermission) {
+		return fileowner.ChownFix(e.Path, fileowner.Current()) + " (the account the agent runs as), or set the PIN again with sudo printgate pin set"
+	}
+	return "check the disk holding " + filepath.Dir(e.Path) + ", then set the PIN again with sudo printgate pin set"
+}
+
+// Unwrap is the read's own error, for errors.Is.
+func (e *PINFileError) Unwrap() error { return e.Err }

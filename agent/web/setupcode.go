@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"printgate/agent/lockout"
+	"printgate/internal/fileowner"
 )
 
 // A browser on the store PC was once trusted to set the first PIN, and any
@@ -106,6 +107,11 @@ func writeSecretFile(dir, name, content string) error {
 		return fmt.Errorf("sync %s: %w", path, err)
 	}
 	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	// An agent run by root (sudo printgate run) leaves the file readable
+	// by the service that owns the data dir.
+	if err := fileowner.Like(tmp.Name(), dir); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {

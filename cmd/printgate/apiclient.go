@@ -12,9 +12,8 @@ import (
 // loadForAPI loads the config for one of the API commands and builds its
 // client; a failure is printed as "printgate NAME: ..." and yields exit 1.
 func loadForAPI(name, path string, stderr io.Writer) (*config.Config, *apiclient.Client, bool) {
-	cfg, err := config.Load(path)
-	if err != nil {
-		fmt.Fprintf(stderr, "printgate %s: %v\n", name, err)
+	cfg, ok := loadConfig(name, path, stderr)
+	if !ok {
 		return nil, nil, false
 	}
 	c, err := apiclient.ForConfig(cfg, 10*time.Second)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -77,7 +78,7 @@ func TestDemoShowsEverything(t *testing.T) {
 	pageRE := regexp.MustCompile(`^page: (http://127\.0\.0\.1:\d+/)`)
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{}}
 	defer client.CloseIdleConnections()
-	pageStatus, done := 0, false
+	pageStatus, done, hinted := 0, false, false
 	for line := range r.lines {
 		if m := pageRE.FindStringSubmatch(line); m != nil {
 			resp, err := client.Get(m[1] + "login")
@@ -92,7 +93,13 @@ func TestDemoShowsEverything(t *testing.T) {
 		if strings.HasPrefix(line, "== all 6 steps done") {
 			done = true
 			t.Logf("the steps took %v", time.Since(start).Round(time.Millisecond))
-			cancel() // Ctrl-C
+		}
+		if done && strings.Contains(line, "curl -H ") {
+			hinted = true
+			pasteHint(t, strings.TrimSpace(line))
+		}
+		if done && strings.HasPrefix(line, "═") && hinted {
+			cancel() // Ctrl-C, after the closing banner
 		}
 	}
 	code := <-r.code
@@ -105,6 +112,9 @@ func TestDemoShowsEverything(t *testing.T) {
 	}
 	if !done {
 		t.Fatal("the demo stopped before its steps were done")
+	}
+	if !hinted {
+		t.Error("the closing banner has no curl hint")
 	}
 	if pageStatus != http.StatusOK {
 		t.Errorf("the page's /login answered %d while the demo ran, want 200", pageStatus)
@@ -137,6 +147,23 @@ func TestDemoShowsEverything(t *testing.T) {
 	dir := demoDir(t, out)
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("the demo's temporary directory %s is still there (%v)", dir, err)
+	}
+}
+
+// pasteHint runs the demo's closing curl hint as a person pastes it, from
+// the repository's root, and expects the agent to accept the task (issue
+// 26 §5: the hint named a ticket.json that did not exist).
+func pasteHint(t *testing.T, hint string) {
+	t.Helper()
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Logf("no curl here; the hint is not pasted: %s", hint)
+		return
+	}
+	cmd := exec.Command("sh", "-c", hint+" -sS")
+	cmd.Dir = filepath.Join("..", "..") // the repository's root
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), `"task_no":"MY-FIRST-TICKET_v1"`) || strings.Contains(string(out), `"error"`) {
+		t.Errorf("the hint, pasted at the repository's root:\n%s\nanswered %v:\n%s", hint, err, out)
 	}
 }
 

@@ -55,9 +55,8 @@ func logsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "printgate logs: -n %d: give 0 to 1000 lines\n", *lines)
 		return 2
 	}
-	cfg, err := config.Load(*configPath)
-	if err != nil {
-		fmt.Fprintf(stderr, "printgate logs: %v\n", err)
+	cfg, ok := loadConfig("logs", *configPath, stderr)
+	if !ok {
 		return 1
 	}
 	// No request timeout: a follow lasts until Ctrl-C.
@@ -71,11 +70,11 @@ func logsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0 // Ctrl-C: the normal end of a follow
 	}
 	var refused *apiclient.Error
-	if errors.As(err, &refused) {
+	if errors.As(err, &refused) && refused.Status != http.StatusUnauthorized {
 		err = answerError(client.Base(), cfg, refused)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "printgate logs: %v\n", err)
+		apiFailed(stderr, "logs", "", cfg, err)
 		return 1
 	}
 	return 0
@@ -84,8 +83,6 @@ func logsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // answerError says what to do about the agent's refusal e to send its log.
 func answerError(base string, cfg *config.Config, e *apiclient.Error) error {
 	switch e.Status {
-	case http.StatusUnauthorized:
-		return fmt.Errorf("the agent at %s refused the api_token of %s (%s); is the agent running with this config? A changed token takes effect when the agent restarts", base, cfg.Path, e.Message)
 	case http.StatusNotFound:
 		return fmt.Errorf("the agent at %s does not serve its log over the API (%s); it may be an older version: read the log file %s instead", base, e.Message, cfg.Log.File)
 	}

@@ -205,7 +205,8 @@ func TestLogsCommandErrors(t *testing.T) {
 
 	b := startLogsAgent(t, "another-token-0123456789abcdef", "", nil, "")
 	code, _, errs = runLogsCmd(ctx, "--config", b.config)
-	if code != 1 || !strings.Contains(errs, "refused the api_token of "+b.config) || strings.Contains(errs, logsToken) {
+	// The message says where this command read the token, and what to do.
+	if code != 1 || !strings.Contains(errs, "refused the API token this command read from the api_token in "+b.config) || !strings.Contains(errs, "\nfix: if the token changed since the agent started, restart it") || strings.Contains(errs, logsToken) {
 		t.Errorf("wrong token: exit %d %q", code, errs)
 	}
 

@@ -51,16 +51,15 @@ func pairCmd(ctx context.Context, env pairEnv, args []string, stdout, stderr io.
 		fmt.Fprintln(stderr, "usage: printgate pair [--config FILE] [--print-qr PRINTER]")
 		fmt.Fprintln(stderr, "\nPairs this agent with the cloud: shows a code and a QR code, waits until a")
 		fmt.Fprintln(stderr, "manager approves it in the cloud, and saves the device token in the data dir.")
-		fmt.Fprintln(stderr, "Run it as the account the service runs as, so the agent can read the token.")
+		fmt.Fprintln(stderr, "Run it with sudo or as the service's account: the token file is given the data dir's owner, so the agent reads it.")
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
 	if code, done := parseFlags(fs, args, stderr); done {
 		return code
 	}
-	cfg, err := config.Load(*configPath)
-	if err != nil {
-		fmt.Fprintf(stderr, "printgate pair: %v\n", err)
+	cfg, ok := loadConfig("pair", *configPath, stderr)
+	if !ok {
 		return 1
 	}
 	if cfg.Cloud == nil || cfg.Cloud.AuthURL == "" {
@@ -137,9 +136,8 @@ func runUnpair(args []string, stdout, stderr io.Writer) int {
 	if code, done := parseFlags(fs, args, stderr); done {
 		return code
 	}
-	cfg, err := config.Load(*configPath)
-	if err != nil {
-		fmt.Fprintf(stderr, "printgate unpair: %v\n", err)
+	cfg, ok := loadConfig("unpair", *configPath, stderr)
+	if !ok {
 		return 1
 	}
 	path := pair.TokenPath(cfg.DataDir)

@@ -27,7 +27,8 @@ replacing any PIN set before. On a terminal it asks for the PIN twice
 without showing it; with --pin-stdin it reads one line from standard input
 (for scripts: echo "$PIN" | printgate pin set --pin-stdin).
 The PIN has 6 to 64 characters and does not start or end with a space.
-Run it as the account the service runs as, so the agent can read the PIN.
+Run it with sudo or as the service's account: the PIN file is given the
+data dir's owner (the account the service runs as), so the agent reads it.
 Exit codes: 0 set, 1 refused (PIN too short or too long, the two entries
 differ, or it could not be saved), 2 usage.`
 
@@ -80,9 +81,8 @@ func pinSet(env pinEnv, args []string, stdout, stderr io.Writer) int {
 	if code, done := parseFlags(fs, args, stderr); done {
 		return code
 	}
-	cfg, err := config.Load(*configPath)
-	if err != nil {
-		fmt.Fprintf(stderr, "printgate pin set: %v\n", err)
+	cfg, ok := loadConfig("pin set", *configPath, stderr)
+	if !ok {
 		return 1
 	}
 

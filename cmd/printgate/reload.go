@@ -65,7 +65,7 @@ func reloadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		return 1
 	case err != nil:
-		fmt.Fprintf(stderr, "printgate reload: %v\n", err)
+		apiFailed(stderr, "reload", "", cfg, err)
 		return 1
 	}
 	screen.Reload(stdout, res)

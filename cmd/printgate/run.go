@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -34,7 +35,13 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	daemon.Version = version.Version
 	if err := runAgent(ctx, *configPath, *asService, stderr); err != nil {
-		fmt.Fprintf(stderr, "printgate run: %v\n", err)
+		var se *daemon.StartError
+		if errors.As(err, &se) {
+			fmt.Fprintf(stderr, "printgate run: %v\n", err) // its fix line included
+			return 1
+		}
+		msg, fix := configFailure("run", *configPath, err)
+		fmt.Fprintf(stderr, "printgate run: %s\nfix: %s\n", msg, fix)
 		return 1
 	}
 	return 0

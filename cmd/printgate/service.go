@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"time"
@@ -62,6 +63,11 @@ func serviceAction(action string) func(args []string, stdout, stderr io.Writer) 
 				return 1
 			}
 		}
+		if why := installer.NoServiceManager(); why != "" {
+			fmt.Fprintf(stderr, "printgate %s: the service was not %s: it needs systemd, and systemd is not running on this machine (a container or a chroot)\nfix: run the agent in the foreground instead: %s, or boot this machine with systemd\n",
+				action, map[string]string{"start": "started", "stop": "stopped", "restart": "restarted"}[action], foregroundCommand(path))
+			return 1
+		}
 		did, err := installer.Control(action, path)
 		if err != nil {
 			fmt.Fprintf(stderr, "printgate %s: %v\n", action, err)
@@ -70,6 +76,15 @@ func serviceAction(action string) func(args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stdout, "printgate service: %s\n", did)
 		return 0
 	}
+}
+
+// foregroundCommand is how to run the agent of the config at path by
+// hand, as the service's account when this machine has it.
+func foregroundCommand(path string) string {
+	if _, err := user.Lookup(installer.ServiceUser); err == nil {
+		return fmt.Sprintf("sudo -u %s printgate run --config %s", installer.ServiceUser, path)
+	}
+	return "printgate run --config " + path
 }
 
 func capitalize(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
@@ -103,7 +118,8 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	var h screen.AgentHealth
 	base := ""
 	if err != nil {
-		h.Err = fmt.Errorf("cannot ask the agent: %w", err)
+		msg, fix := configFailure("status", path, err)
+		h.Err, h.Fix = fmt.Errorf("cannot ask the agent: %s", msg), fix
 	} else {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -114,6 +130,11 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		} else {
 			h = fetchAgentHealth(ctx, c)
 			base = c.Base()
+			if msg, fix, ok := tokenRefused(cfg, h.Err); ok {
+				h.Err, h.Fix = errors.New(msg), fix
+			} else if errors.Is(h.Err, apiclient.ErrAgentDown) {
+				h.Fix = agentDownFix(cfg)
+			}
 		}
 	}
 	screen.Status(stdout, state, h)

@@ -48,7 +48,7 @@ func tasksCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "printgate tasks: bad -n %d: want 1 or more\n", *n)
 		return 2
 	}
-	_, c, ok := loadForAPI("tasks", *configPath, stderr)
+	cfg, c, ok := loadForAPI("tasks", *configPath, stderr)
 	if !ok {
 		return 1
 	}
@@ -72,7 +72,7 @@ func tasksCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			fmt.Fprintf(stderr, "printgate tasks: %s\n", ae.Message)
 			return 2
 		}
-		fmt.Fprintf(stderr, "printgate tasks: %v\n", err)
+		apiFailed(stderr, "tasks", "", cfg, err)
 		return 1
 	}
 	if len(last) == 0 {
@@ -107,13 +107,13 @@ func reprintCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fs.Usage()
 		return 2
 	}
-	_, c, ok := loadForAPI("reprint", *configPath, stderr)
+	cfg, c, ok := loadForAPI("reprint", *configPath, stderr)
 	if !ok {
 		return 1
 	}
 	var t apiclient.Task
 	if _, err := c.Do(ctx, http.MethodPost, "/api/v1/tasks/"+url.PathEscape(taskNo)+"/reprint", nil, &t); err != nil {
-		fmt.Fprintf(stderr, "printgate reprint: %s: %v\n", taskNo, err)
+		apiFailed(stderr, "reprint", taskNo, cfg, err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s %s (reprint of %s on %s)\n", t.TaskNo, t.State, taskNo, t.Printer)

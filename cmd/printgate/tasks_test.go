@@ -85,6 +85,11 @@ func TestAPICommands(t *testing.T) {
 		t.Fatalf("test-print output:\n%s", out)
 	}
 	testNo := m[1]
+	// The printer's state reads as the printer's, not as the task's
+	// ("(state READY)", issue 26 §6).
+	if !regexp.MustCompile(`waiting for `+testNo+` to print on k \(printer k (is ready|has not been read yet: the ticket prints once it is ready)\)`).MatchString(out) || strings.Contains(out, "(state ") {
+		t.Errorf("test-print does not say the printer's state in words:\n%s", out)
+	}
 	var ticket string
 	for _, tk := range p.Tickets() {
 		if s := strings.Join(tk.Lines, "\n"); strings.Contains(s, "PRINTGATE TEST") {
@@ -141,6 +146,9 @@ func TestTestPrintNotPrinted(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "TEST_k_") || !regexp.MustCompile(`TEST_k_\S+ is (still )?(PARKED|TIMED_OUT|QUEUED)`).MatchString(errs) {
 		t.Errorf("test-print on a printer out of paper: exit %d\n%s%s", code, out, errs)
 	}
+	if !regexp.MustCompile(`to print on k \(printer k (is out of paper|has not been read yet): the ticket prints once it is ready\)`).MatchString(out) {
+		t.Errorf("test-print does not say the printer is out of paper:\n%s", out)
+	}
 }
 
 // TestAPICommandsAgentDown ensures each API command says the agent is not
@@ -156,6 +164,10 @@ func TestAPICommandsAgentDown(t *testing.T) {
 		code, _, errs := runCmd(args...)
 		if code != 1 || !strings.Contains(errs, want) {
 			t.Errorf("%v: exit %d %q, want 1 and %q", args, code, errs, want)
+		}
+		// And what to do (issue 26 §4).
+		if !strings.Contains(errs, "\nfix: start the agent: ") {
+			t.Errorf("%v: no fix line in %q", args, errs)
 		}
 	}
 }

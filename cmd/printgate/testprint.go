@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"time"
 
 	"printgate/agent"
@@ -75,7 +76,7 @@ func testPrintCmd(ctx context.Context, now func() time.Time, args []string, stdo
 	}
 	live, err := c.Printer(ctx, name)
 	if err != nil {
-		fmt.Fprintf(stderr, "printgate test-print: %v\n", err)
+		apiFailed(stderr, "test-print", "", cfg, err)
 		return 1
 	}
 	if live == nil {
@@ -106,11 +107,11 @@ func testPrintCmd(ctx context.Context, now func() time.Time, args []string, stdo
 		Duplicate bool   `json:"duplicate"`
 	}
 	if _, err := c.Do(ctx, http.MethodPost, "/api/v1/tasks", req, &sub); err != nil {
-		fmt.Fprintf(stderr, "printgate test-print: %v\n", err)
+		apiFailed(stderr, "test-print", "", cfg, err)
 		return 1
 	}
 	fmt.Fprintln(stdout, taskNo)
-	fmt.Fprintf(stdout, "waiting for %s (state %s) to print on %s", taskNo, live.State, name)
+	fmt.Fprintf(stdout, "waiting for %s to print on %s (%s)", taskNo, name, printerNow(name, live.State))
 
 	dot := time.Now()
 	last, err := c.WaitTask(ctx, taskNo, testPrintPoll, *wait, func(apiclient.Task) {
@@ -132,7 +133,7 @@ func testPrintCmd(ctx context.Context, now func() time.Time, args []string, stdo
 		fmt.Fprintf(stderr, "printgate test-print: %s is %s%s\n", taskNo, last.State, screen.Because(last))
 	case errors.Is(err, apiclient.ErrAgentDown):
 		fmt.Fprintln(stdout)
-		fmt.Fprintf(stderr, "printgate test-print: %s: %v\n", taskNo, err)
+		apiFailed(stderr, "test-print", taskNo, cfg, err)
 	case errors.Is(err, apiclient.ErrWaitOver):
 		fmt.Fprintln(stdout)
 		fmt.Fprintf(stderr, "printgate test-print: %s is still %s%s after %v; see printgate printers and printgate doctor\n", taskNo, screen.OrDash(last.State), screen.Because(last), *wait)
@@ -141,4 +142,21 @@ func testPrintCmd(ctx context.Context, now func() time.Time, args []string, stdo
 		fmt.Fprintf(stderr, "printgate test-print: stopped while %s was %s\n", taskNo, screen.OrDash(last.State))
 	}
 	return 1
+}
+
+// printerNow says what the printer's state means for the ticket just sent,
+// in words that cannot be taken for the task's own state ("(state READY)"
+// read like one, issue 26 §6).
+func printerNow(name, state string) string {
+	said, ok := map[string]string{
+		"READY": "is ready", "BUSY": "is busy", "PAPER_OUT": "is out of paper", "COVER_OPEN": "has its cover open",
+		"OFFLINE": "is offline", "ERROR": "reports an error", "UNKNOWN": "has not been read yet",
+	}[state]
+	if !ok {
+		said = "is " + strings.ToLower(state)
+	}
+	if state == "READY" || state == "BUSY" {
+		return "printer " + name + " " + said
+	}
+	return "printer " + name + " " + said + ": the ticket prints once it is ready"
 }

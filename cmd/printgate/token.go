@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 
 	"printgate/agent/config"
+	"printgate/internal/fileowner"
 )
 
 func init() {
@@ -59,6 +61,16 @@ func writeSecretFile(path, s string) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	// A token replaced with sudo stays readable by the account that read
+	// the old one (the service's); a new one takes its folder's owner.
+	ref := path
+	if _, err := os.Stat(path); err != nil {
+		ref = filepath.Dir(path)
+	}
+	if err := fileowner.Like(tmp, ref); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", path, err)
 	}

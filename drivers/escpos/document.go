@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"image/png"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"printgate/internal/suggest"
 )
 
 // Document is a ticket document (PROTOCOL.md §4): printer-independent lines
@@ -211,6 +214,29 @@ func readObject(dec *json.Decoder) (object, error) {
 	return o, nil
 }
 
+// allKeys is every key a line may have, kinds first.
+func allKeys() []string {
+	keys := append([]string(nil), kindKeys...)
+	for _, k := range kindKeys {
+		for _, e := range extra[k] {
+			if !slices.Contains(keys, e) {
+				keys = append(keys, e)
+			}
+		}
+	}
+	return keys
+}
+
+// unknownKey names a key the line does not take (where: " for a text
+// line", or ""), with the one of candidates it is likely a typo of:
+// `unknown key "txt"; did you mean "text"?`.
+func unknownKey(k, where string, candidates []string) string {
+	if s := suggest.Closest(k, candidates); s != "" {
+		return fmt.Sprintf("unknown key %q%s; did you mean %q?", k, where, s)
+	}
+	return fmt.Sprintf("unknown key %q%s", k, where)
+}
+
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
 
 func parseLine(raw json.RawMessage) (Line, error) {
@@ -227,6 +253,10 @@ func parseLine(raw json.RawMessage) (Line, error) {
 	}
 	switch len(kinds) {
 	case 0:
+		if len(o.keys) > 0 {
+			// A misspelled kind ("txt") is the likely cause: name it.
+			return nil, fmt.Errorf("%s (a line needs one of %s)", unknownKey(o.keys[0], "", allKeys()), strings.Join(kindKeys, ", "))
+		}
 		return nil, fmt.Errorf("no content: a line needs one of %s", strings.Join(kindKeys, ", "))
 	case 1:
 	default:
@@ -242,7 +272,7 @@ func parseLine(raw json.RawMessage) (Line, error) {
 			allowed = allowed || a == k
 		}
 		if !allowed {
-			return nil, fmt.Errorf("unknown key %q for a %s line", k, kind)
+			return nil, errors.New(unknownKey(k, " for a "+kind+" line", extra[kind]))
 		}
 	}
 	v := o.vals

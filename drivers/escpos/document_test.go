@@ -26,6 +26,11 @@ func TestParseDocumentErrors(t *testing.T) {
 		{`{"lines":[{"qr":"x","type":"CODE128"}]}`, `line 1: unknown key "type" for a qr line`},
 		{`{"lines":[{"text":"a","qr":"b"}]}`, "line 1: has both text and qr: a line is exactly one kind"},
 		{`{"lines":[{"text":"a"},{}]}`, "line 2: no content"},
+		// A line with only a misspelled key names the key (issue 26 §6),
+		// not "no content".
+		{`{"lines":[{"txt":"a"}]}`, `line 1: unknown key "txt"; did you mean "text"? (a line needs one of text, rule`},
+		{`{"lines":[{"colour":"red"}]}`, `line 1: unknown key "colour" (a line needs one of text, rule`},
+		{`{"lines":[{"text":"a","allign":"center"}]}`, `line 1: unknown key "allign" for a text line; did you mean "align"?`},
 		{`{"lines":[{"text":"a","size":"9x9"}]}`, `line 1: size "9x9": want WxH`},
 		{`{"lines":[{"text":"a","size":2}]}`, "line 1: size must be a string"},
 		{`{"lines":[{"text":"a","align":"middle"}]}`, `line 1: align "middle": want left, center or right`},

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"printgate/internal/fileowner"
 )
 
 // TokenFile is the name of the device token's file in the data dir.
@@ -39,8 +41,9 @@ func checkToken(token string) error {
 // or not at all: a synced temporary file renamed into place, then the
 // folder synced, so a crash never leaves half a token.
 //
-// The file gets mode 0600: readable by the account that saves it only, so
-// run `printgate pair` as the service's account. That is all Go can set
+// The file gets mode 0600 and, saved by root, the data dir's owner (the
+// service's account), so `sudo printgate pair` leaves a token the
+// service can read. That is all Go can set
 // portably. On Windows the mode only clears the read-only flag; the file
 // inherits the ACL of the data dir (%ProgramData%\printgate), which the
 // installer must restrict to SYSTEM and Administrators, since ProgramData
@@ -74,6 +77,11 @@ func Save(dataDir, token string) (err error) {
 		return fmt.Errorf("save the device token: %w", err)
 	}
 	if err := f.Close(); err != nil {
+		return fmt.Errorf("save the device token: %w", err)
+	}
+	// `sudo printgate pair` runs as root; the service reads the token as
+	// the data dir's owner.
+	if err := fileowner.Like(f.Name(), dataDir); err != nil {
 		return fmt.Errorf("save the device token: %w", err)
 	}
 	if err := os.Rename(f.Name(), path); err != nil {

@@ -168,9 +168,29 @@ func (d *Demo) play(ctx context.Context, dir, listen string, duration time.Durat
 	}
 	d.say("\n== all %d steps done; the demo keeps running", demoSteps)
 	d.banner("the agent keeps serving its page and API; "+end,
-		fmt.Sprintf("send your own ticket: curl -H 'Authorization: Bearer %s' -d @ticket.json %sapi/v1/tasks", d.apiToken, d.pageURL))
+		"send your own ticket (a task request: testdata/demo/task.json):",
+		"  "+d.curlHint())
 	<-ctx.Done()
 	return nil
+}
+
+// demoTaskFile is the sample task request the closing hint sends, as a
+// path from the repository's root, where `make demo` runs.
+const demoTaskFile = "testdata/demo/task.json"
+
+// curlHint is the command that sends the sample task to the agent, which
+// works as pasted (issue 26 §5: it named a ticket.json that did not
+// exist): from the repository's root it names testdata/demo/task.json;
+// run anywhere else, a copy the demo writes in its directory.
+func (d *Demo) curlHint() string {
+	file := demoTaskFile
+	if b, err := os.ReadFile(file); err != nil || string(b) != demoTask {
+		file = filepath.Join(d.dir, "task.json")
+		if err := os.WriteFile(file, []byte(demoTask), 0o644); err != nil {
+			d.say("note: cannot write the sample task %s: %v", file, err)
+		}
+	}
+	return fmt.Sprintf("curl -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' --data-binary @%s %sapi/v1/tasks", d.apiToken, file, d.pageURL)
 }
 
 // banner shows the page's address and the PIN where nobody misses them.
@@ -388,7 +408,10 @@ func (d *Demo) startAgent(ctx context.Context) error {
 	d.stopAgent, d.agentDone = stop, make(chan error, 1)
 	cfgPath := filepath.Join(d.dir, "printgate.toml")
 	// Its log goes to printgate.log in the data dir, not over the tickets.
-	go func() { d.agentDone <- daemon.RunService(actx, cfgPath, nil) }()
+	// Its printers are emulated: the page offers none of this PC's devices.
+	go func() {
+		d.agentDone <- daemon.RunServiceWith(actx, cfgPath, nil, daemon.ServiceOptions{EmulatedOnly: true})
+	}()
 
 	wctx, cancel := context.WithTimeout(ctx, demoStepWait)
 	defer cancel()
@@ -709,6 +732,15 @@ const (
   {"text": "note: no peanuts", "bold": true},
   {"cut": "partial"}
 ]}
+`
+	demoTask = `{"task_no": "MY-FIRST-TICKET_v1", "printer": "front", "priority": "normal",
+ "document": {"lines": [
+  {"text": "MY FIRST TICKET", "align": "center", "size": "2x2", "bold": true},
+  {"text": "Sent with curl", "right": "x1"},
+  {"rule": "-"},
+  {"text": "Sending it again answers duplicate: true and prints nothing: change task_no (_v2) for a new one."},
+  {"cut": "partial"}
+]}}
 `
 	// demoRawTicket is what a POS with its own ESC/POS driver sends to a
 	// printer's port 9100: reset, centred bold title, lines, a cut.

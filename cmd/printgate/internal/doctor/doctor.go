@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,6 +29,8 @@ import (
 	"printgate/cmd/printgate/internal/probe"
 	"printgate/drivers"
 	"printgate/drivers/escpos"
+	"printgate/installer"
+	"printgate/internal/portowner"
 	"printgate/spool"
 	"printgate/sync/pair"
 	"printgate/sync/wire"
@@ -91,6 +94,9 @@ type Env struct {
 	// ProbeTimeout bounds each printer's probe; NetTimeout each request to
 	// the agent or the cloud.
 	ProbeTimeout, NetTimeout time.Duration
+	// ServiceUser is the account the installed service runs as, whose
+	// access to its files is checked (printgate on Linux).
+	ServiceUser string
 }
 
 // DefaultEnv is the machine doctor runs on.
@@ -100,6 +106,7 @@ var DefaultEnv = Env{
 	USB:          drivers.DiscoverUSB,
 	ProbeTimeout: escpos.DefaultCheckTimeout,
 	NetTimeout:   10 * time.Second,
+	ServiceUser:  installer.ServiceUser,
 }
 
 // Run makes every check in order against the config at path and hands
@@ -113,6 +120,7 @@ func Run(ctx context.Context, env Env, path string, show func(...Result)) bool {
 		return false
 	}
 	show(CheckDataDir(cfg), CheckDisk(env, cfg))
+	show(CheckServiceFiles(env, cfg)...)
 	port, running := CheckPort(ctx, env, cfg)
 	show(port)
 	show(CheckRawPorts(env, cfg, running)...)
@@ -305,7 +313,14 @@ func CheckPort(ctx context.Context, env Env, cfg *config.Config) (r Result, runn
 		r.Detail = fmt.Sprintf("cannot listen there: %v", err)
 		r.Fix = fmt.Sprintf("ports below 1024 need privileges; set listen in %s to a port above 1024, such as 8631", cfg.Path)
 	default:
-		r.Detail = fmt.Sprintf("in use by another program (%v)", unwrapOp(err))
+		// Named as `printgate run` names it (issue 26 §4), at the key's line.
+		n, _ := strconv.Atoi(port)
+		if holder, ok := portowner.Listening(n); ok {
+			r.Detail = fmt.Sprintf("%s: in use by another program, %s (%v)", cfg.Where("listen"), holder, unwrapOp(err))
+			r.Fix = fmt.Sprintf("set listen in %s to a free port (e.g. 127.0.0.1:8632), or stop %s", cfg.Path, holder)
+			break
+		}
+		r.Detail = fmt.Sprintf("%s: in use by another program (%v)", cfg.Where("listen"), unwrapOp(err))
 		r.Fix = fmt.Sprintf("set listen in %s to a free port (e.g. 127.0.0.1:8632), or stop the program using port %s (%s)", cfg.Path, port, whoListensHint(port))
 	}
 	return r, false
@@ -450,7 +465,7 @@ func printerResult(cfg *config.Config, p *config.Printer, c probe.Status) Result
 	if detail != "" {
 		r.Detail += " (" + detail + ")"
 	}
-	where := fmt.Sprintf("%s line %d", cfg.Path, p.Line)
+	where := fmt.Sprintf("%s:%d", cfg.Path, p.URLLine)
 	if c.Err != nil {
 		r.Status, r.Fix = Fail, "correct the url at "+where
 		return r
@@ -499,7 +514,7 @@ func printersFromAgent(ctx context.Context, env Env, cfg *config.Config) ([]Resu
 	out := make([]Result, 0, len(cfg.Printers))
 	for i := range cfg.Printers {
 		p := &cfg.Printers[i]
-		where := fmt.Sprintf("%s line %d", cfg.Path, p.Line)
+		where := fmt.Sprintf("%s:%d", cfg.Path, p.URLLine)
 		r := Result{Name: "printer " + p.Name}
 		lp, ok := byName[p.Name]
 		if !ok {

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/windows"
 
+	"printgate/agent/config"
 	"printgate/drivers"
 )
 
@@ -48,4 +49,10 @@ func whoListensHint(port string) string {
 // group.
 func devicePermission(path string, scheme drivers.Scheme) Result {
 	return Result{Status: Skip, Detail: path + ": not checked on Windows (the service account opens devices; a port held by another program shows in the printer check)"}
+}
+
+// CheckServiceFiles is not made on Windows: the files inherit the data
+// dir's ACL, which the installer gives the service's account.
+func CheckServiceFiles(env Env, cfg *config.Config) []Result {
+	return []Result{{Name: "service files", Status: Skip, Detail: "not checked on Windows (the data dir's ACL, which the installer sets, decides)"}}
 }

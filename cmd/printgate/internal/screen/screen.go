@@ -23,6 +23,8 @@ type AgentHealth struct {
 	Printers []api.PrinterInfo
 	// Err says why the agent could not be asked or did not answer.
 	Err error
+	// Fix, with Err, is what to do about it; shown on a "fix:" line.
+	Fix string
 }
 
 // Status draws the status screen: the service, the agent, then one
@@ -31,6 +33,9 @@ func Status(w io.Writer, state string, h AgentHealth) {
 	fmt.Fprintf(w, "service   %s\n", state)
 	if h.Err != nil {
 		fmt.Fprintf(w, "agent     not answering: %v\n", h.Err)
+		if h.Fix != "" {
+			fmt.Fprintf(w, "fix: %s\n", h.Fix)
+		}
 		return
 	}
 	agent := h.Health.Status
