@@ -186,7 +186,7 @@ func (p *Page) taskList(w http.ResponseWriter, r *http.Request, sess *session) {
 	f, ok := parseTaskFilter(r.URL.Query())
 	tasks, next, limit, scanned, err := p.findTasks(f)
 	if err != nil {
-		p.serverError(w, r, "list tasks", err)
+		p.serverError(w, r, "problem.tasks", err)
 		return
 	}
 	d := taskListData{Filter: f, States: spool.AllStates, Printers: p.printerNames(), Tasks: tasks, ScanLimit: limit, Scanned: scanned, BadTime: !ok}
@@ -248,7 +248,7 @@ func (p *Page) loadTask(w http.ResponseWriter, r *http.Request) *spool.Task {
 		return nil
 	}
 	if err != nil {
-		p.serverError(w, r, "read task", err)
+		p.serverError(w, r, "problem.task", err)
 		return nil
 	}
 	return t

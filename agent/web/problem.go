@@ -1,0 +1,135 @@
+package web
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/user"
+	"runtime"
+	"strconv"
+)
+
+// Problem is an error a person can act on: what went wrong and what to
+// do, in the page's words (catalog ids, so both languages), kept apart
+// from the cause, which goes to the agent's log only (it may name
+// internals a manager cannot use).
+type Problem struct {
+	// What is the catalog id of the sentence saying what went wrong; Fix
+	// the id of the sentence saying what to do. Args fill both.
+	What, Fix string
+	Args      []any
+	// Command is a command that fixes it, shown as code ("" for none).
+	Command string
+	// Err is the cause, for the log.
+	Err error
+}
+
+// Error is the cause with the English sentence, for logs and callers that
+// print errors.
+func (e *Problem) Error() string {
+	s := lang(langEN).T(e.What, e.Args...)
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Unwrap returns the cause.
+func (e *Problem) Unwrap() error { return e.Err }
+
+// fixer is an error from outside the page that knows its fix: one
+// sentence (English) that says what to do. The page shows the error's
+// text and that sentence.
+type fixer interface {
+	error
+	Fix() string
+}
+
+// problemView is what error.html shows.
+type problemView struct {
+	What    string
+	Fix     string
+	Command string
+}
+
+// words turns err into what a person reads on the page in l. A *Problem
+// gives its own sentences; an error that knows its fix gives its text and
+// the fix; anything else gives only what the page was doing (whatID) and
+// where the details are, never the raw error.
+func words(l lang, whatID string, err error) problemView {
+	var pr *Problem
+	if errors.As(err, &pr) {
+		return problemView{What: l.T(pr.What, pr.Args...), Fix: l.T(pr.Fix, pr.Args...), Command: pr.Command}
+	}
+	var fx fixer
+	if errors.As(err, &fx) {
+		return problemView{What: fx.Error(), Fix: fx.Fix()}
+	}
+	if whatID == "" {
+		whatID = "problem.internal"
+	}
+	return problemView{What: l.T(whatID), Fix: l.T("problem.internal.fix")}
+}
+
+// pinReadProblem words a PIN file the agent cannot read: a file set by
+// another account (sudo printgate pin set as root) is the usual cause.
+func pinReadProblem(dataDir string, err error) *Problem {
+	path := PINPath(dataDir)
+	if !errors.Is(err, fs.ErrPermission) {
+		return &Problem{What: "problem.pin.read", Fix: "problem.pin.read.fix", Args: []any{path}, Command: pinCommand, Err: err}
+	}
+	account := runAs()
+	pr := &Problem{What: "problem.pin.denied", Fix: "problem.pin.denied.fix", Args: []any{path, account}, Err: err}
+	if runtime.GOOS != "windows" {
+		pr.Command = "sudo chown " + account + " " + path
+	}
+	return pr
+}
+
+// showProblem answers status with the error page: err in words (whatID
+// names what the page was doing when err has none of its own), the cause
+// logged. It never shows the cause's text unless err chose its words.
+func (p *Page) showProblem(w http.ResponseWriter, r *http.Request, status int, whatID string, err error) {
+	p.log.LogAttrs(r.Context(), slog.LevelError, "manager page: "+lang(langEN).T(orDefault(whatID, "problem.internal")),
+		slog.String("path", r.URL.Path), slog.Any("err", err))
+	v := p.newView(r, p.sessions.get(r), "")
+	v.Title = v.L.T("problem.title")
+	v.Data = words(v.L, whatID, err)
+	t, ok := p.tmpl["error.html"]
+	if ok {
+		var buf bytes.Buffer
+		if t.ExecuteTemplate(&buf, "layout", v) == nil {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.WriteHeader(status)
+			_, _ = w.Write(buf.Bytes())
+			return
+		}
+	}
+	// The error page itself failed: plain words, still with the fix.
+	http.Error(w, v.Data.(problemView).What+"\n"+v.Data.(problemView).Fix, status)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// runAs names the account this process runs as (its effective uid, what
+// file access is checked against), for the command that hands it a file.
+func runAs() string {
+	if id := os.Geteuid(); id >= 0 {
+		if u, err := user.LookupId(strconv.Itoa(id)); err == nil && u.Username != "" {
+			return u.Username
+		}
+		return strconv.Itoa(id)
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "the account the agent runs as"
+}
