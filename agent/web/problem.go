@@ -17,10 +17,11 @@ import (
 // from the cause, which goes to the agent's log only (it may name
 // internals a manager cannot use).
 type Problem struct {
-	// What is the catalog id of the sentence saying what went wrong; Fix
-	// the id of the sentence saying what to do. Args fill both.
-	What, Fix string
-	Args      []any
+	// What is the catalog id of the sentence saying what went wrong,
+	// filled with Args; Fix the id of the sentence saying what to do,
+	// filled with FixArgs.
+	What, Fix     string
+	Args, FixArgs []any
 	// Command is a command that fixes it, shown as code ("" for none).
 	Command string
 	// Err is the cause, for the log.
@@ -62,7 +63,7 @@ type problemView struct {
 func words(l lang, whatID string, err error) problemView {
 	var pr *Problem
 	if errors.As(err, &pr) {
-		return problemView{What: l.T(pr.What, pr.Args...), Fix: l.T(pr.Fix, pr.Args...), Command: pr.Command}
+		return problemView{What: l.T(pr.What, pr.Args...), Fix: l.T(pr.Fix, pr.FixArgs...), Command: pr.Command}
 	}
 	var fx fixer
 	if errors.As(err, &fx) {
@@ -82,7 +83,7 @@ func pinReadProblem(dataDir string, err error) *Problem {
 		return &Problem{What: "problem.pin.read", Fix: "problem.pin.read.fix", Args: []any{path}, Command: pinCommand, Err: err}
 	}
 	account := runAs()
-	pr := &Problem{What: "problem.pin.denied", Fix: "problem.pin.denied.fix", Args: []any{path, account}, Err: err}
+	pr := &Problem{What: "problem.pin.denied", Fix: "problem.pin.denied.fix", Args: []any{path}, FixArgs: []any{account}, Err: err}
 	if runtime.GOOS != "windows" {
 		pr.Command = "sudo chown " + account + " " + path
 	}

@@ -53,8 +53,12 @@ func TestProblemWords(t *testing.T) {
 	if !strings.Contains(got.What, "not allowed to read the manager PIN file /var/lib/printgate/manager-pin") || !strings.Contains(got.Fix, "account the agent runs as") {
 		t.Errorf("permission denied worded %+v", got)
 	}
-	if strings.Contains(got.Fix, "%!") || strings.Contains(got.What, "%!") {
-		t.Errorf("a format verb is left: %+v", got)
+	for _, pr := range []*Problem{denied, pinReadProblem("/d", errors.New("is a directory")), {What: "problem.setupcode.read", Fix: "problem.setupcode.read.fix", Args: []any{"/d/setup-code"}}} {
+		for _, l := range []lang{langEN, langZH} {
+			if got := words(l, "", pr); strings.Contains(got.Fix+got.What, "%!") {
+				t.Errorf("a format verb is left: %+v", got)
+			}
+		}
 	}
 	if got.Command == "" && os.PathSeparator == '/' {
 		t.Errorf("no chown command offered: %+v", got)

@@ -30,11 +30,15 @@ func waitingSay(l lang, pr api.PrinterDetail) string {
 	if _, ok := catalog["wait."+state]; !ok {
 		state = "ERROR"
 	}
+	sp := " " // between two sentences; Chinese needs none
+	if l == langZH {
+		sp = ""
+	}
 	what, todo := "wait."+state, "do."+state
-	s := l.T(what, pr.Name) + " " + l.T(todo)
+	s := l.T(what, pr.Name) + sp + l.T(todo)
 	switch {
 	case pr.FailoverTo != "":
-		s += l.T("wait.end") + " " + l.T("wait.failedover", pr.FailoverTo)
+		s += l.T("wait.end") + sp + l.T("wait.failedover", pr.FailoverTo)
 	case pr.Queue == 1:
 		s += l.T("wait.more") + l.T("wait.tickets.1")
 	case pr.Queue > 1:
@@ -43,7 +47,7 @@ func waitingSay(l lang, pr api.PrinterDetail) string {
 		s += l.T("wait.end")
 	}
 	if pr.Backup != "" && pr.FailoverTo == "" && pr.Queue > 0 {
-		s += " " + l.T("wait.backup", pr.Backup)
+		s += sp + l.T("wait.backup", pr.Backup)
 	}
 	return s
 }
