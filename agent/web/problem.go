@@ -134,3 +134,26 @@ func runAs() string {
 	}
 	return "the account the agent runs as"
 }
+
+// problemCatalog holds the error page's sentences; init merges it into
+// catalog.
+var problemCatalog = map[string]msg{
+	"problem.back":               {"Back to sign-in", "返回登录"},
+	"problem.config.read":        {"The agent could not read its config file.", "代理无法读取其配置文件。"},
+	"problem.internal":           {"The agent could not finish this page.", "代理无法完成此页面。"},
+	"problem.internal.fix":       {"Reload the page. If it happens again, restart the printgate service and tell support what you clicked.", "请刷新页面。如果再次出现，请重启 printgate 服务，并告诉技术支持您点击了什么。"},
+	"problem.log":                {"The technical details are in the agent's log: the Logs page, or printgate logs on the store PC.", "技术细节记录在代理日志中：见“日志”页面，或在门店电脑上运行 printgate logs。"},
+	"problem.pin.denied":         {"Sign-in is not possible: the agent is not allowed to read the manager PIN file %s. It was probably set by another account (for example with sudo) and belongs to that account now.", "无法登录：代理无权读取管理员 PIN 文件 %s。该文件可能由其他账户（例如通过 sudo）设置，现在归该账户所有。"},
+	"problem.pin.denied.fix":     {"On the store PC, give the file to the account the agent runs as (%s), for example with the command below, then sign in again. Or set the PIN again with printgate pin set.", "请在门店电脑上把该文件交给代理运行所用的账户（%s），例如运行下面的命令，然后重新登录；或用 printgate pin set 重新设置 PIN。"},
+	"problem.pin.read":           {"Sign-in is not possible: the agent cannot read the manager PIN file %s.", "无法登录：代理无法读取管理员 PIN 文件 %s。"},
+	"problem.pin.read.fix":       {"On the store PC, check that the file exists and is readable, or set the PIN again with the command below; then sign in again.", "请在门店电脑上检查该文件是否存在且可读，或用下面的命令重新设置 PIN，然后重新登录。"},
+	"problem.pin.write":          {"The agent could not save the new PIN in its data dir.", "代理无法将新 PIN 保存到其数据目录。"},
+	"problem.qr":                 {"The agent could not draw the pairing QR code.", "代理无法生成配对二维码。"},
+	"problem.render":             {"The agent could not draw this page.", "代理无法显示此页面。"},
+	"problem.setupcode.read":     {"The agent cannot read its first-run setup code %s.", "代理无法读取首次设置码文件 %s。"},
+	"problem.setupcode.read.fix": {"Restart the printgate service for a new code, or set the PIN on the store PC with the command below.", "请重启 printgate 服务以获取新设置码，或在门店电脑上用下面的命令设置 PIN。"},
+	"problem.task":               {"The agent could not read this task from its spool (the data dir).", "代理无法从其存储（数据目录）读取此任务。"},
+	"problem.tasks":              {"The agent could not read its task list from its spool (the data dir).", "代理无法从其存储（数据目录）读取任务列表。"},
+	"problem.title":              {"Something went wrong", "出现问题"},
+	"problem.todo":               {"What to do:", "处理方法："},
+}

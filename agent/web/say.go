@@ -251,6 +251,31 @@ func (p *Page) printerDetail(name string) *api.PrinterDetail {
 
 // sayCatalog holds the manager's sentences; init merges it into catalog.
 var sayCatalog = map[string]msg{
+	// Labels and sentences of the task, confirm and dashboard pages.
+	"alert.task.FAILED":      {"Task %s was NOT printed: %s. Open it to retry it, or tell the kitchen.", "任务 %s 未打印：%s。请打开任务重试，或通知后厨。"},
+	"alert.task.HELD":        {"Task %s is held: it may or may not have printed. Open it to retry or cancel it.", "任务 %s 已暂停：可能已打印，也可能没有。请打开任务重试或取消。"},
+	"alert.task.TIMED_OUT":   {"Task %s was NOT printed: %s. Reprint it, or tell the kitchen.", "任务 %s 未打印：%s。请重印，或通知后厨。"},
+	"attn.failover":          {"Printer %s: on its backup %s", "打印机 %s：由备用打印机 %s 打印"},
+	"attn.held":              {"Task %s: held, may not have printed", "任务 %s：已暂停，可能未打印"},
+	"attn.pin_paused":        {"PIN sign-in is paused for everyone", "所有人的 PIN 登录已暂停"},
+	"attn.raw_refused":       {"Printer %s: a job from the POS was refused and did not print", "打印机 %s：收银机的一单被拒收，未打印"},
+	"attn.task":              {"Task %s: NOT printed (%s)", "任务 %s：未打印（%s）"},
+	"confirm.failover.note":  {"Printer %s's tickets print on its backup %s now: what is sent to %s prints there, marked FAILOVER, until it has been ready again for failback_after.", "打印机 %s 的小票目前由备用打印机 %s 打印：发往 %s 的小票会在备用打印机上打印（标记为“故障转移”），直到它恢复就绪并持续 failback_after。"},
+	"confirm.where":          {"It prints on %s.", "将在 %s 上打印。"},
+	"confirm.where.failover": {"It prints on %s, marked FAILOVER, not on %s: that printer's tickets print on its backup until it has been ready again for failback_after (60 s unless the config says otherwise). To have it on %s, wait until the dashboard shows the failover ended, then reprint.", "将在 %s 上打印（标记为“故障转移”），而不是 %s：该打印机恢复就绪并持续 failback_after（默认 60 秒）之前，其小票都由备用打印机打印。如需在 %s 上打印，请等总览显示故障转移结束后再重印。"},
+	"dash.attention":         {"Needs attention:", "需要处理："},
+	"dash.attention.badge":   {"Needs attention", "需要处理"},
+	"dash.attention.none":    {"Nothing needs attention.", "没有需要处理的事项。"},
+	"task.cancel.when":       {"It will not print: for an order that was called off.", "不再打印：用于已取消的订单。"},
+	"task.counted":           {"Attempts counted", "计入限制的尝试"},
+	"task.counted.n":         {"%d (a try that found the printer busy or out of paper does not count toward the limit)", "%d（遇到打印机忙或缺纸的尝试不计入限制）"},
+	"task.details":           {"Technical details", "技术细节"},
+	"task.reasoncode":        {"Reason code", "原因代码"},
+	"task.reprint.when":      {"Print another copy, marked REPRINT: for a ticket that printed but got lost or spoiled.", "再打印一份，标记为“重印”：用于已打印但丢失或损坏的小票。"},
+	"task.retry.when":        {"This ticket did not print (or may not have): print it now, on this or another printer.", "这张小票未打印（或可能未打印）：现在在本打印机或其他打印机上打印。"},
+	"task.target.printed":    {"Printed on", "实际打印机"},
+	"task.target.was":        {"Was to print on", "原定改由此打印机打印"},
+
 	"common.listsep": {", ", "、"},
 
 	// A printer that does not print, and what to do.
@@ -332,10 +357,12 @@ var sayCatalog = map[string]msg{
 }
 
 func init() {
-	for id, m := range sayCatalog {
-		if _, dup := catalog[id]; dup {
-			panic(fmt.Sprintf("catalog id %s twice", id))
+	for _, more := range []map[string]msg{sayCatalog, problemCatalog} {
+		for id, m := range more {
+			if _, dup := catalog[id]; dup {
+				panic(fmt.Sprintf("catalog id %s twice", id))
+			}
+			catalog[id] = m
 		}
-		catalog[id] = m
 	}
 }
