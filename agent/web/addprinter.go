@@ -136,7 +136,7 @@ func (p *Page) addConfirm(w http.ResponseWriter, r *http.Request, sess *session)
 	}
 	data, err := os.ReadFile(p.opts.ConfigPath)
 	if err != nil {
-		p.serverError(w, r, "read config", err)
+		p.serverError(w, r, "problem.config.read", err)
 		return
 	}
 	name := q.Get("name")

@@ -128,7 +128,13 @@ func (a *alertTracker) apply(c api.Change) {
 		a.raise(alert{Key: key, Kind: alertRawRefused, Printer: c.Printer, Detail: c.Detail})
 	case "task":
 		if st := spool.State(c.State); taskAlert(st) {
-			a.raise(alert{Key: alertTask + "/" + c.TaskNo + "/" + c.State, Kind: alertTask, TaskNo: c.TaskNo, State: c.State, Printer: c.Printer})
+			al := alert{Key: alertTask + "/" + c.TaskNo + "/" + c.State, Kind: alertTask, TaskNo: c.TaskNo, State: c.State, Printer: c.Printer}
+			// The reason makes the sentence ("printer bar was out of
+			// paper"); a task gone meanwhile is still worth the alert.
+			if t, err := a.b.Task(c.TaskNo); err == nil && t.State == st {
+				al.Detail, al.Printer = t.Reason, t.Lane()
+			}
+			a.raise(al)
 		}
 	}
 }
@@ -229,6 +235,15 @@ func (al alert) Text(l lang) string {
 	case alertFailover:
 		return l.T("alert.failover", al.Printer, al.Detail)
 	case alertTask:
+		t := &spool.Task{TaskNo: al.TaskNo, State: spool.State(al.State), Reason: al.Detail, Printer: al.Printer}
+		switch t.State {
+		case spool.StateTimedOut:
+			return l.T("alert.task.TIMED_OUT", al.TaskNo, whyNot(l, t))
+		case spool.StateFailed:
+			return l.T("alert.task.FAILED", al.TaskNo, whyNot(l, t))
+		case spool.StateHeld:
+			return l.T("alert.task.HELD", al.TaskNo)
+		}
 		return l.T("alert.task", al.TaskNo, l.State(al.State))
 	case alertSpool:
 		detail := al.Detail
@@ -249,4 +264,47 @@ func (al alert) Text(l lang) string {
 func (p *Page) ackAlert(w http.ResponseWriter, r *http.Request, sess *session) {
 	p.alerts.ack(r.PathValue("id"))
 	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// alertView is an alert with its sentence in the page's language.
+type alertView struct {
+	alert
+	Say string
+}
+
+// Short is the alert in a few words, for the Agent card's list of what
+// needs attention (the alerts card has the whole sentence).
+func (al alert) Short(l lang) string {
+	switch {
+	case al.Kind == alertTask && al.State == string(spool.StateHeld):
+		return l.T("attn.held", al.TaskNo)
+	case al.Kind == alertTask:
+		return l.T("attn.task", al.TaskNo, l.State(al.State))
+	case al.Kind == alertPINPaused:
+		return l.T("attn.pin_paused")
+	case al.Kind == alertFailover:
+		return l.T("attn.failover", al.Printer, al.Detail)
+	case al.Kind == alertRawRefused:
+		return l.T("attn.raw_refused", al.Printer)
+	}
+	return al.Text(l)
+}
+
+// alertViews words alerts in l; a printer that is still down is told
+// from its state now (how many tickets wait, whether its backup took
+// over), with what to do.
+func alertViews(l lang, alerts []alert, printers []api.PrinterDetail) []alertView {
+	out := make([]alertView, len(alerts))
+	for i, al := range alerts {
+		out[i] = alertView{alert: al, Say: al.Text(l)}
+		if al.Kind != alertPrinterDown || al.Resolved {
+			continue
+		}
+		for _, pr := range printers {
+			if pr.Name == al.Printer && printerDown(pr.State) {
+				out[i].Say = waitingSay(l, pr)
+			}
+		}
+	}
+	return out
 }

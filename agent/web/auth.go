@@ -25,36 +25,35 @@ const (
 
 // checkPIN checks pin for r's client, counting a wrong one against its
 // address and the shared budget, and returns how long it is locked out
-// when it is.
-func (p *Page) checkPIN(r *http.Request, pin string) (pinResult, time.Duration) {
+// when it is. For pinError it returns the *Problem to show.
+func (p *Page) checkPIN(r *http.Request, pin string) (pinResult, time.Duration, error) {
 	addr := pinClient(r)
 	if left := p.pinLockedFor(addr); left > 0 {
-		return pinLocked, left
+		return pinLocked, left, nil
 	}
 	hash, err := LoadPIN(p.opts.DataDir)
 	if errors.Is(err, ErrNoPIN) {
-		return pinUnset, 0
+		return pinUnset, 0, nil
 	}
 	if err != nil {
-		p.log.LogAttrs(r.Context(), slog.LevelError, "manager page: cannot read the PIN", slog.Any("err", err))
-		return pinError, 0
+		return pinError, 0, pinReadProblem(p.opts.DataDir, err)
 	}
 	p.pinMu.Lock()
 	defer p.pinMu.Unlock()
 	// Checks queue on pinMu: one that waited while a lockout began is
 	// refused, not checked.
 	if left := p.pinLockedFor(addr); left > 0 {
-		return pinLocked, left
+		return pinLocked, left, nil
 	}
 	if VerifyPIN(hash, pin) {
 		p.lockout.Succeed(addr)
-		return pinOK, 0
+		return pinOK, 0, nil
 	}
 	if left := p.pinFailed(r, addr); left > 0 {
-		return pinLocked, left
+		return pinLocked, left, nil
 	}
 	p.log.LogAttrs(r.Context(), slog.LevelInfo, "manager page: wrong PIN", slog.String("client", lockout.ClientAddr(r).String()))
-	return pinWrong, 0
+	return pinWrong, 0, nil
 }
 
 // pinSet reports whether a PIN is stored (an unreadable file counts as
@@ -136,7 +135,8 @@ func (p *Page) setupSubmit(w http.ResponseWriter, r *http.Request) {
 		return
 	default:
 		p.pinMu.Unlock()
-		http.Error(w, "internal error; see the agent's log", http.StatusInternalServerError)
+		p.showProblem(w, r, http.StatusInternalServerError, "", &Problem{What: "problem.setupcode.read", Fix: "problem.setupcode.read.fix",
+			Args: []any{SetupCodePath(p.opts.DataDir)}, Command: pinCommand})
 		return
 	}
 	var errText string
@@ -148,7 +148,7 @@ func (p *Page) setupSubmit(w http.ResponseWriter, r *http.Request) {
 	default:
 		if err := SetPIN(p.opts.DataDir, pin); err != nil {
 			p.pinMu.Unlock()
-			p.serverError(w, r, "set the PIN", err)
+			p.serverError(w, r, "problem.pin.write", err)
 			return
 		}
 	}
@@ -214,7 +214,7 @@ func (p *Page) loginSubmit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	l := pickLang(r)
-	res, left := p.checkPIN(r, r.PostFormValue("pin"))
+	res, left, err := p.checkPIN(r, r.PostFormValue("pin"))
 	switch res {
 	case pinOK:
 		p.log.LogAttrs(r.Context(), slog.LevelInfo, "manager page: signed in", slog.String("client", lockout.ClientAddr(r).String()))
@@ -226,7 +226,7 @@ func (p *Page) loginSubmit(w http.ResponseWriter, r *http.Request) {
 	case pinWrong:
 		p.renderLogin(w, r, http.StatusUnauthorized, l.T("login.wrong"))
 	default:
-		http.Error(w, "internal error; see the agent's log", http.StatusInternalServerError)
+		p.showProblem(w, r, http.StatusInternalServerError, "", err)
 	}
 }
 

@@ -40,7 +40,7 @@ func (p *Page) pairingPage(w http.ResponseWriter, r *http.Request, sess *session
 		if uri != "" {
 			qr, err := qrDataURI(uri)
 			if err != nil {
-				p.serverError(w, r, "draw the pairing QR", err)
+				p.serverError(w, r, "problem.qr", err)
 				return
 			}
 			d.QR = qr
@@ -54,9 +54,12 @@ func (p *Page) pairingPage(w http.ResponseWriter, r *http.Request, sess *session
 // browser left signed in cannot cut the store off by itself.
 func (p *Page) unpair(w http.ResponseWriter, r *http.Request, sess *session) {
 	l := pickLang(r)
-	res, left := p.checkPIN(r, r.PostFormValue("pin"))
+	res, left, err := p.checkPIN(r, r.PostFormValue("pin"))
 	switch res {
 	case pinOK:
+	case pinError:
+		p.showProblem(w, r, http.StatusInternalServerError, "", err)
+		return
 	case pinLocked:
 		p.flashTo(w, r, sess, "/pairing", &flash{Error: true, Text: p.lockedText(l, left)})
 		return

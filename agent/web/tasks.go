@@ -186,7 +186,7 @@ func (p *Page) taskList(w http.ResponseWriter, r *http.Request, sess *session) {
 	f, ok := parseTaskFilter(r.URL.Query())
 	tasks, next, limit, scanned, err := p.findTasks(f)
 	if err != nil {
-		p.serverError(w, r, "list tasks", err)
+		p.serverError(w, r, "problem.tasks", err)
 		return
 	}
 	d := taskListData{Filter: f, States: spool.AllStates, Printers: p.printerNames(), Tasks: tasks, ScanLimit: limit, Scanned: scanned, BadTime: !ok}
@@ -236,6 +236,18 @@ type taskData struct {
 	Actions    map[string]bool
 	Action     string
 	Printers   []string
+	// Say is the headline for a manager; Bad marks a ticket that did not
+	// print.
+	Say string
+	Bad bool
+	// Tries counts the sends; Timeline numbers them the same way.
+	Tries       int
+	Timeline    []timelineEntry
+	TargetLabel string
+	// Where says where a reprint or retry prints (the confirm page);
+	// Failover names the printers whose tickets print on a backup now.
+	Where    string
+	Failover []string
 }
 
 // loadTask fetches the task named in the path, answering 404 itself.
@@ -248,7 +260,7 @@ func (p *Page) loadTask(w http.ResponseWriter, r *http.Request) *spool.Task {
 		return nil
 	}
 	if err != nil {
-		p.serverError(w, r, "read task", err)
+		p.serverError(w, r, "problem.task", err)
 		return nil
 	}
 	return t
@@ -262,7 +274,8 @@ func (p *Page) taskPage(w http.ResponseWriter, r *http.Request, sess *session) {
 	}
 	v := p.newView(r, sess, "tasks")
 	v.Title = v.L.T("task.title", t.TaskNo)
-	d := taskData{Task: t, Actions: map[string]bool{}}
+	d := taskData{Task: t, Actions: map[string]bool{}, Tries: tries(t), Timeline: timeline(t), TargetLabel: targetLabel(v.L, t.State)}
+	d.Say, d.Bad = taskSay(v.L, t, p.printerDetail(t.Lane()))
 	for _, a := range []string{actReprint, actRetry, actCancel} {
 		d.Actions[a] = allowed(a, t)
 	}
@@ -300,7 +313,22 @@ func (p *Page) confirmPage(w http.ResponseWriter, r *http.Request, sess *session
 		title = v.L.T("task.cancel")
 	}
 	v.Title = title + " · " + t.TaskNo
-	v.Data = taskData{Task: t, Action: action, Printers: p.printerNames()}
+	d := taskData{Task: t, Action: action, Printers: p.printerNames()}
+	// Say where it prints: a printer failed over sends what it gets to
+	// its backup until failback (DESIGN.md "Failover"), a reprint too.
+	for _, pr := range p.b.PrinterDetails() {
+		if pr.FailoverTo == "" {
+			continue
+		}
+		d.Failover = append(d.Failover, v.L.T("confirm.failover.note", pr.Name, pr.FailoverTo, pr.Name))
+		if action == actReprint && pr.Name == t.Printer {
+			d.Where = v.L.T("confirm.where.failover", pr.FailoverTo, pr.Name, pr.Name)
+		}
+	}
+	if action == actReprint && d.Where == "" {
+		d.Where = v.L.T("confirm.where", t.Printer)
+	}
+	v.Data = d
 	p.render(w, r, http.StatusOK, "confirm.html", v)
 }
 

@@ -21,6 +21,8 @@ var templateFuncs = template.FuncMap{
 	// tone is the CSS class of a printer, task, link or health state.
 	"tone": tone,
 	"join": strings.Join,
+	// tries counts a task's sends, as its page does.
+	"tries": tries,
 	// pct is done/total as a whole percentage.
 	"pct": func(done, total int) int {
 		if total <= 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"embed"
+	"fmt"
 	"html/template"
 	"io"
 	"io/fs"
@@ -280,12 +281,12 @@ func (p *Page) render(w http.ResponseWriter, r *http.Request, status int, name s
 func (p *Page) renderTemplate(w http.ResponseWriter, r *http.Request, status int, name, tmpl string, v any) {
 	t, ok := p.tmpl[name]
 	if !ok {
-		p.serverError(w, r, "no template "+name, nil)
+		p.serverError(w, r, "problem.render", fmt.Errorf("no template %s", name))
 		return
 	}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, tmpl, v); err != nil {
-		p.serverError(w, r, "render "+name, err)
+		p.serverError(w, r, "problem.render", fmt.Errorf("render %s: %w", name, err))
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -293,10 +294,10 @@ func (p *Page) renderTemplate(w http.ResponseWriter, r *http.Request, status int
 	_, _ = w.Write(buf.Bytes())
 }
 
-func (p *Page) serverError(w http.ResponseWriter, r *http.Request, what string, err error) {
-	p.log.LogAttrs(r.Context(), slog.LevelError, "manager page: "+what,
-		slog.String("path", r.URL.Path), slog.Any("err", err))
-	http.Error(w, "internal error; see the agent's log", http.StatusInternalServerError)
+// serverError answers 500 with the error page: whatID (a catalog id) says
+// what the page was doing, unless err has words of its own (a *Problem).
+func (p *Page) serverError(w http.ResponseWriter, r *http.Request, whatID string, err error) {
+	p.showProblem(w, r, http.StatusInternalServerError, whatID, err)
 }
 
 func (p *Page) notFound(w http.ResponseWriter, r *http.Request) {

@@ -105,6 +105,9 @@ type agentSetup struct {
 	// pin is set as the manager PIN before the agent starts; "" leaves
 	// the agent at its first run, with no PIN.
 	pin string
+	// printerLines are config lines added to a printer's [[printers]]
+	// table, by printer name.
+	printerLines map[string]string
 }
 
 // startPageAgent writes a config for the three emulated printers on
@@ -129,6 +132,7 @@ func (s *browserSuite) startPageAgent(t *testing.T, setup agentSetup) *pageAgent
 		if name == "kitchen" {
 			cfg.WriteString("backup = \"bar\"\n")
 		}
+		cfg.WriteString(setup.printerLines[name])
 	}
 	config := filepath.Join(dir, "printgate.toml")
 	if err := os.WriteFile(config, []byte(cfg.String()), 0o600); err != nil {
@@ -219,9 +223,9 @@ func (a *pageAgent) submitDoc(t *testing.T, taskNo, printer, timeout string, lin
 }
 
 // waitState waits until the API shows taskNo in state.
-func (a *pageAgent) waitState(t *testing.T, taskNo, state string) {
+func (a *pageAgent) waitState(t *testing.T, taskNo, state string) taskState {
 	t.Helper()
-	waitState(t, a.base, browserToken, taskNo, state)
+	return waitState(t, a.base, browserToken, taskNo, state)
 }
 
 // waitTicket waits until printer has cut a ticket holding every one of
@@ -455,5 +459,142 @@ func (b *tab) noHorizontalScroll(page string) {
 	if w.Scroll > w.Inner {
 		b.t.Errorf("%s scrolls sideways at %d px: it is %d px wide", page, w.Inner, w.Scroll)
 		b.screenshot("HSCROLL-" + strings.Trim(strings.ReplaceAll(page, "/", "_"), "_"))
+	}
+}
+
+// printerState waits until the API shows printer in state.
+func (a *pageAgent) printerState(t *testing.T, printer, state string) {
+	t.Helper()
+	deadline := time.Now().Add(browserStep)
+	var last string
+	for {
+		req, _ := http.NewRequest("GET", a.base+"/api/v1/printers", nil)
+		req.Header.Set("Authorization", "Bearer "+browserToken)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			var v struct {
+				Printers []struct {
+					Name, State string
+					FailoverTo  string `json:"failover_to"`
+				}
+			}
+			json.NewDecoder(resp.Body).Decode(&v)
+			resp.Body.Close()
+			for _, p := range v.Printers {
+				if p.Name == printer {
+					last = p.State + " failover_to=" + p.FailoverTo
+					if p.State == state || (strings.HasPrefix(state, "→") && p.FailoverTo == state[len("→"):]) {
+						return
+					}
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("printer %s never showed %s (last: %s)", printer, state, last)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// fullScreenshot saves the whole page, not only the viewport, as
+// NAME-WxH.png in the screenshots folder.
+func (b *tab) fullScreenshot(name string) string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, browserStep)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		b.t.Logf("screenshot %s: %v", name, err)
+		return ""
+	}
+	path := filepath.Join(b.s.shots, fmt.Sprintf("%s-%dx%d.png", name, b.w, b.h))
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		b.t.Logf("screenshot %s: %v", name, err)
+		return ""
+	}
+	b.t.Logf("screenshot %s", path)
+	return path
+}
+
+// layoutJS lists what breaks the page on a small screen: the page
+// scrolling sideways, an element reaching past the window's edges or
+// clipping its content sideways (a preview cut off with no sign it
+// scrolls), and a table cell, definition or badge narrower than a word it
+// holds (a column wrapped one letter per line), or any word broken across
+// lines. Words in .break, .taskno and .long elements (task numbers,
+// addresses, sentences naming a file) may break by design.
+const layoutJS = `(() => {
+  const out = [];
+  const W = window.innerWidth;
+  const se = document.scrollingElement;
+  if (se.scrollWidth > W) out.push("the page is " + se.scrollWidth + " px wide in a " + W + " px window");
+  const name = el => {
+    let s = el.tagName.toLowerCase();
+    if (el.id) s += "#" + el.id;
+    if (typeof el.className === "string" && el.className.trim()) s += "." + el.className.trim().split(/\s+/).join(".");
+    const txt = (el.innerText || "").trim().replace(/\s+/g, " ").slice(0, 50);
+    return s + (txt ? " (" + txt + ")" : "");
+  };
+  for (const el of document.body.querySelectorAll("*")) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) continue;
+    if (r.right > W + 0.5 || r.left < -0.5) out.push(name(el) + " reaches past the window: " + Math.round(r.left) + ".." + Math.round(r.right) + " of " + W + " px");
+    const cs = getComputedStyle(el);
+    if (cs.overflowX !== "visible" && el.scrollWidth > el.clientWidth + 1) out.push(name(el) + " clips its content sideways: " + el.scrollWidth + " px in " + el.clientWidth);
+  }
+  const canvas = document.createElement("canvas").getContext("2d");
+  for (const el of document.querySelectorAll("td, th, dd, .badge, button, .button")) {
+    if (el.getBoundingClientRect().width === 0) continue;
+    const cs = getComputedStyle(el);
+    const room = el.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+    const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      const host = n.parentElement;
+      if (host.closest(".break, .taskno, pre, code")) continue;
+      canvas.font = getComputedStyle(host).font;
+      for (const word of n.data.split(/[\s\u3000-\u9fff\uff00-\uffef]+/)) {
+        if (!word) continue;
+        const w = canvas.measureText(word).width;
+        if (w > room + 1) out.push(name(el) + " is " + Math.round(room) + " px wide, narrower than its word " + JSON.stringify(word) + " (" + Math.round(w) + " px)");
+      }
+    }
+  }
+  // A word split across two lines ("Pa / per out"), outside the places
+  // where long codes may break by design.
+  const body = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const range = document.createRange();
+  for (let n = body.nextNode(); n; n = body.nextNode()) {
+    const host = n.parentElement;
+    if (!host || host.closest(".break, .taskno, .long, pre, code, #preview, .log, select, script, style")) continue;
+    const re = /[^\s\u3000-\u9fff\uff00-\uffef\/-]{2,}/g;
+    for (let m = re.exec(n.data); m; m = re.exec(n.data)) {
+      range.setStart(n, m.index);
+      range.setEnd(n, m.index + m[0].length);
+      const tops = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+      if (tops.size > 1) out.push(name(host) + " breaks the word " + JSON.stringify(m[0]) + " across lines");
+    }
+  }
+  return [...new Set(out)].slice(0, 15);
+})()`
+
+// visibleTextJS is the text a person reads on the page, without the
+// parts that are not the page's own words: the ticket preview, commands
+// and config lines, log lines, the language switch and what is marked
+// translate="no" (a printer's own model string, the version).
+const visibleTextJS = `(() => {
+  const skip = [...document.querySelectorAll("#preview, pre, code, .cmd, #log-lines, .langs, select, input, [translate=no]")];
+  const was = skip.map(el => el.hidden);
+  skip.forEach(el => el.hidden = true);
+  const text = document.body.innerText;
+  skip.forEach((el, i) => el.hidden = was[i]);
+  return text;
+})()`
+
+// checkLayout fails the test for everything layoutJS finds on page.
+func (b *tab) checkLayout(page string) {
+	b.t.Helper()
+	b.waitJS("the preview fitted", `!document.getElementById("preview") || document.getElementById("preview").getAttribute("data-fitted") === "1"`)
+	if problems := eval[[]string](b, "layout", layoutJS); len(problems) > 0 {
+		shot := b.fullScreenshot("LAYOUT-" + strings.Trim(strings.ReplaceAll(page, "/", "_"), "_"))
+		b.t.Errorf("%s at %d px (screenshot %s):\n  %s", page, b.w, shot, strings.Join(problems, "\n  "))
 	}
 }

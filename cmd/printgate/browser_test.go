@@ -10,10 +10,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -43,6 +45,9 @@ func TestBrowser(t *testing.T) {
 		{"PostWithoutCSRFRefused", browserCSRF},
 		{"Chinese", browserChinese},
 		{"LayoutAndScreenshots", browserLayout},
+		{"TaskWords", browserTaskWords},
+		{"ReprintWhileFailbackPending", browserReprintWhileFailbackPending},
+		{"ErrorPage", browserErrorPage},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, s) })
 	}
@@ -361,52 +366,299 @@ func browserChinese(t *testing.T, s *browserSuite) {
 	}
 }
 
-// browserLayout: at 390 px no page scrolls sideways; screenshots of the
-// dashboard and a task page at 1280×800 and 390×844.
+// The tasks of the layout test: one of each kind a manager meets.
+const (
+	layoutPrinted  = "ORD20261130-0042_KITCHEN_v1" // printed on kitchen
+	layoutFailover = "ORD20261130-0043_KITCHEN_v1" // printed on bar, kitchen's backup
+	layoutPaperOut = "ORD20261130-0044_BAR_v1"     // waiting: bar is out of paper
+	layoutTimedOut = "ORD20261130-0045_FRONT_v1"   // NOT printed: front offline
+)
+
+// layoutAgent starts an agent and brings it to a store's bad hour:
+// kitchen failed over to bar and ready again with failback pending, bar
+// out of paper with a ticket waiting, front offline with a ticket timed
+// out, and a ticket printed on each of kitchen and bar.
+func layoutAgent(t *testing.T, s *browserSuite) *pageAgent {
+	a := s.startPageAgent(t, agentSetup{pin: browserPIN, printerLines: map[string]string{
+		"kitchen": "failover_after = \"1s\"\nfailback_after = \"1h\"\n",
+	}})
+	// A ticket as a POS sends it, so the previews show sizes,
+	// right-aligned quantities, a QR code and a barcode.
+	ticket := func(no string) []any {
+		return []any{
+			map[string]any{"text": "TABLE 12", "align": "center", "size": "2x2", "bold": true},
+			map[string]any{"text": "Kung pao chicken", "right": "x2"},
+			map[string]any{"text": "Fried rice, no egg", "right": "x1"},
+			map[string]any{"rule": "-"},
+			map[string]any{"qr": "https://example.com/o/42", "size": 4},
+			map[string]any{"barcode": "ORD20261130-0042", "type": "CODE128"},
+			map[string]any{"text": "TICKET " + no},
+			map[string]any{"cut": "partial"},
+		}
+	}
+	a.submitDoc(t, layoutPrinted, "kitchen", "", ticket(layoutPrinted))
+	a.waitState(t, layoutPrinted, "PRINTED")
+
+	// Kitchen's cover opens with a ticket waiting: after failover_after
+	// the ticket prints on bar with the FAILOVER banner. The cover closes:
+	// kitchen is ready, and failback waits an hour.
+	kitchen := a.printers["kitchen"]
+	if err := kitchen.SetFault(printertest.FaultCoverOpen, true); err != nil {
+		t.Fatal(err)
+	}
+	a.printerState(t, "kitchen", "COVER_OPEN")
+	a.submitDoc(t, layoutFailover, "kitchen", "60s", ticket(layoutFailover))
+	a.waitState(t, layoutFailover, "PRINTED")
+	a.waitTicket(t, "bar", "FAILOVER", "TICKET "+layoutFailover)
+	if err := kitchen.SetFault(printertest.FaultCoverOpen, false); err != nil {
+		t.Fatal(err)
+	}
+	a.printerState(t, "kitchen", "READY")
+	a.printerState(t, "kitchen", "→bar")
+
+	// Bar runs out of paper, and a ticket comes before the idle status
+	// poll (every 5 s) noticed: the health check before the job finds it,
+	// and the task waits with the printer's status bytes in its message,
+	// as in issue 26.
+	if err := a.printers["bar"].SetFault(printertest.FaultPaperOut, true); err != nil {
+		t.Fatal(err)
+	}
+	a.submitDoc(t, layoutPaperOut, "bar", "10m", ticket(layoutPaperOut))
+	a.printerState(t, "bar", "PAPER_OUT")
+	for deadline := time.Now().Add(browserStep); ; time.Sleep(50 * time.Millisecond) {
+		if st := a.waitState(t, layoutPaperOut, "QUEUED"); st.Reason == "PAPER_OUT" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s waits without reason PAPER_OUT: the status poll noticed the paper before the ticket came (a race the test lost; run it again)", layoutPaperOut)
+		}
+	}
+
+	if err := a.printers["front"].SetFault(printertest.FaultOffline, true); err != nil {
+		t.Fatal(err)
+	}
+	a.submitDoc(t, layoutTimedOut, "front", "2s", ticket(layoutTimedOut))
+	a.waitState(t, layoutTimedOut, "TIMED_OUT")
+	return a
+}
+
+// English codes that must never reach a person's eyes: task states,
+// reasons and printer states as the API spells them.
+var codeWord = regexp.MustCompile(`\b(?:[A-Z]{2,}(?:_[A-Z]+)+|READY|BUSY|OFFLINE|ERROR|HELD|QUEUED|SENDING|PRINTED|PARKED|FAILED|CANCELED|ACCEPTED|UNKNOWN|INVALID|RENDER)\b`)
+
+// latinWord finds the Latin words of a Chinese page; a word with a digit
+// is a task number, an address or a model, not a label.
+var latinWord = regexp.MustCompile(`[A-Za-z0-9][A-Za-z0-9._:/@-]*`)
+
+// zhAllowed are the Latin words a Chinese page may show: names (of the
+// product, the printers, config keys and commands) and acronyms.
+var zhAllowed = map[string]bool{
+	"printgate": true, "PIN": true, "POS": true, "ESC/POS": true, "QR": true, "USB": true, "TCP": true, "TLS": true,
+	"kitchen": true, "bar": true, "front": true, "failback_after": true, "listen": true, "url": true, "auth_url": true,
+	"pin": true, "set": true, "logs": true, "sudo": true, "chown": true, "EN": true, "cloud": true,
+}
+
+// checkWords fails the test for a state or reason code in the page's
+// visible text, and on a Chinese page for any English word that is not a
+// name.
+func (b *tab) checkWords(page, lang string) {
+	b.t.Helper()
+	text := eval[string](b, "visible text", visibleTextJS)
+	if codes := codeWord.FindAllString(text, -1); len(codes) > 0 {
+		b.t.Errorf("%s (%s) shows codes %q in its text:\n%s", page, lang, slices.Compact(codes), tail(text, 1500))
+	}
+	if lang != "zh-CN" {
+		return
+	}
+	var english []string
+	for _, w := range latinWord.FindAllString(text, -1) {
+		w = strings.TrimRight(w, ".:")
+		if zhAllowed[w] || strings.ContainsAny(w, "0123456789") || strings.HasPrefix(w, "http") || strings.HasPrefix(w, "/") {
+			continue
+		}
+		english = append(english, w)
+	}
+	if len(english) > 0 {
+		b.t.Errorf("%s in Chinese shows English words %q:\n%s", page, slices.Compact(english), tail(text, 1500))
+	}
+}
+
+// browserLayout (issue 26): every page, at 1280 and 390 px, in English
+// and Chinese, scrolls not sideways, clips nothing, keeps every word of a
+// table cell whole, and shows no English code (nor, in Chinese, any
+// English label). The screenshots of the dashboard, a paper-out task, a
+// timed-out task, a failover ticket and the task list are saved in both
+// languages at both sizes.
 func browserLayout(t *testing.T, s *browserSuite) {
-	a := s.startPageAgent(t, agentSetup{pin: browserPIN})
-	// A ticket as a POS sends it, so the screenshots show the paper
-	// preview with sizes, a QR code and a barcode.
-	a.submitDoc(t, "ORD20261130-0042_KITCHEN_v1", "kitchen", "", []any{
-		map[string]any{"text": "TABLE 12", "align": "center", "size": "2x2", "bold": true},
-		map[string]any{"text": "Kung pao chicken", "right": "x2"},
-		map[string]any{"text": "Fried rice, no egg", "right": "x1"},
-		map[string]any{"rule": "-"},
-		map[string]any{"qr": "https://example.com/o/42", "size": 4},
-		map[string]any{"barcode": "ORD20261130-0042", "type": "CODE128"},
-		map[string]any{"text": "TICKET ORD20261130-0042_KITCHEN_v1"},
-		map[string]any{"cut": "partial"},
-	})
-	a.waitState(t, "ORD20261130-0042_KITCHEN_v1", "PRINTED")
+	a := layoutAgent(t, s)
 	pages := []struct{ path, ready, shot string }{
 		{"/", `[data-printer="kitchen"]`, "dashboard"},
-		{"/tasks", `table#tasks`, ""},
-		{"/tasks/ORD20261130-0042_KITCHEN_v1", `[data-task-state]`, "task"},
+		{"/tasks", `table#tasks`, "tasks"},
+		{"/tasks/" + layoutPrinted, `[data-task-state]`, "task-printed"},
+		{"/tasks/" + layoutFailover, `[data-task-state]`, "task-failover"},
+		{"/tasks/" + layoutPaperOut, `[data-task-state]`, "task-paper-out"},
+		{"/tasks/" + layoutTimedOut, `[data-task-state]`, "task-timed-out"},
+		{"/tasks/" + layoutTimedOut + "/retry", `form#confirm`, ""},
+		{"/tasks/" + layoutPrinted + "/reprint", `form#confirm`, "reprint-confirm"},
 		{"/printers", `[data-printer="kitchen"]`, ""},
+		{"/pairing", `main`, ""},
 		{"/logs", `#log-lines`, ""},
 	}
 	for _, size := range []struct{ w, h int }{{1280, 800}, {390, 844}} {
 		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) {
 			b := s.openTab(t, a.base, size.w, size.h)
 			b.login(browserPIN)
-			for _, p := range pages {
-				b.open(p.path)
-				b.do(p.path, chromedp.WaitReady(chromedp.CSS(p.ready)))
-				if size.w == 390 {
-					b.noHorizontalScroll(p.path)
-				}
-				if p.shot == "task" {
-					// The QR code and the barcode are images the page's
-					// CSP must let through (data: URIs), drawn at a size.
-					b.waitJS("preview images loaded", `(() => { const im = [...document.querySelectorAll('#preview img')]; return im.length == 2 && im.every(i => i.complete && i.naturalWidth > 0); })()`)
-					if txt := eval[string](b, "preview text", `document.querySelector('#preview').innerText`); !strings.Contains(txt, "TABLE 12") || !strings.Contains(txt, "Kung pao chicken") {
-						t.Errorf("preview text %q lacks the ticket's lines", txt)
+			for _, lang := range []string{"en", "zh-CN"} {
+				b.open("/lang?to=" + lang + "&back=/")
+				for _, p := range pages {
+					b.open(p.path)
+					b.do(p.path, chromedp.WaitReady(chromedp.CSS(p.ready)))
+					if got := eval[string](b, "lang", `document.documentElement.lang`); got != lang {
+						t.Fatalf("%s is in %q, want %s", p.path, got, lang)
 					}
-				}
-				if p.shot != "" {
-					b.screenshot(p.shot)
+					b.checkLayout(p.path)
+					b.checkWords(p.path, lang)
+					if p.shot != "" {
+						b.fullScreenshot(p.shot + "-" + lang)
+					}
 				}
 			}
 		})
+	}
+}
+
+// browserErrorPage (issue 26): a PIN file the agent cannot read (a
+// directory in its place here: the tests run as root, who reads any
+// file) gives the login an error page in the page's own layout and
+// language, saying what is wrong and what to do, on a phone too.
+func browserErrorPage(t *testing.T, s *browserSuite) {
+	a := s.startPageAgent(t, agentSetup{pin: browserPIN})
+	pin := web.PINPath(a.dataDir)
+	if err := os.Rename(pin, pin+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(pin, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b := s.openTab(t, a.base, 390, 844)
+	for _, lang := range []string{"en", "zh-CN"} {
+		b.open("/lang?to=" + lang + "&back=/login")
+		b.do("the login form", chromedp.WaitVisible(chromedp.CSS("form#login")),
+			chromedp.SetValue(chromedp.CSS(`form#login input[name=pin]`), browserPIN))
+		b.clickAndWait(`form#login button[type=submit]`)
+		b.do("the error page", chromedp.WaitVisible(chromedp.CSS("#problem")))
+		text := eval[string](b, "the error page", `document.querySelector("#problem").innerText`)
+		for _, want := range map[string][]string{
+			"en":    {"cannot read the manager PIN file " + pin, "What to do:", "printgate pin set", "Logs page"},
+			"zh-CN": {"无法读取管理员 PIN 文件 " + pin, "处理方法：", "printgate pin set"},
+		}[lang] {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s: the error page lacks %q:\n%s", lang, want, text)
+			}
+		}
+		if strings.Contains(text, "internal error") || strings.Contains(text, "is a directory") {
+			t.Errorf("%s: the error page shows the raw error:\n%s", lang, text)
+		}
+		b.checkLayout("/login (error)")
+		b.checkWords("/login (error)", lang)
+		b.fullScreenshot("error-pin-unreadable-" + lang)
+	}
+}
+
+// browserTaskWords (issue 26): the task pages speak to a manager: a
+// paper-out wait says what to do and that the ticket prints by itself, a
+// timed-out ticket says it was NOT printed, the printer's status bytes
+// are behind the details toggle, Reprint and Retry each say when to use
+// them, the tries agree with the timeline, and a ticket printed on the
+// backup does not say it is printing.
+func browserTaskWords(t *testing.T, s *browserSuite) {
+	a := layoutAgent(t, s)
+	b := s.openTab(t, a.base, 1280, 800)
+	b.login(browserPIN)
+	say := `document.querySelector("#say").innerText`
+
+	b.open("/tasks/" + layoutPaperOut)
+	b.waitJS("the paper-out sentence", say+`.includes("Printer bar is out of paper. Load paper: 1 waiting ticket prints by itself.")`)
+	if !eval[bool](b, "details closed", `!!document.querySelector("details#details") && !document.querySelector("details#details").open`) {
+		b.fail("the technical details are not behind a closed toggle")
+	}
+	text := eval[string](b, "visible text", `document.body.innerText`)
+	if strings.Contains(text, "1=") || strings.Contains(text, "PAPER_OUT") {
+		t.Errorf("the status bytes or the code show before the toggle opens:\n%s", text)
+	}
+	b.do("open the details", chromedp.Click(chromedp.CSS("details#details summary")))
+	if d := eval[string](b, "details", `document.querySelector("details#details").innerText`); !strings.Contains(d, "PAPER_OUT") || !strings.Contains(d, "1=") {
+		t.Errorf("the details lack the reason code and the status bytes: %q", d)
+	}
+
+	b.open("/tasks/" + layoutTimedOut)
+	b.waitJS("the timed-out sentence", say+`.includes("NOT printed")`)
+	if got := eval[string](b, "say", say); !strings.Contains(got, "Reprint it, or tell the kitchen.") || !strings.Contains(got, "front") {
+		t.Errorf("timed out: %q", got)
+	}
+	for _, id := range []string{"retry", "reprint"} {
+		line := eval[string](b, id+" hint", `(document.querySelector("a#`+id+`").parentElement.querySelector(".muted") || {innerText: ""}).innerText`)
+		if len(line) < 20 {
+			t.Errorf("%s has no line saying when to use it: %q", id, line)
+		}
+	}
+	tries := eval[string](b, "tries", `document.querySelector('[data-field="tries"]').innerText`)
+	sends := eval[int](b, "sends", `document.querySelectorAll('#timeline li[data-state="SENDING"]').length`)
+	if tries != fmt.Sprint(sends) {
+		t.Errorf("Tries %s beside %d sends in the timeline", tries, sends)
+	}
+
+	b.open("/tasks/" + layoutFailover)
+	b.waitJS("printed", taskStateJS+` === "PRINTED"`)
+	text = eval[string](b, "visible text", `document.body.innerText`)
+	if strings.Contains(text, "Printing on") || !strings.Contains(text, "Printed on bar, the backup of kitchen.") {
+		t.Errorf("a ticket printed on the backup reads:\n%s", text)
+	}
+	if p := eval[string](b, "preview", `document.querySelector("#preview").innerText`); !strings.Contains(p, "FAILOVER") {
+		t.Errorf("the preview lacks the FAILOVER banner: %q", p)
+	}
+
+	// The dashboard: kitchen has a backup (not "Failover off"), bar's
+	// sentence says what to do, the Agent card lists what needs
+	// attention, the timed-out alert says NOT printed.
+	b.open("/")
+	b.waitJS("bar's sentence", `(document.querySelector('[data-printer="bar"] [data-field="say"]') || {innerText: ""}).innerText.includes("Load paper")`)
+	kitchen := eval[string](b, "kitchen", `document.querySelector('[data-printer="kitchen"]').innerText`)
+	if !strings.Contains(kitchen, "bar") || strings.Contains(kitchen, "off") {
+		t.Errorf("kitchen's card: %q", kitchen)
+	}
+	agent := eval[string](b, "agent card", `document.querySelector("#health").innerText`)
+	if !strings.Contains(agent, layoutTimedOut) || !strings.Contains(agent, "NOT printed") {
+		t.Errorf("the Agent card does not list the timed-out ticket: %q", agent)
+	}
+	alerts := eval[string](b, "alerts", `document.querySelector("#alerts").innerText`)
+	if !strings.Contains(alerts, "Task "+layoutTimedOut+" was NOT printed") {
+		t.Errorf("the alerts: %q", alerts)
+	}
+}
+
+// browserReprintWhileFailbackPending (issue 26): kitchen failed over to
+// bar and is ready again, failback pending. A reprint of a kitchen ticket
+// prints on bar (tickets keep to the backup until failback, DESIGN.md
+// "Failover"), and the confirm page says so before the manager confirms,
+// naming failback_after.
+func browserReprintWhileFailbackPending(t *testing.T, s *browserSuite) {
+	a := layoutAgent(t, s)
+	if err := a.printers["bar"].SetFault(printertest.FaultPaperOut, false); err != nil {
+		t.Fatal(err)
+	}
+	a.printerState(t, "bar", "READY")
+	b := s.openTab(t, a.base, 390, 844)
+	b.login(browserPIN)
+	b.open("/tasks/" + layoutPrinted + "/reprint")
+	where := eval[string](b, "where", `(document.querySelector("#where") || {innerText: ""}).innerText`)
+	if !strings.Contains(where, "It prints on bar, marked FAILOVER, not on kitchen") || !strings.Contains(where, "failback_after") {
+		t.Fatalf("the reprint's confirm page says %q", where)
+	}
+	kitchenBefore := len(a.printers["kitchen"].Tickets())
+	b.clickAndWait(`form#confirm button[type=submit]`)
+	a.waitTicket(t, "bar", "REPRINT", "FAILOVER", "TICKET "+layoutPrinted)
+	if n := len(a.printers["kitchen"].Tickets()); n != kitchenBefore {
+		t.Errorf("kitchen printed %d tickets; the page said bar", n-kitchenBefore)
 	}
 }

@@ -102,6 +102,28 @@
     ses.addEventListener('error', function () { ses.close(); });
   }
 
+  // Ticket preview: zoom the paper sheet down to the width there is, so a
+  // phone shows the whole ticket (right-aligned quantities, banners)
+  // instead of clipping it. zoom, unlike a transform, shrinks the layout
+  // box too.
+  var preview = document.getElementById('preview');
+  if (preview) {
+    var fit = function () {
+      preview.querySelectorAll('.paper').forEach(function (sheet) {
+        sheet.style.zoom = '';
+        var room = preview.clientWidth - 8;
+        var need = sheet.offsetWidth;
+        if (need > room && room > 0) {
+          sheet.style.zoom = String(Math.floor(room / need * 1000) / 1000);
+          sheet.classList.add('fitted');
+        }
+      });
+      preview.setAttribute('data-fitted', '1');
+    };
+    fit();
+    window.addEventListener('resize', debounce(fit, 100));
+  }
+
   // Logs: a live tail; changing a filter reconnects.
   var logBox = document.getElementById('log-lines');
   if (logBox) {
