@@ -6,10 +6,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
-	"os"
-	"os/user"
+	"printgate/internal/fileowner"
 	"runtime"
-	"strconv"
 )
 
 // Problem is an error a person can act on: what went wrong and what to
@@ -82,10 +80,12 @@ func pinReadProblem(dataDir string, err error) *Problem {
 	if !errors.Is(err, fs.ErrPermission) {
 		return &Problem{What: "problem.pin.read", Fix: "problem.pin.read.fix", Args: []any{path}, Command: pinCommand, Err: err}
 	}
-	account := runAs()
-	pr := &Problem{What: "problem.pin.denied", Fix: "problem.pin.denied.fix", Args: []any{path}, FixArgs: []any{account}, Err: err}
+	acc := fileowner.Current()
+	// The same command the CLI and doctor give (fileowner.ChownFix), so a
+	// support engineer reads one fix wherever the problem shows.
+	pr := &Problem{What: "problem.pin.denied", Fix: "problem.pin.denied.fix", Args: []any{path}, FixArgs: []any{acc.User}, Err: err}
 	if runtime.GOOS != "windows" {
-		pr.Command = "sudo chown " + account + " " + path
+		pr.Command = fileowner.ChownFix(path, acc)
 	}
 	return pr
 }
@@ -118,21 +118,6 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
-}
-
-// runAs names the account this process runs as (its effective uid, what
-// file access is checked against), for the command that hands it a file.
-func runAs() string {
-	if id := os.Geteuid(); id >= 0 {
-		if u, err := user.LookupId(strconv.Itoa(id)); err == nil && u.Username != "" {
-			return u.Username
-		}
-		return strconv.Itoa(id)
-	}
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		return u.Username
-	}
-	return "the account the agent runs as"
 }
 
 // problemCatalog holds the error page's sentences; init merges it into
