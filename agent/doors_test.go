@@ -286,6 +286,9 @@ func TestQuotaRefusalSpendsNoRate(t *testing.T) {
 	if err := h.p["k"].SetFault(printertest.FaultPaperOut, false); err != nil {
 		t.Fatal(err)
 	}
+	// The idle poll runs on the fake clock, which stands still: the lane
+	// hears of the paper through Refresh, as after a poll.
+	h.a.Refresh("k")
 	h.waitUntil("Q1 and Q2 printed", func() bool { return h.inState(spool.StatePrinted, "Q1", "Q2") })
 	h.submit("AFTER", "k", payload)
 }

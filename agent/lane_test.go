@@ -95,6 +95,22 @@ func TestPaperOutSpendsNoAttempt(t *testing.T) {
 	}
 }
 
+// TestQueuedBehindKnownPaperOutSaysWhy ensures a task that arrives after
+// the lane already knows its printer is out of paper (the idle poll
+// noticed first, not the health check before a job) waits with reason
+// PAPER_OUT, so the page and the API say why it waits either way.
+func TestQueuedBehindKnownPaperOutSaysWhy(t *testing.T) {
+	h := newHarness(t, []printerSpec{{name: "k", model: printertest.ModelEpson}}, "")
+	h.p["k"].SetFault(printertest.FaultPaperOut, true)
+	h.a.Refresh("k")
+	h.waitPrinter("k", "PAPER_OUT")
+	h.submit("LATE_v1", "k")
+	task := h.waitTask("LATE_v1", spool.StateQueued)
+	if task.Reason != spool.ReasonPaperOut || task.Attempts != 0 {
+		t.Errorf("a task queued behind a printer known to be out of paper: reason %q attempts %d, want %s and 0", task.Reason, task.Attempts, spool.ReasonPaperOut)
+	}
+}
+
 // TestOfflineParksAndResumes ensures an offline printer's tasks are PARKED
 // (persisted) and print in order once it is back.
 func TestOfflineParksAndResumes(t *testing.T) {

@@ -104,6 +104,18 @@ func (l *lane) detach(e *entry) {
 	}
 }
 
+// waitReason is the reason a task queued now waits with: the printer's
+// state when the lane already knows it cannot print (paper out, cover
+// open, an error, busy), so the task says why it waits whether the idle
+// poll or the health check before a job noticed first; none otherwise.
+func (l *lane) waitReason() string {
+	switch l.state {
+	case escpos.StatePaperOut, escpos.StateCoverOpen, escpos.StateError, escpos.StateBusy:
+		return string(l.state)
+	}
+	return ""
+}
+
 // flush records the tasks collected in this inbox round: accepted tasks to
 // QUEUED or PARKED and expired deadlines to TIMED_OUT (flushExpiring), each
 // group in one transaction. A lane receiving thousands of tasks while its printer is
@@ -113,7 +125,7 @@ func (l *lane) detach(e *entry) {
 func (l *lane) flush() {
 	if q := l.toQueue; len(q) > 0 {
 		l.toQueue = nil
-		moved, kept := l.moveAll(q, spool.StateQueued, spool.Change{})
+		moved, kept := l.moveAll(q, spool.StateQueued, spool.Change{Reason: l.waitReason()})
 		for _, e := range append(moved, kept...) {
 			l.queue.push(e)
 		}

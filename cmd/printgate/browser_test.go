@@ -416,10 +416,11 @@ func layoutAgent(t *testing.T, s *browserSuite) *pageAgent {
 	a.printerState(t, "kitchen", "READY")
 	a.printerState(t, "kitchen", "→bar")
 
-	// Bar runs out of paper, and a ticket comes before the idle status
-	// poll (every 5 s) noticed: the health check before the job finds it,
-	// and the task waits with the printer's status bytes in its message,
-	// as in issue 26.
+	// Bar runs out of paper and a ticket comes: the health check before
+	// the job finds it and the task waits with the printer's status bytes
+	// in its message, as in issue 26. Should the idle status poll (every
+	// 5 s) notice first, the task still waits with reason PAPER_OUT (the
+	// lane queues it with the state it knows), only without the bytes.
 	if err := a.printers["bar"].SetFault(printertest.FaultPaperOut, true); err != nil {
 		t.Fatal(err)
 	}
@@ -430,7 +431,7 @@ func layoutAgent(t *testing.T, s *browserSuite) *pageAgent {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s waits without reason PAPER_OUT: the status poll noticed the paper before the ticket came (a race the test lost; run it again)", layoutPaperOut)
+			t.Fatalf("%s waits without reason PAPER_OUT", layoutPaperOut)
 		}
 	}
 
