@@ -12,10 +12,10 @@ import (
 
 // TestMain fails the package's tests if any goroutine outlives them: every
 // goroutine has an owner that stops it (DESIGN.md "Invariants" 6); and if
-// an answer read through http.DefaultTransport is not one docs/openapi.yaml
+// an answer read through http.DefaultClient is not one docs/openapi.yaml
 // describes (in-process answers are checked by checkAnswer).
 func TestMain(m *testing.M) {
-	v, err := apispec.CheckDefaultTransport()
+	v, err := apispec.CheckDefaultClient()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)

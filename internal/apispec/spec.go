@@ -264,17 +264,19 @@ func (v *Violations) Err() error {
 	return errors.Join(v.errs...)
 }
 
-// CheckDefaultTransport makes http.DefaultTransport (so http.Get and
-// http.DefaultClient) check every answer of the API against the
+// CheckDefaultClient makes http.DefaultClient (so http.Get and
+// http.DefaultClient.Do) check every answer of the API against the
 // description, for a TestMain: the returned Violations holds what failed,
-// which the TestMain reports and fails the run with after m.Run.
-func CheckDefaultTransport() (*Violations, error) {
+// which the TestMain reports and fails the run with after m.Run. It leaves
+// http.DefaultTransport alone: code under test clones it as an
+// *http.Transport.
+func CheckDefaultClient() (*Violations, error) {
 	s, err := Load()
 	if err != nil {
 		return nil, err
 	}
 	v := &Violations{}
-	http.DefaultTransport = s.Transport(http.DefaultTransport, v.Add)
+	http.DefaultClient.Transport = s.Transport(http.DefaultClient.Transport, v.Add)
 	return v, nil
 }
 
@@ -299,4 +301,14 @@ func (w wrapped) Run() int {
 		}
 	}
 	return code
+}
+
+// ValidateSchema validates v (decoded JSON) against the description's
+// components.schemas[name], as JSON Schema 2020-12.
+func (s *Spec) ValidateSchema(name string, v any) error {
+	ref := s.doc.Components.Schemas[name]
+	if ref == nil || ref.Value == nil {
+		return fmt.Errorf("%s has no components.schemas.%s", YAMLPath, name)
+	}
+	return ref.Value.VisitJSON(v, openapi3.EnableJSONSchema2020())
 }
