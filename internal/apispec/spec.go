@@ -20,6 +20,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -65,6 +67,8 @@ type Spec struct {
 	// errorSchema is components.schemas.Error, which answers outside any
 	// operation (unknown paths and methods) must match.
 	errorSchema *openapi3.Schema
+	// checked counts the answers Check looked at, for the -v summary.
+	checked atomic.Int64
 }
 
 var (
@@ -123,13 +127,33 @@ func Covered(path string) bool {
 // path, a method a path does not serve) may get, by status: the code each
 // must carry. PROTOCOL.md §3 and the description's info say so.
 var fallback = map[int]string{
-	http.StatusUnauthorized:                "unauthorized",
-	http.StatusForbidden:                   "cross_origin",
-	http.StatusNotFound:                    "not_found",
-	http.StatusMethodNotAllowed:            "method_not_allowed",
-	http.StatusMisdirectedRequest:          "misdirected_request",
-	http.StatusTooManyRequests:             "too_many_requests",
-	http.StatusRequestHeaderFieldsTooLarge: "",
+	http.StatusUnauthorized:       "unauthorized",
+	http.StatusForbidden:          "cross_origin",
+	http.StatusNotFound:           "not_found",
+	http.StatusMethodNotAllowed:   "method_not_allowed",
+	http.StatusMisdirectedRequest: "misdirected_request",
+	http.StatusTooManyRequests:    "too_many_requests",
+}
+
+// serverAnswers are the plain-text answers net/http's server writes itself,
+// before any handler of the agent runs (the description's info names
+// them): by status, the start of the body.
+var serverAnswers = map[int][]string{
+	http.StatusBadRequest:                  {"Client sent an HTTP request to an HTTPS server.", "400 Bad Request"},
+	http.StatusRequestHeaderFieldsTooLarge: {"431 Request Header Fields Too Large"},
+}
+
+// fromServer reports whether an answer is one of serverAnswers.
+func fromServer(status int, header http.Header, body []byte) bool {
+	if ct := header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "text/plain") {
+		return false
+	}
+	for _, prefix := range serverAnswers[status] {
+		if bytes.HasPrefix(body, []byte(prefix)) {
+			return true
+		}
+	}
+	return false
 }
 
 // Check validates one answer to req against the description: its status
@@ -140,6 +164,10 @@ var fallback = map[int]string{
 // error. HEAD answers have no body to check.
 func (s *Spec) Check(req *http.Request, status int, header http.Header, body []byte) error {
 	if !Covered(req.URL.Path) || req.Method == http.MethodHead {
+		return nil
+	}
+	s.checked.Add(1)
+	if fromServer(status, header, body) {
 		return nil
 	}
 	what := fmt.Sprintf("%s %s answered %d", req.Method, req.URL.Path, status)
@@ -179,9 +207,6 @@ func (s *Spec) checkFallback(status int, header http.Header, body []byte) error 
 	code, ok := fallback[status]
 	if !ok {
 		return fmt.Errorf("status %d is not one a request outside the operations can get", status)
-	}
-	if code == "" {
-		return nil // net/http's own answer, before any handler
 	}
 	var v any
 	if err := json.Unmarshal(body, &v); err != nil {
@@ -294,6 +319,9 @@ type wrapped struct {
 
 func (w wrapped) Run() int {
 	code := w.m.Run()
+	if s, err := Load(); err == nil && testing.Verbose() {
+		fmt.Fprintf(os.Stderr, "apispec: %d answers checked against %s\n", s.checked.Load(), YAMLPath)
+	}
 	if err := w.v.Err(); err != nil {
 		fmt.Fprintf(os.Stderr, "answers of the API that %s does not describe:\n%v\n", YAMLPath, err)
 		if code == 0 {
@@ -311,4 +339,55 @@ func (s *Spec) ValidateSchema(name string, v any) error {
 		return fmt.Errorf("%s has no components.schemas.%s", YAMLPath, name)
 	}
 	return ref.Value.VisitJSON(v, openapi3.EnableJSONSchema2020())
+}
+
+// Handler wraps next so that every answer it writes is checked with Check
+// once the handler returns; report (a test's t.Error) gets each violation.
+// A follow of the log tail is not checked: it streams.
+func (s *Spec) Handler(next http.Handler, report func(error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/v1/logs" && r.URL.Query().Get("follow") != "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rec := &recorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		if err := s.Check(r, rec.status(), w.Header(), rec.body.Bytes()); err != nil {
+			report(err)
+		}
+	})
+}
+
+// recorder keeps a copy of what a handler writes, up to maxChecked.
+type recorder struct {
+	http.ResponseWriter
+	code int
+	body bytes.Buffer
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.code == 0 {
+		r.code = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	if r.code == 0 {
+		r.code = http.StatusOK
+	}
+	if r.body.Len() < maxChecked {
+		r.body.Write(p)
+	}
+	return r.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the writer underneath.
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+func (r *recorder) status() int {
+	if r.code == 0 {
+		return http.StatusOK
+	}
+	return r.code
 }
