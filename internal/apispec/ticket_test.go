@@ -199,3 +199,42 @@ func TestWrongTicketDocumentsRefusedByBoth(t *testing.T) {
 		}
 	}
 }
+
+// TestProtocolAnswerExamples: the answer examples of PROTOCOL.md that are
+// whole JSON (the reload result) validate against the description's
+// schema for them, so the prose shows what the agent sends.
+func TestProtocolAnswerExamples(t *testing.T) {
+	root, err := apispec.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	proto, err := os.ReadFile(filepath.Join(root, "docs/PROTOCOL.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := apispec.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The key that tells which answer a block shows.
+	schemaOf := map[string]string{"applied": "ReloadResult"}
+	n := 0
+	for _, m := range regexp.MustCompile("(?s)```json\n(.*?)```").FindAllSubmatch(proto, -1) {
+		var top map[string]json.RawMessage
+		if json.Unmarshal(m[1], &top) != nil {
+			continue
+		}
+		for key, schema := range schemaOf {
+			if top[key] == nil {
+				continue
+			}
+			n++
+			if err := spec.ValidateSchema(schema, decode(t, m[1])); err != nil {
+				t.Errorf("PROTOCOL.md's %s example does not validate: %v\n%s", schema, err, m[1])
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("found no answer example in PROTOCOL.md")
+	}
+}
