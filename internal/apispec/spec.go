@@ -69,6 +69,9 @@ type Spec struct {
 	errorSchema *openapi3.Schema
 	// checked counts the answers Check looked at, for the -v summary.
 	checked atomic.Int64
+	// seen are the documented answers ("GET /healthz 200") Check saw.
+	seenMu sync.Mutex
+	seen   map[string]bool
 }
 
 var (
@@ -182,6 +185,12 @@ func (s *Spec) Check(req *http.Request, status int, header http.Header, body []b
 		}
 		return nil
 	}
+	s.seenMu.Lock()
+	if s.seen == nil {
+		s.seen = map[string]bool{}
+	}
+	s.seen[fmt.Sprintf("%s %s %d", route.Method, route.Path, status)] = true
+	s.seenMu.Unlock()
 	in := &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: &openapi3filter.RequestValidationInput{
 			Request:    r,
@@ -319,8 +328,15 @@ type wrapped struct {
 
 func (w wrapped) Run() int {
 	code := w.m.Run()
-	if s, err := Load(); err == nil && testing.Verbose() {
-		fmt.Fprintf(os.Stderr, "apispec: %d answers checked against %s\n", s.checked.Load(), YAMLPath)
+	if s, err := Load(); err == nil {
+		if testing.Verbose() || os.Getenv("APISPEC_SEEN") != "" {
+			fmt.Fprintf(os.Stderr, "apispec: %d answers checked against %s\n", s.checked.Load(), YAMLPath)
+		}
+		// APISPEC_SEEN names a file that collects, over several test
+		// runs, which documented answers some test produced.
+		if path := os.Getenv("APISPEC_SEEN"); path != "" {
+			s.appendSeen(path)
+		}
 	}
 	if err := w.v.Err(); err != nil {
 		fmt.Fprintf(os.Stderr, "answers of the API that %s does not describe:\n%v\n", YAMLPath, err)
@@ -390,4 +406,34 @@ func (r *recorder) status() int {
 		return http.StatusOK
 	}
 	return r.code
+}
+
+// appendSeen adds the documented answers Check saw to the file at path,
+// one a line.
+func (s *Spec) appendSeen(path string) {
+	s.seenMu.Lock()
+	defer s.seenMu.Unlock()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "apispec:", err)
+		return
+	}
+	defer f.Close()
+	for k := range s.seen {
+		fmt.Fprintln(f, k)
+	}
+}
+
+// Documented lists every answer the description names, as
+// "METHOD /path status", for comparing with what the tests saw.
+func (s *Spec) Documented() []string {
+	var out []string
+	for path, item := range s.doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			for status := range op.Responses.Map() {
+				out = append(out, method+" "+path+" "+status)
+			}
+		}
+	}
+	return out
 }
