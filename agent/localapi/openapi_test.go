@@ -3,7 +3,13 @@ package localapi_test
 import (
 	"bytes"
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"printgate/agent/localapi"
@@ -47,5 +53,76 @@ func TestOpenAPIServedWithoutToken(t *testing.T) {
 	}
 	if a := c.do(http.MethodPost, localapi.OpenAPIPath, ""); a.status != http.StatusMethodNotAllowed || a.header.Get("Allow") != "GET, HEAD" {
 		t.Errorf("POST %s: %d Allow %q, want 405 GET, HEAD", localapi.OpenAPIPath, a.status, a.header.Get("Allow"))
+	}
+}
+
+// TestOpenAPIListsEveryErrorCode: the description's ErrorCode enum is
+// exactly the codes the agent's code defines (every string constant named
+// Code... in agent/api and in this package), so a new code cannot ship
+// undocumented, nor a documented one linger after its removal.
+func TestOpenAPIListsEveryErrorCode(t *testing.T) {
+	var doc struct {
+		Components struct {
+			Schemas struct {
+				ErrorCode struct {
+					Enum []string `json:"enum"`
+				} `json:"ErrorCode"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(localapi.OpenAPI(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]bool{}
+	for _, c := range doc.Components.Schemas.ErrorCode.Enum {
+		documented[c] = true
+	}
+	defined := map[string]string{}
+	fset := token.NewFileSet()
+	for _, dir := range []string{"../api", "."} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range files {
+			if strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, name, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range f.Decls {
+				g, ok := d.(*ast.GenDecl)
+				if !ok || g.Tok != token.CONST {
+					continue
+				}
+				for _, spec := range g.Specs {
+					vs := spec.(*ast.ValueSpec)
+					for i, id := range vs.Names {
+						if !strings.HasPrefix(id.Name, "Code") || i >= len(vs.Values) {
+							continue
+						}
+						if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+							v, _ := strconv.Unquote(lit.Value)
+							defined[v] = fset.Position(id.Pos()).String()
+						}
+					}
+				}
+			}
+		}
+	}
+	if len(defined) < 20 {
+		t.Fatalf("found only %d error codes in the code: %v", len(defined), defined)
+	}
+	for c, where := range defined {
+		if !documented[c] {
+			t.Errorf("error code %q (%s) is not in docs/openapi.yaml's ErrorCode", c, where)
+		}
+	}
+	for c := range documented {
+		if _, ok := defined[c]; !ok {
+			t.Errorf("docs/openapi.yaml's ErrorCode lists %q, which no Code constant defines", c)
+		}
 	}
 }
