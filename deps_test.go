@@ -92,7 +92,8 @@ var testDoubles = map[string][]string{
 // banned are packages the release binary must not link at all: the
 // testing machinery and test-only dependencies. A trailing "/" bans the
 // path's whole tree.
-var banned = []string{"testing", "net/http/httptest", "github.com/chromedp/", "pgregory.net/rapid", "go.uber.org/goleak"}
+var banned = []string{"testing", "net/http/httptest", "github.com/chromedp/", "pgregory.net/rapid", "go.uber.org/goleak",
+	"github.com/getkin/", "github.com/santhosh-tekuri/", "go.yaml.in/yaml/", "printgate/internal/apispec"}
 
 // listed is what `go list -json` says of one package.
 type listed struct {

@@ -11,6 +11,7 @@ import (
 
 	"printgate/agent/localapi"
 	"printgate/drivers/printertest"
+	"printgate/internal/apispec"
 	"printgate/spool"
 	"printgate/sync/cloudtest"
 	"printgate/sync/pair"
@@ -58,7 +59,11 @@ func TestResendAfterReloadIsDuplicateHTTP(t *testing.T) {
 	}
 	r1 := `{"task_no":"R1_v1","printer":"bar","payload":"` + base64.StdEncoding.EncodeToString([]byte("R1\n")) + `"}`
 	h := movedToBackup(t, "", func(h *harness) {
-		api = localapi.New(h.a, localapi.Options{Token: token})
+		spec, err := apispec.Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		api = spec.Handler(localapi.New(h.a, localapi.Options{Token: token}), func(err error) { t.Error(err) })
 		if rec := post(r1); rec.Code != http.StatusAccepted {
 			t.Fatalf("first submit: %d %s", rec.Code, rec.Body)
 		}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"printgate/internal/apispec"
 	"printgate/internal/proctest"
 	"strings"
 	"syscall"
@@ -35,7 +36,15 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(2)
 	}
-	code := m.Run()
+	// Answers read through http.DefaultClient are held to
+	// docs/openapi.yaml too (Agent.do checks its own).
+	v, err := apispec.CheckDefaultClient()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hostile:", err)
+		os.RemoveAll(dir)
+		os.Exit(2)
+	}
+	code := v.Wrap(m).Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -230,6 +239,15 @@ func (a *Agent) do(t *testing.T, method, path string, body string, header map[st
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	// Whatever the attack, the API answers only as docs/openapi.yaml
+	// describes: a refusal too has a documented status and code.
+	spec, err := apispec.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := spec.Check(req, resp.StatusCode, resp.Header, b); err != nil {
+		t.Error(err)
+	}
 	return resp.StatusCode, string(b), resp.Header
 }
 

@@ -1,9 +1,13 @@
 package daemon
 
 import (
+	"fmt"
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"printgate/internal/apispec"
 )
 
 // TestMain fails the package's tests if any goroutine outlives them:
@@ -12,5 +16,12 @@ import (
 func TestMain(m *testing.M) {
 	// lumberjack's mill goroutine outlives Close by design (one per log
 	// file for the life of the process; natefinch/lumberjack#56).
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("gopkg.in/natefinch/lumberjack%2ev2.(*Logger).millRun"))
+	// Every answer of the daemon's API the tests read through
+	// http.DefaultClient must be one docs/openapi.yaml describes.
+	v, err := apispec.CheckDefaultClient()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	goleak.VerifyTestMain(v.Wrap(m), goleak.IgnoreTopFunction("gopkg.in/natefinch/lumberjack%2ev2.(*Logger).millRun"))
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"printgate/internal/apispec"
 )
 
 // fakeClock is a clock tests move by hand.
@@ -20,6 +22,7 @@ func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
 
 // rig is a Guard in front of a handler that counts what reaches it.
 type rig struct {
+	t      *testing.T
 	g      *Guard
 	clock  *fakeClock
 	logs   *bytes.Buffer
@@ -33,7 +36,7 @@ func newRig(t *testing.T, listen string, names ...string) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{clock: &fakeClock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}, logs: &bytes.Buffer{}}
+	r := &rig{t: t, clock: &fakeClock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}, logs: &bytes.Buffer{}}
 	r.addrs = []net.Addr{
 		&net.IPNet{IP: net.ParseIP("127.0.0.1"), Mask: net.CIDRMask(8, 32)},
 		&net.IPNet{IP: net.ParseIP("192.168.1.10"), Mask: net.CIDRMask(24, 32)},
@@ -63,6 +66,17 @@ func (r *rig) send(method, path, host string, header map[string]string) *httptes
 	}
 	w := httptest.NewRecorder()
 	r.g.ServeHTTP(w, req)
+	// A refusal on the API's paths is the API's answer: one
+	// docs/openapi.yaml describes (the 204 of the rig's handler is not).
+	if w.Code == http.StatusMisdirectedRequest || w.Code == http.StatusForbidden {
+		spec, err := apispec.Load()
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		if err := spec.Check(req, w.Code, w.Header(), w.Body.Bytes()); err != nil {
+			r.t.Error(err)
+		}
+	}
 	return w
 }
 

@@ -48,7 +48,7 @@ func TestTokenTrimmedOverTheWire(t *testing.T) {
 	srv := newLoopbackServer(t, localapi.New(newFake(), localapi.Options{Token: "tok "}))
 	req, _ := http.NewRequest("GET", srv.URL+"/api/v1/printers", nil)
 	req.Header.Set("Authorization", "Bearer tok ")
-	resp, err := srv.Client().Do(req)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"printgate/agent/localapi"
+	"printgate/internal/apispec"
 )
 
 const testToken = "s3cret-api-token-for-tests"
@@ -98,10 +99,19 @@ func (c *client) send(req *http.Request) answer {
 
 var codeShape = regexp.MustCompile(`^[a-z_]+$`)
 
-// checkAnswer asserts the invariants of every answer.
+// checkAnswer asserts the invariants of every answer, and that the
+// answer is one docs/openapi.yaml describes: its status, headers and body,
+// with no field, status or error code the description does not name.
 func checkAnswer(t *testing.T, req *http.Request, a answer) {
 	t.Helper()
 	what := req.Method + " " + req.URL.Path
+	spec, err := apispec.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := spec.Check(req, a.status, a.header, a.body); err != nil {
+		t.Error(err)
+	}
 	for _, secret := range []string{testToken, string(secretPayload), base64.StdEncoding.EncodeToString(secretPayload), "SECRET-MARKER"} {
 		if bytes.Contains(a.body, []byte(secret)) {
 			t.Errorf("%s: answer body contains a secret (%.12q...): %s", what, secret, a.body)

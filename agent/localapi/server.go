@@ -110,6 +110,7 @@ func New(b Backend, opts Options) http.Handler {
 	s.route("/api/v1/printers", true, map[string]http.HandlerFunc{http.MethodGet: s.printers})
 	s.route("/api/v1/reload", true, map[string]http.HandlerFunc{http.MethodPost: s.reload})
 	s.route("/api/v1/logs", true, map[string]http.HandlerFunc{http.MethodGet: s.logs})
+	s.route(OpenAPIPath, false, map[string]http.HandlerFunc{http.MethodGet: serveOpenAPI})
 	s.route("/healthz", false, map[string]http.HandlerFunc{http.MethodGet: s.healthz})
 	s.route("/metrics", false, map[string]http.HandlerFunc{http.MethodGet: s.serveMetrics})
 	// Unknown paths under /api/ ask for the token first, so the route list

@@ -301,7 +301,9 @@ func apiGet(t *testing.T, base, path string) []byte {
 	t.Helper()
 	req, _ := http.NewRequest("GET", base+path, nil)
 	req.Header.Set("Authorization", "Bearer "+rawToken)
-	client := &http.Client{Timeout: 10 * time.Second}
+	// DefaultClient's transport checks the answer against
+	// docs/openapi.yaml (TestMain).
+	client := &http.Client{Timeout: 10 * time.Second, Transport: http.DefaultClient.Transport}
 	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatalf("GET %s: %v", path, err)

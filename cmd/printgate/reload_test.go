@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -95,6 +96,11 @@ func TestReloadRealBinary(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("reload without a token: HTTP %d", resp.StatusCode)
 	}
+	// With it, the bad file is answered 422 config_invalid with its errors
+	// (the shape is docs/openapi.yaml's, checked by TestMain's transport).
+	if code, body := reloadAPI(t, base, token); code != http.StatusUnprocessableEntity || !strings.Contains(body, "config_invalid") || !strings.Contains(body, "nowhere") {
+		t.Fatalf("reload of a bad file through the API: HTTP %d %s", code, body)
+	}
 
 	// `printgate reload` prints the errors of a bad file and exits 1.
 	var out, errOut bytes.Buffer
@@ -110,6 +116,10 @@ func TestReloadRealBinary(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "added:   c") || !strings.Contains(out.String(), "removed: b") {
 		t.Errorf("printgate reload said:\n%s", out.String())
+	}
+	// The API's reload of the same good file applies it, changing nothing.
+	if code, body := reloadAPI(t, base, token); code != http.StatusOK || !strings.Contains(body, `"applied":true`) {
+		t.Fatalf("reload through the API: HTTP %d %s", code, body)
 	}
 	if code := submit(base, token, "C1_v1", "c"); code != 202 {
 		t.Fatalf("submit to c: HTTP %d", code)
@@ -132,4 +142,19 @@ func waitLog(t *testing.T, p *agentProc, s string, seen int) {
 		// The agent is another process: nothing to wait on but its log.
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// reloadAPI is POST /api/v1/reload with the token, through
+// http.DefaultClient; it returns the status and the body.
+func reloadAPI(t *testing.T, base, token string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/reload", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST /api/v1/reload: %v", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
