@@ -11,6 +11,7 @@ import (
 	"printgate/agent/api"
 	"printgate/agent/config"
 	"printgate/internal/clock"
+	"printgate/internal/warnlimit"
 	"printgate/spool"
 )
 
@@ -101,7 +102,7 @@ type doors struct {
 	rated   map[spool.Origin]time.Time         // when its last task over the rate came
 	// rateShown marks doors whose rate trip the health report shows.
 	rateShown map[spool.Origin]bool
-	warns     warnLimit
+	warns     warnlimit.Limiter
 }
 
 func newDoors(s config.Spool, clk clock.Clock, log *slog.Logger) *doors {
@@ -111,7 +112,7 @@ func newDoors(s config.Spool, clk clock.Clock, log *slog.Logger) *doors {
 		over:      map[spool.Origin]*spool.QuotaError{},
 		rated:     map[spool.Origin]time.Time{},
 		rateShown: map[spool.Origin]bool{},
-		warns:     warnLimit{clock: clk},
+		warns:     warnlimit.Limiter{Now: clk.Now},
 	}
 	for door, r := range s.Rate {
 		if r > 0 {
@@ -164,7 +165,7 @@ func (d *doors) wait(ctx context.Context, o spool.Origin) error {
 		if !errors.As(err, &rl) {
 			return err
 		}
-		d.warns.warn(d.log, "INTAKE RATE LIMIT: raw jobs arrive faster than the raw door's rate; each waits on its connection until it is its turn",
+		d.warns.Warn(d.log, "INTAKE RATE LIMIT: raw jobs arrive faster than the raw door's rate; each waits on its connection until it is its turn",
 			"door", rl.Door, "rate_per_second", rl.Rate, "burst", rl.Burst, "key", "[spool] "+rl.Key)
 		t := d.clock.NewTimer(rl.RetryAfter)
 		select {
@@ -185,7 +186,7 @@ func (d *doors) refused(err error) bool {
 	switch {
 	case errors.As(err, &qe):
 		door := OriginDoor(qe.Origin)
-		d.warns.warn(d.log, "SPOOL QUOTA REACHED: a door's tickets fill its share of the spool; its new tickets are refused until printed ones age out (retention), the other doors still get in",
+		d.warns.Warn(d.log, "SPOOL QUOTA REACHED: a door's tickets fill its share of the spool; its new tickets are refused until printed ones age out (retention), the other doors still get in",
 			"door", door, "used_bytes", qe.Used, "quota_bytes", qe.Quota, "quota", d.quotas[door].String(), "key", "[spool] "+config.QuotaKey(door))
 		d.mu.Lock()
 		_, was := d.over[qe.Origin]
@@ -193,7 +194,7 @@ func (d *doors) refused(err error) bool {
 		d.mu.Unlock()
 		return !was
 	case errors.As(err, &rl):
-		d.warns.warn(d.log, "INTAKE RATE LIMIT: a door takes tickets faster than its rate; the extra ones are asked to come back later",
+		d.warns.Warn(d.log, "INTAKE RATE LIMIT: a door takes tickets faster than its rate; the extra ones are asked to come back later",
 			"door", rl.Door, "rate_per_second", rl.Rate, "burst", rl.Burst, "key", "[spool] "+rl.Key)
 		d.mu.Lock()
 		defer d.mu.Unlock()
@@ -245,39 +246,4 @@ func (d *doors) problem() string {
 		}
 	}
 	return ""
-}
-
-// warnLimit rate-limits WARN lines a peer can provoke at will, by message,
-// on the agent's clock: the first few of each in a minute are logged, the
-// rest counted and said once the minute is over (as the link does).
-type warnLimit struct {
-	clock clock.Clock
-
-	mu    sync.Mutex
-	start time.Time
-	seen  map[string]int
-}
-
-const warnsPerMinute = 5
-
-func (w *warnLimit) warn(log *slog.Logger, msg string, args ...any) {
-	now := w.clock.Now()
-	w.mu.Lock()
-	if w.seen == nil || now.Sub(w.start) >= time.Minute {
-		for m, n := range w.seen {
-			if n > warnsPerMinute {
-				log.Warn(m+" (repeated; suppressed in the last minute)", "suppressed", n-warnsPerMinute)
-			}
-		}
-		w.start, w.seen = now, map[string]int{}
-	}
-	w.seen[msg]++
-	n := w.seen[msg]
-	w.mu.Unlock()
-	switch {
-	case n < warnsPerMinute:
-		log.Warn(msg, args...)
-	case n == warnsPerMinute:
-		log.Warn(msg, append(args, "note", "more like this in the next minute are counted, not logged")...)
-	}
 }

@@ -17,6 +17,7 @@ import (
 	"printgate/agent/rawport"
 	"printgate/drivers/printertest"
 	"printgate/internal/clock"
+	"printgate/internal/warnlimit"
 	"printgate/spool"
 )
 
@@ -198,8 +199,8 @@ func TestRawQuotaRefusesOnlyRaw(t *testing.T) {
 	for range 20 {
 		sink.Ready("k")
 	}
-	if n := strings.Count(logs.String(), "RAW CONNECTION REFUSED"); n > warnsPerMinute {
-		t.Errorf("%d WARN lines for 21 refused connections; want at most %d a minute", n, warnsPerMinute)
+	if n := strings.Count(logs.String(), "RAW CONNECTION REFUSED"); n > warnlimit.PerMinute {
+		t.Errorf("%d WARN lines for 21 refused connections; want at most %d a minute", n, warnlimit.PerMinute)
 	}
 	if !strings.Contains(logs.String(), "SPOOL QUOTA REACHED") || !strings.Contains(logs.String(), "quota_raw") {
 		t.Errorf("no WARN naming the raw door's quota:\n%s", logs)
@@ -244,8 +245,8 @@ func TestDoorWarningsSummarised(t *testing.T) {
 			t.Fatal("a repeated quota refusal changed the health report")
 		}
 	}
-	if n := strings.Count(logs.String(), "SPOOL QUOTA REACHED"); n != warnsPerMinute {
-		t.Fatalf("%d WARN lines for 100 refusals in a minute, want %d", n, warnsPerMinute)
+	if n := strings.Count(logs.String(), "SPOOL QUOTA REACHED"); n != warnlimit.PerMinute {
+		t.Fatalf("%d WARN lines for 100 refusals in a minute, want %d", n, warnlimit.PerMinute)
 	}
 	clk.Advance(time.Minute)
 	d.refused(qe)

@@ -325,7 +325,7 @@ func (s rawSink) Accept(ctx context.Context, j rawport.Job) (string, error) {
 func (s rawSink) Ready(printer string) error {
 	err := s.ready(printer)
 	if err != nil {
-		s.a.doors.warns.warn(s.a.log, "RAW CONNECTION REFUSED: a POS connected to a printer's raw port and was reset; it shows its own printer error and nothing was taken",
+		s.a.doors.warns.Warn(s.a.log, "RAW CONNECTION REFUSED: a POS connected to a printer's raw port and was reset; it shows its own printer error and nothing was taken",
 			"printer", printer, "err", err)
 	}
 	return err

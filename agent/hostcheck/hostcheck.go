@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"printgate/agent/api"
+	"printgate/internal/warnlimit"
 )
 
 // addrsTTL is how long this computer's interface addresses are reused
@@ -74,7 +75,7 @@ type Guard struct {
 	now    func() time.Time
 	ifaces func() ([]net.Addr, error)
 	cross  *http.CrossOriginProtection
-	warns  warnLimit
+	warns  warnlimit.Limiter
 
 	mu      sync.Mutex
 	addrs   map[netip.Addr]bool // this computer's addresses (open listener)
@@ -102,7 +103,7 @@ func New(next http.Handler, o Options) *Guard {
 	if g.ifaces == nil {
 		g.ifaces = net.InterfaceAddrs
 	}
-	g.warns.now = g.now
+	g.warns.Now = g.now
 	for _, n := range o.Names {
 		if n = Normalize(n); n != "" {
 			g.names[n] = true
@@ -206,7 +207,7 @@ func (g *Guard) ownAddr(a netip.Addr) bool {
 func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !g.Allowed(r.Host) {
 		host := shorten(r.Host)
-		g.warns.warn(g.log, "local listener: refused a request for a host this agent does not answer for (421); if a POS calls the agent by this name, add it to allowed_hosts in the config",
+		g.warns.Warn(g.log, "local listener: refused a request for a host this agent does not answer for (421); if a POS calls the agent by this name, add it to allowed_hosts in the config",
 			"host", host, "client", r.RemoteAddr, "method", r.Method, "path", shorten(r.URL.Path))
 		// The name as allowed_hosts would list it: no port.
 		refuse(w, r, http.StatusMisdirectedRequest, api.CodeMisdirected,
@@ -214,7 +215,7 @@ func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := g.cross.Check(r); err != nil {
-		g.warns.warn(g.log, "local listener: refused a request a page of another site sent through a browser (403)",
+		g.warns.Warn(g.log, "local listener: refused a request a page of another site sent through a browser (403)",
 			"origin", shorten(r.Header.Get("Origin")), "sec_fetch_site", shorten(r.Header.Get("Sec-Fetch-Site")),
 			"client", r.RemoteAddr, "method", r.Method, "path", shorten(r.URL.Path))
 		refuse(w, r, http.StatusForbidden, api.CodeCrossOrigin, crossOriginMessage(r))

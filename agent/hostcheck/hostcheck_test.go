@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"printgate/internal/apispec"
+	"printgate/internal/warnlimit"
 )
 
 // fakeClock is a clock tests move by hand.
@@ -216,14 +217,14 @@ func TestRefusalsLogBounded(t *testing.T) {
 	for range 100 {
 		r.send("GET", "/metrics", "evil.example", nil)
 	}
-	if n := strings.Count(r.logs.String(), "level=WARN"); n != warnsPerMinute {
-		t.Fatalf("%d WARN lines for 100 refusals in a minute, want %d:\n%s", n, warnsPerMinute, r.logs)
+	if n := strings.Count(r.logs.String(), "level=WARN"); n != warnlimit.PerMinute {
+		t.Fatalf("%d WARN lines for 100 refusals in a minute, want %d:\n%s", n, warnlimit.PerMinute, r.logs)
 	}
 	if !strings.Contains(r.logs.String(), "host=evil.example") || !strings.Contains(r.logs.String(), "allowed_hosts") {
 		t.Errorf("the WARN line should name the host and allowed_hosts:\n%s", r.logs)
 	}
 	r.logs.Reset()
-	r.clock.advance(warnWindow)
+	r.clock.advance(warnlimit.Window)
 	r.send("GET", "/metrics", "evil.example", nil)
 	if !strings.Contains(r.logs.String(), "suppressed=95") || strings.Count(r.logs.String(), "level=WARN") != 2 {
 		t.Errorf("after the minute: want the summary (suppressed=95) and the new line:\n%s", r.logs)

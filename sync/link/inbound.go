@@ -110,7 +110,7 @@ func (s *session) submit(nt spool.NewTask, logRejected bool) wire.Message {
 		if retry {
 			// Rate-limited: a cloud over the agent's rate provokes it
 			// with every job.
-			s.l.peerWarns.warn(s.l.log, "cloud job not taken for now; the cloud resends it", "task_no", nt.TaskNo, "err", err)
+			s.l.peerWarns.Warn(s.l.log, "cloud job not taken for now; the cloud resends it", "task_no", nt.TaskNo, "err", err)
 			return nil
 		}
 		return reject(code, msg)

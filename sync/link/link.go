@@ -19,6 +19,7 @@ import (
 
 	"printgate/internal/backoff"
 	"printgate/internal/clock"
+	"printgate/internal/warnlimit"
 	"printgate/sync/wire"
 )
 
@@ -97,7 +98,7 @@ type Link struct {
 
 	// peerWarns bounds the warnings a cloud can provoke at will
 	// (warnlimit.go).
-	peerWarns warnLimit
+	peerWarns warnlimit.Limiter
 }
 
 // New checks opts and returns a Link ready to Run. It dials nothing.
@@ -130,7 +131,7 @@ func New(opts Options) (*Link, error) {
 		recheck:  make(chan struct{}, 1),
 		stats:    Stats{State: StateOffline},
 	}
-	l.peerWarns.clock = opts.Clock
+	l.peerWarns.Now = opts.Clock.Now
 	var r [6]byte
 	if _, err := cryptorand.Read(r[:]); err != nil {
 		return nil, fmt.Errorf("link: batch id prefix: %w", err)

@@ -14,7 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"printgate/internal/backoff"
-	"printgate/internal/clock"
+	"printgate/internal/warnlimit"
 	"printgate/spool"
 	"printgate/sync/wire"
 )
@@ -860,33 +860,7 @@ func TestPeerWarningsBounded(t *testing.T) {
 		p.send(t, &wire.EventsAck{Batch: fmt.Sprintf("nope-%d", i)})
 	}
 	p.barrier(t)
-	if n := h.logs.count(slog.LevelWarn) - before; n > warnsPerMinute+1 {
-		t.Fatalf("500 unknown acks logged %d WARN lines, want at most %d", n, warnsPerMinute+1)
-	}
-}
-
-// TestWarnLimitSummarises: once the minute is over, the lines held back
-// are said as one count per message, and the next minute logs again.
-func TestWarnLimitSummarises(t *testing.T) {
-	clk := clock.NewFakeClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
-	logs := &logCount{levels: map[slog.Level]int{}, down: make(chan struct{}, 1)}
-	log := slog.New(logs)
-	w := warnLimit{clock: clk}
-	for i := 0; i < 40; i++ {
-		w.warn(log, "cloud frame refused", "i", i)
-	}
-	if n := logs.count(slog.LevelWarn); n != warnsPerMinute {
-		t.Fatalf("40 refusals in a minute logged %d lines, want %d", n, warnsPerMinute)
-	}
-	clk.Advance(warnWindow)
-	w.warn(log, "cloud frame refused", "i", 40)
-	logs.mu.Lock()
-	msgs := strings.Join(logs.msgs, "\n")
-	logs.mu.Unlock()
-	if !strings.Contains(msgs, "cloud frame refused (repeated; suppressed in the last minute)") {
-		t.Errorf("no summary once the minute was over:\n%s", msgs)
-	}
-	if n := logs.count(slog.LevelWarn); n != warnsPerMinute+2 {
-		t.Errorf("%d lines after the minute, want the %d, one summary and the new line", n, warnsPerMinute)
+	if n := h.logs.count(slog.LevelWarn) - before; n > warnlimit.PerMinute+1 {
+		t.Fatalf("500 unknown acks logged %d WARN lines, want at most %d", n, warnlimit.PerMinute+1)
 	}
 }

@@ -155,7 +155,7 @@ func (s *session) dropInvalid(evs []spool.OutboxEvent) error {
 func (s *session) acked(id string) {
 	i := slices.IndexFunc(s.inflight, func(b batch) bool { return b.id == id })
 	if i < 0 {
-		s.l.peerWarns.warn(s.l.log, "cloud link: events_ack for a batch not in flight", "batch", id)
+		s.l.peerWarns.Warn(s.l.log, "cloud link: events_ack for a batch not in flight", "batch", id)
 		return
 	}
 	b := s.inflight[i]

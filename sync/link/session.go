@@ -287,11 +287,11 @@ func (s *session) run(ctx context.Context) (out outcome) {
 				r.welcomed = true
 				return r
 			case *wire.Error:
-				l.peerWarns.warn(l.log, "cloud refused a frame", "code", m.Code, "message", m.Message, "frame_type", m.FrameType)
+				l.peerWarns.Warn(l.log, "cloud refused a frame", "code", m.Code, "message", m.Message, "frame_type", m.FrameType)
 			case *wire.Welcome:
 				// A repeated welcome changes nothing.
 			default:
-				l.peerWarns.warn(l.log, "cloud sent a frame only the agent sends", "type", m.Type())
+				l.peerWarns.Warn(l.log, "cloud sent a frame only the agent sends", "type", m.Type())
 				_ = s.send(&wire.Error{Code: wire.CodeInvalid, FrameType: m.Type(),
 					Message: fmt.Sprintf("%s frame: is sent by the agent, not the cloud", m.Type())})
 			}
@@ -374,7 +374,7 @@ func (s *session) read() {
 			if errors.As(err, &fe) && fe.Type == wire.TypeJob && fe.TaskNo != "" {
 				// A job whose task_no could be read: the agent says
 				// duplicate first, so it goes to the worker in order.
-				s.l.peerWarns.warn(s.l.log, "cloud frame refused", "code", fe.Code, "err", fe.Error())
+				s.l.peerWarns.Warn(s.l.log, "cloud frame refused", "code", fe.Code, "err", fe.Error())
 				if !s.queue(work{refused: fe}) {
 					return
 				}
@@ -428,10 +428,10 @@ func (s *session) post(in inbound) bool {
 func (s *session) refuse(err error) {
 	var fe *wire.FrameError
 	if !errors.As(err, &fe) {
-		s.l.peerWarns.warn(s.l.log, "cloud frame refused", "err", err)
+		s.l.peerWarns.Warn(s.l.log, "cloud frame refused", "err", err)
 		return
 	}
-	s.l.peerWarns.warn(s.l.log, "cloud frame refused", "code", fe.Code, "err", fe.Error())
+	s.l.peerWarns.Warn(s.l.log, "cloud frame refused", "code", fe.Code, "err", fe.Error())
 	if err := s.send(fe.Reply()); err != nil {
 		s.l.log.Debug("cloud link: answer to a refused frame not sent", "err", err)
 	}
