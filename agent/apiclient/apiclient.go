@@ -94,6 +94,50 @@ func unwrapOp(err error) error {
 	return err
 }
 
+// ErrAgentSilent marks a request to an address where something accepts
+// connections but answered nothing in time: another program on the agent's
+// port, or an agent that is stuck. errors.Is(err, ErrAgentDown) is false
+// for it: starting the agent would not help.
+var ErrAgentSilent = errors.New("the agent's address answers nothing")
+
+// agentSilentError is a request that connected and got no answer.
+type agentSilentError struct {
+	base string
+	err  error
+}
+
+func (e *agentSilentError) Error() string {
+	return fmt.Sprintf("the program at %s took the connection but did not answer: another program holds the agent's port, or the agent is stuck", e.base)
+}
+
+func (e *agentSilentError) Unwrap() error { return e.err }
+
+// Is makes errors.Is(err, ErrAgentSilent) true.
+func (e *agentSilentError) Is(target error) bool { return target == ErrAgentSilent }
+
+// connects reports whether the agent's address takes a TCP connection now,
+// to tell a silent program on the port from no program at all.
+func (c *Client) connects() bool {
+	u, err := url.Parse(c.base)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	host := u.Host
+	if u.Port() == "" {
+		if u.Scheme == "https" {
+			host = net.JoinHostPort(u.Hostname(), "443")
+		} else {
+			host = net.JoinHostPort(u.Hostname(), "80")
+		}
+	}
+	conn, err := net.DialTimeout("tcp", host, time.Second)
+	if err != nil {
+		return false
+	}
+	conn.Close()
+	return true
+}
+
 // Error is a non-2xx answer of the local API, with its error body.
 type Error struct {
 	Status  int
@@ -213,6 +257,11 @@ func (c *Client) Open(ctx context.Context, method, path string, body io.Reader) 
 	resp, err := c.http.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) && c.connects() {
+				// Something holds the address and says nothing: "context
+				// deadline exceeded" would leave a person guessing.
+				return nil, &agentSilentError{base: c.base, err: ctx.Err()}
+			}
 			return nil, ctx.Err()
 		}
 		var ce *tls.CertificateVerificationError

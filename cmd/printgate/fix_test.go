@@ -150,3 +150,47 @@ func TestFixRunPortTaken(t *testing.T) {
 		wantFix(t, "another program holds it", errs, regexp.QuoteMeta(cfg3+":2: listen: "+addr+" is taken by another program, "+holder), "stop "+holder)
 	}
 }
+
+// TestFixStatusSilentPort ensures `status` against an address where a
+// program takes connections and answers nothing says so and names that
+// program (it said "not answering: context deadline exceeded", no fix).
+func TestFixStatusSilentPort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			// Hold the connection, say nothing, until the test ends.
+			go func() { <-done; c.Close() }()
+		}
+	}()
+	dir := t.TempDir()
+	config := filepath.Join(dir, "printgate.toml")
+	body := fmt.Sprintf("data_dir = %q\nlisten = %q\napi_token = %q\n", dir, ln.Addr().String(), promiseToken)
+	if err := os.WriteFile(config, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bin := buildPrintgate(t)
+	code, out, errs := runBinary(t, bin, exec.Command(bin, "status", "--config", config))
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	text := out + errs
+	if strings.Contains(text, "context deadline exceeded") {
+		t.Errorf("status shows Go's words, not a person's:\n%s", text)
+	}
+	wantFix(t, "status", text, `took the connection but did not answer: another program holds the agent's port`, "")
+	// The test binary itself holds the port: where /proc can name it, the
+	// fix does.
+	if runtime.GOOS == "linux" && !strings.Contains(text, fmt.Sprintf("(pid %d) holds port", os.Getpid())) {
+		t.Errorf("the fix does not name the program on the port (pid %d):\n%s", os.Getpid(), text)
+	}
+}

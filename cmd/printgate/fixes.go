@@ -5,13 +5,17 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
+	"runtime"
+	"strconv"
 	"strings"
 
 	"printgate/agent/apiclient"
 	"printgate/agent/config"
 	"printgate/installer"
 	"printgate/internal/fileowner"
+	"printgate/internal/portowner"
 )
 
 // Every failure a person reads ends with a "fix:" line, as doctor's do
@@ -106,6 +110,29 @@ func agentDownFix(cfg *config.Config) string {
 	return "start the agent: sudo printgate start (the service), or printgate run --config " + cfg.Path
 }
 
+// agentSilentFix is what to do when something holds the agent's port of
+// cfg and does not answer: name it where /proc can, and say how to find it
+// where not.
+func agentSilentFix(cfg *config.Config) string {
+	_, port, err := net.SplitHostPort(cfg.Listen)
+	n, _ := strconv.Atoi(port)
+	if err != nil || n <= 0 {
+		return "check which program holds the agent's listen address (" + cfg.Listen + ")"
+	}
+	holder, found := portowner.Listening(n)
+	switch {
+	case found && holder.Name == "printgate":
+		return fmt.Sprintf("the agent, %s, holds port %d but does not answer: restart it (sudo printgate restart, or Ctrl-C and printgate run where it runs), and send its log to support if it happens again", holder, n)
+	case found:
+		return fmt.Sprintf("%s holds port %d, the agent's listen port: stop it, or set listen in %s to a free port and restart the agent", holder, n, cfg.Path)
+	}
+	find := "sudo ss -ltnp 'sport = :" + port + "' shows which"
+	if runtime.GOOS == "windows" {
+		find = "netstat -ano | findstr :" + port + " shows its process id"
+	}
+	return fmt.Sprintf("find the program on port %d (%s): stop it if it is not printgate, or restart printgate if it is", n, find)
+}
+
 // apiFailed prints a failed request of command name to the agent of cfg,
 // after prefix (a task number, or ""), with the fix line where the cause is
 // known: a refused token, or no agent running.
@@ -118,6 +145,8 @@ func apiFailed(stderr io.Writer, name, prefix string, cfg *config.Config, err er
 		msg, fix = m, f
 	} else if errors.Is(err, apiclient.ErrAgentDown) {
 		fix = agentDownFix(cfg)
+	} else if errors.Is(err, apiclient.ErrAgentSilent) {
+		fix = agentSilentFix(cfg)
 	}
 	fmt.Fprintf(stderr, "printgate %s: %s%s\n", name, prefix, msg)
 	if fix != "" {

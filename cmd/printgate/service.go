@@ -134,6 +134,8 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 				h.Err, h.Fix = errors.New(msg), fix
 			} else if errors.Is(h.Err, apiclient.ErrAgentDown) {
 				h.Fix = agentDownFix(cfg)
+			} else if errors.Is(h.Err, apiclient.ErrAgentSilent) {
+				h.Fix = agentSilentFix(cfg)
 			}
 		}
 	}
