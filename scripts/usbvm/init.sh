@@ -47,5 +47,5 @@ while [ ! -e /dev/usb/lp0 ] || [ ! -e /dev/g_printer0 ]; do
 done
 echo "USBVM-READY $(cat /sys/class/usbmisc/lp0/device/ieee1284_id 2>/dev/null)"
 cd /tmp
-USBVM_CABLE=${USBVM_CABLE:-0} USBVM_GADGET=$g PRINTGATE_BIN=/bin/printgate /bin/vmtest.test -test.v -test.timeout "${USBVM_TEST_TIMEOUT:-240s}" 2>&1
+USBVM_CABLE=${USBVM_CABLE:-port} USBVM_GADGET=$g PRINTGATE_BIN=/bin/printgate /bin/vmtest.test -test.v -test.timeout "${USBVM_TEST_TIMEOUT:-240s}" 2>&1
 finish $?

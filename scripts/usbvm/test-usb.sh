@@ -98,7 +98,7 @@ boot() {
 	(timeout --kill-after=10 "$limit" qemu-system-x86_64 \
 		-machine q35,accel="$accel" -cpu "$cpu" -smp "${USBVM_SMP:-1}" -m "${USBVM_MEM:-1024}" \
 		-kernel "$kroot/boot/vmlinuz-$kver" -initrd "$OUT/initramfs.gz" \
-		-append "console=ttyS0 panic=-1 quiet loglevel=3 USBVM_TEST_TIMEOUT=$((limit - 30))s USBVM_CABLE=${USBVM_CABLE:-0}" \
+		-append "console=ttyS0 panic=-1 quiet loglevel=3 USBVM_TEST_TIMEOUT=$((limit - 30))s USBVM_CABLE=${USBVM_CABLE:-port}" \
 		-pidfile "$OUT/qemu.pid" -nographic -no-reboot -nic none -serial stdio -monitor none </dev/null 2>&1 |
 		tr -d '\r' >"$log") 2>/dev/null &
 	local pid=$! t0 seen=""
