@@ -97,7 +97,7 @@ func TestUSB(t *testing.T) {
 		}
 		start := time.Now()
 		cab.pull(t)
-		t.Logf("lp0 gone %v after the pull (USBVM_CABLE=%s)", time.Since(start).Round(10*time.Millisecond), cab.mode)
+		t.Logf("lp0 gone %v after the pull (USBVM_CABLE=%s, %s %s)", time.Since(start).Round(10*time.Millisecond), cab.mode, cab.dev, cab.port)
 		old := func(when string) {
 			t.Helper()
 			c.SetWriteDeadline(time.Now().Add(time.Second))
@@ -286,6 +286,8 @@ func TestUSB(t *testing.T) {
 		}
 		a.logLines(t, "USB-0007", "printer state")
 	})
+	var b *agentRun
+	var bar *printertest.Printer
 	t.Run("failover", func(t *testing.T) {
 		// The USB printer stops being ready with a ticket waiting (its cover
 		// open, as far as LPGETSTATUS and DLE EOT tell): after
@@ -300,13 +302,13 @@ func TestUSB(t *testing.T) {
 				t.Fatal("the first agent did not stop within 15 s")
 			}
 		}
-		bar := printertest.New(printertest.Options{Name: "bar", Model: printertest.ModelEpson})
+		bar = printertest.New(printertest.Options{Name: "bar", Model: printertest.ModelEpson})
 		if err := bar.ListenTCP(); err != nil {
 			t.Fatal(err)
 		}
-		defer bar.Close()
+		owner.Cleanup(func() { bar.Close() })
 		fc := writeConfig(t, fmt.Sprintf("job_timeout = \"5s\"\ntimeout = \"5m\"\nbackup = \"bar\"\nfailover_after = \"2s\"\n\n[[printers]]\nname = \"bar\"\nurl = \"tcp://%s\"\n", bar.Addr()))
-		b := startAgent(t, t, fc)
+		b = startAgent(t, owner, fc)
 		waitPrinter(t, b, "READY", 30*time.Second)
 		if err := p.SetFault(printertest.FaultCoverOpen, true); err != nil {
 			t.Fatal(err)
@@ -325,6 +327,39 @@ func TestUSB(t *testing.T) {
 		for _, tk := range p.Tickets()[before:] {
 			if tk.Contains("USB FAILED OVER") {
 				t.Error("the failed-over ticket also printed on the USB printer")
+			}
+		}
+	})
+	t.Run("failover-cable-out", func(t *testing.T) {
+		needCable(t)
+		if b == nil || cab == nil {
+			t.Skip("no failover agent or no cable: an earlier check failed")
+		}
+		// The cable stays out with a ticket waiting: lp0 is gone, the
+		// printer OFFLINE, and after failover_after the ticket prints on
+		// the TCP backup, once.
+		if cab.mode == "udc" {
+			detach()
+		}
+		cab.set(t, false)
+		waitPrinter(t, b, "OFFLINE", 15*time.Second)
+		start := time.Now()
+		b.submit(t, "USB-0008_KITCHEN_v1", "USB CABLE OUT FAILOVER")
+		b.waitState(t, "USB-0008_KITCHEN_v1", "PRINTED", 60*time.Second)
+		printedOn(t, bar, "USB CABLE OUT FAILOVER", 5*time.Second)
+		t.Logf("printed on the backup %v after the submit with the cable out (failover_after 2s)", time.Since(start).Round(100*time.Millisecond))
+		before := len(p.Tickets())
+		cab.plug(t)
+		if cab.mode == "udc" {
+			if detach, err = p.AttachGadget(gadgetDev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitPrinter(t, b, "READY", 30*time.Second)
+		time.Sleep(time.Second)
+		for _, tk := range p.Tickets()[before:] {
+			if tk.Contains("USB CABLE OUT FAILOVER") {
+				t.Error("the failed-over ticket also printed on the USB printer after the re-plug")
 			}
 		}
 	})
