@@ -273,6 +273,34 @@ func (b *bench) cpuTime() time.Duration {
 	return time.Duration(u+s) * 10 * time.Millisecond
 }
 
+// diskStat is the spool disk's completed writes, KiB written and flushes
+// (/sys/block/vda/stat), to tell what one accepted ticket costs the disk.
+type diskStat struct{ writes, kib, flushes float64 }
+
+func readDisk() diskStat {
+	raw, err := os.ReadFile("/sys/block/vda/stat")
+	if err != nil {
+		return diskStat{}
+	}
+	f := strings.Fields(string(raw))
+	n := func(i int) float64 {
+		if i >= len(f) {
+			return 0
+		}
+		v, _ := strconv.ParseFloat(f[i], 64)
+		return v
+	}
+	return diskStat{writes: n(4), kib: n(6) / 2, flushes: n(15)}
+}
+
+// diskFigures reports the disk's work since d0 per ticket.
+func diskFigures(name string, d0 diskStat, tickets int) {
+	d := readDisk()
+	figure(name+"-disk-writes/ticket", (d.writes-d0.writes)/float64(tickets), "IOs")
+	figure(name+"-disk-KiB/ticket", (d.kib-d0.kib)/float64(tickets), "KiB")
+	figure(name+"-disk-flushes/ticket", (d.flushes-d0.flushes)/float64(tickets), "flushes")
+}
+
 func percentiles(name string, lat []time.Duration) {
 	s := slices.Clone(lat)
 	slices.Sort(s)
@@ -301,12 +329,16 @@ func TestSlowPC(t *testing.T) {
 	figure("ready-empty", float64(b.start().Milliseconds()), "ms")
 
 	// Accepts at the store peak and at ten times it, printers at full speed.
+	d0 := readDisk()
 	lat := b.openLoop(10, 300)
 	percentiles("accept-10/s", lat)
 	b.waitCut(300, 2*time.Minute)
+	diskFigures("accept-10/s", d0, 300)
+	d0 = readDisk()
 	lat = b.openLoop(100, 1000)
 	percentiles("accept-100/s", lat)
 	b.waitCut(1300, 5*time.Minute)
+	diskFigures("accept-100/s", d0, 1000)
 
 	// A 1,000-ticket burst from 32 connections.
 	cut := b.cut.Load()
