@@ -411,19 +411,35 @@ func TestSlowPC(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// restart starts the agent on the spooled backlog and reports the
+	// times to its first ticket and to Ready. cold drops the page cache
+	// first, as a reboot of the PC leaves it (the spool file read from the
+	// throttled disk); warm is the agent alone restarted (an upgrade, a
+	// crash), the file still cached.
+	restart := func(name string, cold bool) {
+		if cold {
+			syscall.Sync()
+			if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("3"), 0o200); err != nil {
+				t.Logf("drop caches: %v (outside the VM: the restart is warm)", err)
+			}
+		}
+		t0 := time.Now()
+		ready := b.start()
+		for b.firstCut.Load() == 0 && time.Since(t0) < time.Minute {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if fc := b.firstCut.Load(); fc != 0 {
+			figure(fmt.Sprintf("restart-%s-%d-first-ticket", name, spooled), float64(time.Unix(0, fc).Sub(t0).Milliseconds()), "ms")
+		} else {
+			t.Errorf("%s restart: no ticket cut within a minute", name)
+		}
+		figure(fmt.Sprintf("restart-%s-%d-ready", name, spooled), float64(ready.Milliseconds()), "ms")
+	}
+	restart("cold", true)
+	b.stop(syscall.SIGKILL)
 	cut = b.cut.Load()
 	t0 = time.Now()
-	b.firstCut.Store(0)
-	ready := b.start()
-	for b.firstCut.Load() == 0 && time.Since(t0) < time.Minute {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if fc := b.firstCut.Load(); fc != 0 {
-		figure(fmt.Sprintf("restart-%d-first-ticket", spooled), float64(time.Unix(0, fc).Sub(t0).Milliseconds()), "ms")
-	} else {
-		t.Error("restart: no ticket cut within a minute")
-	}
-	figure(fmt.Sprintf("restart-%d-ready", spooled), float64(ready.Milliseconds()), "ms")
+	restart("warm", false)
 	time.Sleep(time.Until(t0.Add(30 * time.Second)))
 	figure("restart-printed-in-30s", float64(b.cut.Load()-cut), "tickets")
 	figure("rss-hwm-restart-30s", b.procStatus("VmHWM"), "MiB")
