@@ -27,7 +27,7 @@ for run in $(seq 1 "$RUNS"); do
 		esac
 		echo "== bench-slowpc: $s, run $run ($smp vCPU, $mem MiB, disk ${throttle:-unthrottled}); load $(cut -d' ' -f1-3 /proc/loadavg)"
 		USBVM_BENCH=1 USBVM_SMP=$smp USBVM_MEM=$mem USBVM_DISK_THROTTLE=$throttle \
-			USBVM_TIMEOUT=${USBVM_TIMEOUT:-1500} ./scripts/usbvm/test-usb.sh || echo "== $s run $run failed (console in $OUT/slowpc-$s-$run.log)"
+			USBVM_TIMEOUT=${USBVM_TIMEOUT:-2400} ./scripts/usbvm/test-usb.sh || echo "== $s run $run failed (console in $OUT/slowpc-$s-$run.log)"
 		cp "$OUT/console.log" "$OUT/slowpc-$s-$run.log"
 		cols+=("$s-$run")
 	done

@@ -115,7 +115,7 @@ boot() {
 	(timeout --kill-after=10 "$limit" qemu-system-x86_64 \
 		-machine q35,accel="$accel" -cpu "$cpu" -smp "${USBVM_SMP:-1}" -m "${USBVM_MEM:-1024}" \
 		-kernel "$kroot/boot/vmlinuz-$kver" -initrd "$OUT/initramfs.gz" \
-		-append "console=ttyS0 panic=-1 quiet loglevel=3 USBVM_TEST_TIMEOUT=$((limit - 30))s USBVM_CABLE=${USBVM_CABLE:-port} USBVM_BENCH=${USBVM_BENCH:-} SLOWPC_FILL=${SLOWPC_FILL:-}" \
+		-append "console=ttyS0 panic=-1 quiet loglevel=3 USBVM_TEST_TIMEOUT=$((limit - 30))s USBVM_CABLE=${USBVM_CABLE:-port} USBVM_BENCH=${USBVM_BENCH:-} SLOWPC_FILL=${SLOWPC_FILL:-} SLOWPC_ONLY=${SLOWPC_ONLY:-}" \
 		"${disk[@]}" \
 		-pidfile "$OUT/qemu.pid" -nographic -no-reboot -nic none -serial stdio -monitor none </dev/null 2>&1 |
 		stdbuf -oL tr -d '\r' >"$log") 2>/dev/null &
