@@ -2,6 +2,7 @@ package vmtest
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -304,6 +305,33 @@ func diskFigures(name string, d0 diskStat, tickets int) {
 	figure(name+"-disk-flushes/ticket", (d.flushes-d0.flushes)/float64(tickets), "flushes")
 }
 
+// cpuRef times a fixed CPU job like the agent's own work (JSON encode and
+// decode of a task-sized record, plain Go code, no special instructions) on
+// one goroutine and returns round trips per second.
+func cpuRef() float64 {
+	type line struct {
+		Text string `json:"text,omitempty"`
+		Cut  string `json:"cut,omitempty"`
+	}
+	type rec struct {
+		TaskNo   string            `json:"task_no"`
+		Printer  string            `json:"printer"`
+		State    string            `json:"state"`
+		Attempts int               `json:"attempts"`
+		Lines    []line            `json:"lines"`
+		Meta     map[string]string `json:"meta"`
+	}
+	v := rec{TaskNo: "SLOW0000001_v1", Printer: "p0", State: "QUEUED", Lines: []line{{Text: "TABLE 12"}, {Text: "2 x beef noodles      38.00"}, {Text: "1 x dumplings (12)    22.00"}, {Cut: "partial"}}, Meta: map[string]string{"origin": "local", "reason": "DEVICE_OFFLINE"}}
+	const n = 5000
+	t0 := time.Now()
+	for range n {
+		raw, _ := json.Marshal(v)
+		var w rec
+		json.Unmarshal(raw, &w)
+	}
+	return n / time.Since(t0).Seconds()
+}
+
 func percentiles(name string, lat []time.Duration) {
 	s := slices.Clone(lat)
 	slices.Sort(s)
@@ -322,6 +350,12 @@ func TestSlowPC(t *testing.T) {
 	spoolDir := os.Getenv("USBVM_SPOOL")
 	if exe == "" || spoolDir == "" {
 		t.Skip("PRINTGATE_BIN and USBVM_SPOOL are not set: this runs inside the VM of make bench-slowpc")
+	}
+	// The CPU's speed on one fixed job, to compare the VM's (TCG) with a
+	// real machine's: run the same test binary's figure on the host.
+	figure("cpu-json", cpuRef(), "round-trips/s")
+	if os.Getenv("SLOWPC_ONLY") == "cpu" {
+		return
 	}
 	dir, err := os.MkdirTemp(spoolDir, "bench")
 	if err != nil {
