@@ -333,7 +333,14 @@ func cpuRef() float64 {
 }
 
 func percentiles(name string, lat []time.Duration) {
-	s := slices.Clone(lat)
+	// A failed submit (an error is logged) has no latency: count it.
+	s := slices.DeleteFunc(slices.Clone(lat), func(d time.Duration) bool { return d == 0 })
+	if failed := len(lat) - len(s); failed > 0 {
+		figure(name+"-failed", float64(failed), "requests")
+	}
+	if len(s) == 0 {
+		return
+	}
 	slices.Sort(s)
 	q := func(p float64) float64 {
 		return float64(s[min(len(s)-1, int(p*float64(len(s))))].Microseconds()) / 1000
