@@ -62,7 +62,7 @@ test-usb:
 # docs/BENCHMARKS.md, "Slow store PC"): the VM of test-usb with 1 vCPU,
 # 512 MiB and the spool on an ext4 disk qemu throttles like an HDD, then the
 # same VM unthrottled (2 vCPUs, 2 GiB), BENCH_RUNS times each (default 2).
-# Not part of `make test`: it takes 20-40 minutes under TCG.
+# Not part of `make test`: about an hour under TCG (a slow boot ~20 min).
 bench-slowpc:
 	GO=$(GO) ./scripts/usbvm/bench-slowpc.sh
 

@@ -9,10 +9,13 @@
 # gadget side, /dev/g_printer0). It boots the VM under qemu (KVM when it
 # works, TCG otherwise), reads the checks' PASS/FAIL lines back over the
 # serial console and exits non-zero when one failed or the VM did not
-# finish within USBVM_TIMEOUT seconds. USBVM_CABLE=1 adds the cable-pull
-# checks, which Debian 6.1's printer gadget makes flaky (a kernel BUG in
-# f_printer around the UDC unbind in about half the runs). It skips (exit 0, with the reason)
-# where qemu cannot run and cannot be installed.
+# finish within USBVM_TIMEOUT seconds. The cable-pull checks pull the cable
+# from the host side, the hub port switched off and on (USBVM_CABLE=port, the
+# default; authorized de-authorizes the device instead, udc unbinds the
+# gadget, which Debian 6.1's f_printer does not survive, off skips them).
+# USBVM_BENCH=1 (scripts/usbvm/bench-slowpc.sh) adds an ext4 disk for the
+# spool and runs the slow-PC benchmark instead of the checks. It skips (exit
+# 0, with the reason) where qemu cannot run and cannot be installed.
 #
 # Build outputs go to .usbvm/ (git-ignored): the unpacked kernel package,
 # the initramfs and the console log (.usbvm/console.log).
