@@ -38,9 +38,6 @@ func preflight(path string) error {
 	if m.pgid > bf.pages {
 		return &corruption{fmt.Errorf("the file has %d pages but its meta names %d (truncated)", bf.pages, m.pgid)}
 	}
-	// The file is whole enough to open: have it read in while bolt.Open
-	// and the structure check start.
-	prefetch(f, fi.Size())
 	if m.freelist == boltNoFreelist {
 		return nil
 	}
