@@ -67,5 +67,5 @@ if [ -n "$USBVM_BENCH" ]; then
 	umount /spool
 	finish $rc
 fi
-USBVM_CABLE=${USBVM_CABLE:-port} USBVM_GADGET=$g PRINTGATE_BIN=/bin/printgate /bin/vmtest.test -test.v -test.timeout "${USBVM_TEST_TIMEOUT:-240s}" 2>&1
+USBVM_CABLE=${USBVM_CABLE:-port} USBVM_GADGET=$g PRINTGATE_BIN=/bin/printgate /bin/vmtest.test -test.v -test.run '^TestUSB$' -test.timeout "${USBVM_TEST_TIMEOUT:-240s}" 2>&1
 finish $?
