@@ -12,7 +12,7 @@ FUZZTIME ?= 60s
 BENCHTIME  ?= 1s
 BENCHCOUNT ?= 1
 
-.PHONY: all deps build test test-windows test-usb test-browser vet fmt-check bench bench-cups bench-cups-raw demo fuzz soak package clean chaos
+.PHONY: all deps build test test-windows test-usb bench-slowpc test-browser vet fmt-check bench bench-cups bench-cups-raw demo fuzz soak package clean chaos
 
 all: build
 
@@ -57,6 +57,14 @@ test-windows:
 # from the serial console. USBVM_TIMEOUT bounds the VM (default 300 s).
 test-usb:
 	GO=$(GO) ./scripts/usbvm/test-usb.sh
+
+# bench-slowpc measures printgate on a slow store PC (issue 25; see
+# docs/BENCHMARKS.md, "Slow store PC"): the VM of test-usb with 1 vCPU,
+# 512 MiB and the spool on an ext4 disk qemu throttles like an HDD, then the
+# same VM unthrottled (2 vCPUs, 2 GiB), BENCH_RUNS times each (default 2).
+# Not part of `make test`: about an hour under TCG (a slow boot ~20 min).
+bench-slowpc:
+	GO=$(GO) ./scripts/usbvm/bench-slowpc.sh
 
 # test-browser runs only the manager page's browser tests (chromium; see
 # README), verbosely, so the log names the screenshots' folder. `make test`

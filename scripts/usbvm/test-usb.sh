@@ -9,10 +9,13 @@
 # gadget side, /dev/g_printer0). It boots the VM under qemu (KVM when it
 # works, TCG otherwise), reads the checks' PASS/FAIL lines back over the
 # serial console and exits non-zero when one failed or the VM did not
-# finish within USBVM_TIMEOUT seconds. USBVM_CABLE=1 adds the cable-pull
-# checks, which Debian 6.1's printer gadget makes flaky (a kernel BUG in
-# f_printer around the UDC unbind in about half the runs). It skips (exit 0, with the reason)
-# where qemu cannot run and cannot be installed.
+# finish within USBVM_TIMEOUT seconds. The cable-pull checks pull the cable
+# from the host side, the hub port switched off and on (USBVM_CABLE=port, the
+# default; authorized de-authorizes the device instead, udc unbinds the
+# gadget, which Debian 6.1's f_printer does not survive, off skips them).
+# USBVM_BENCH=1 (scripts/usbvm/bench-slowpc.sh) adds an ext4 disk for the
+# spool and runs the slow-PC benchmark instead of the checks. It skips (exit
+# 0, with the reason) where qemu cannot run and cannot be installed.
 #
 # Build outputs go to .usbvm/ (git-ignored): the unpacked kernel package,
 # the initramfs and the console log (.usbvm/console.log).
@@ -32,6 +35,9 @@ missing=()
 command -v qemu-system-x86_64 >/dev/null 2>&1 || missing+=(qemu-system-x86)
 command -v cpio >/dev/null 2>&1 || missing+=(cpio)
 command -v depmod >/dev/null 2>&1 || [ -x /usr/sbin/depmod ] || [ -x /sbin/depmod ] || missing+=(kmod)
+if [ -n "${USBVM_BENCH:-}" ] && ! command -v mkfs.ext4 >/dev/null 2>&1 && [ ! -x /usr/sbin/mkfs.ext4 ] && [ ! -x /sbin/mkfs.ext4 ]; then
+	missing+=(e2fsprogs)
+fi
 # Only a static busybox runs in an initramfs with no libc.
 if ! dpkg-query -W -f '${Status}' busybox-static 2>/dev/null | grep -q 'ok installed'; then
 	missing+=(busybox-static)
@@ -73,7 +79,10 @@ cp scripts/usbvm/init.sh "$rootfs/init" && chmod 755 "$rootfs/init"
 # unpacked tree, then depmod -b over the initramfs' own tree.
 base=$kroot
 [ -d "$kroot/lib/modules/$kver" ] || base=$kroot/usr
-for m in usb-common usbcore udc-core dummy_hcd configfs libcomposite usb_f_printer usblp; do
+# make bench-slowpc (USBVM_BENCH=1) adds the virtual disk's modules.
+mods="usb-common usbcore udc-core dummy_hcd configfs libcomposite usb_f_printer usblp"
+[ -n "${USBVM_BENCH:-}" ] && mods="$mods virtio_pci virtio_blk crc32c_generic ext4"
+for m in $mods; do
 	modprobe -d "$base" -S "$kver" --show-depends "$m" | awk '$1 == "insmod" {print $2}'
 done | sort -u | while read -r ko; do
 	rel=${ko#"$base"/}
@@ -86,6 +95,17 @@ depmod -b "$rootfs" "$kver"
 echo "== initramfs $(du -h "$OUT/initramfs.gz" | cut -f1), kernel $kver (built in $(($(date +%s) - start)) s)"
 
 log=$OUT/console.log
+# The benchmark's spool disk: a fresh ext4 image made here (mkfs.ext4 on a
+# file needs no root; the inode tables and journal written now, so the VM's
+# throttled disk does no background init), throttled by qemu like an HDD
+# when USBVM_DISK_THROTTLE says so (bench-slowpc.sh).
+disk=()
+if [ -n "${USBVM_BENCH:-}" ]; then
+	rm -f "$OUT/spool.img"
+	truncate -s 4G "$OUT/spool.img"
+	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$OUT/spool.img"
+	disk=(-drive "file=$OUT/spool.img,format=raw,if=virtio,cache=writeback${USBVM_DISK_THROTTLE:+,$USBVM_DISK_THROTTLE}")
+fi
 # boot ACCEL LIMIT runs the VM with its serial console on stdout, into
 # $log, for at most LIMIT seconds; with KVM it gives up after 30 s with no
 # "USBVM-BOOT" line (a /dev/kvm that cannot run this kernel fails at once
@@ -98,12 +118,13 @@ boot() {
 	(timeout --kill-after=10 "$limit" qemu-system-x86_64 \
 		-machine q35,accel="$accel" -cpu "$cpu" -smp "${USBVM_SMP:-1}" -m "${USBVM_MEM:-1024}" \
 		-kernel "$kroot/boot/vmlinuz-$kver" -initrd "$OUT/initramfs.gz" \
-		-append "console=ttyS0 panic=-1 quiet loglevel=3 USBVM_TEST_TIMEOUT=$((limit - 30))s USBVM_CABLE=${USBVM_CABLE:-0}" \
+		-append "console=ttyS0 panic=-1 quiet loglevel=3 USBVM_TEST_TIMEOUT=$((limit - 30))s USBVM_CABLE=${USBVM_CABLE:-port} USBVM_BENCH=${USBVM_BENCH:-} SLOWPC_FILL=${SLOWPC_FILL:-} SLOWPC_ONLY=${SLOWPC_ONLY:-}" \
+		"${disk[@]}" \
 		-pidfile "$OUT/qemu.pid" -nographic -no-reboot -nic none -serial stdio -monitor none </dev/null 2>&1 |
-		tr -d '\r' >"$log") 2>/dev/null &
+		stdbuf -oL tr -d '\r' >"$log") 2>/dev/null &
 	local pid=$! t0 seen=""
 	t0=$(date +%s)
-	tail -n +1 -f "$log" --pid=$pid | grep --line-buffered -E '^(USBVM-|=== RUN|--- |PASS|FAIL|ok|panic|    |qemu)' &
+	tail -n +1 -f "$log" --pid=$pid | grep --line-buffered -E '^(USBVM-|SLOWPC|=== RUN|--- |PASS|FAIL|ok|panic|    |qemu)' &
 	while kill -0 $pid 2>/dev/null; do
 		if [ -z "$seen" ] && grep -q '^USBVM-BOOT' "$log"; then seen=1; fi
 		# A kernel BUG leaves locks held: nothing after it is worth waiting for.
