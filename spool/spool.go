@@ -232,6 +232,8 @@ func openChecked(path string, opts Options) (db *bolt.DB, err error) {
 	if err := preflight(path); err != nil {
 		return nil, err
 	}
+	// A read error is bbolt's to meet and report on its own terms.
+	_ = warmCache(path)
 	db, err = bolt.Open(path, 0o600, bopts)
 	if err != nil {
 		switch {
