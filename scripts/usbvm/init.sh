@@ -62,7 +62,7 @@ if [ -n "$USBVM_BENCH" ]; then
 	done
 	mkdir -p /spool && mount -t ext4 /dev/vda /spool || { echo "USBVM-FAIL mount /dev/vda: $(dmesg | tail -3)"; finish 3; }
 	echo "USBVM-DISK $(grep ' /spool ' /proc/mounts)"
-	USBVM_SPOOL=/spool PRINTGATE_BIN=/bin/printgate /bin/vmtest.test -test.v -test.run '^TestSlowPC$' -test.timeout "${USBVM_TEST_TIMEOUT:-1200s}" 2>&1
+	USBVM_GUEST=1 USBVM_SPOOL=/spool PRINTGATE_BIN=/bin/printgate /bin/vmtest.test -test.v -test.run '^TestSlowPC$' -test.timeout "${USBVM_TEST_TIMEOUT:-1200s}" 2>&1
 	rc=$?
 	umount /spool
 	finish $rc
