@@ -402,9 +402,16 @@ func (b *tab) waitJS(what, expr string) {
 // screenshots folder and returns the file's path ("" if it failed).
 func (b *tab) screenshot(name string) string {
 	b.t.Helper()
+	return b.saveShot(name, chromedp.CaptureScreenshot())
+}
+
+// saveShot takes the screenshot capture makes and saves it as NAME-WxH.png
+// in the screenshots folder; it returns the file's path ("" if it failed).
+func (b *tab) saveShot(name string, capture chromedp.Action[[]byte]) string {
+	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, browserStep)
 	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	png, err := chromedp.Run(ctx, capture)
 	if err != nil {
 		b.t.Logf("screenshot %s: %v", name, err)
 		return ""
@@ -499,20 +506,7 @@ func (a *pageAgent) printerState(t *testing.T, printer, state string) {
 // NAME-WxH.png in the screenshots folder.
 func (b *tab) fullScreenshot(name string) string {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, browserStep)
-	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		b.t.Logf("screenshot %s: %v", name, err)
-		return ""
-	}
-	path := filepath.Join(b.s.shots, fmt.Sprintf("%s-%dx%d.png", name, b.w, b.h))
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		b.t.Logf("screenshot %s: %v", name, err)
-		return ""
-	}
-	b.t.Logf("screenshot %s", path)
-	return path
+	return b.saveShot(name, chromedp.FullScreenshot(100))
 }
 
 // layoutJS lists what breaks the page on a small screen: the page
