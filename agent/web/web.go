@@ -86,7 +86,7 @@ type Page struct {
 	// 19 MiB per check, so checks run one at a time.
 	pinMu sync.Mutex
 	// wrongCodes counts wrong first-run setup codes from every client
-	// (under pinMu); at SetupCodeSpendLimit the code is removed.
+	// (under pinMu); at SetupCodeSpendLimit the code is replaced.
 	wrongCodes int
 
 	streams atomic.Int32
