@@ -31,7 +31,7 @@ type Limiter struct {
 	Now func() time.Time
 
 	mu    sync.Mutex
-	start time.Time             // when the current window began
+	start time.Time            // when the current window began
 	seen  map[string]*msgCount // lines per message in the current window
 }
 
