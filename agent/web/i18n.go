@@ -210,7 +210,7 @@ var catalog = map[string]msg{
 	"login.submit":        {"Sign in", "登录"},
 	"login.wrong":         {"That PIN is not right.", "PIN 不正确。"},
 	"login.locked":        {"Too many wrong PINs from this device. Try again in %d seconds.", "此设备输错 PIN 次数过多，请 %d 秒后再试。"},
-	"login.paused":        {"Too many wrong PINs were tried from this network, so PIN sign-in is paused for everyone. Try again in %s.", "本网络上有人多次输错 PIN，PIN 登录已对所有人暂停。请 %s 后再试。"},
+	"login.paused":        {"Too many wrong PINs were tried from this network, so PIN sign-in is paused for everyone. Try again in %s, or sign in from a browser that has signed in here before: it is not paused.", "本网络上有人多次输错 PIN，PIN 登录已对所有人暂停。请 %s 后再试，或使用曾在此登录过的浏览器登录（不受暂停限制）。"},
 	"login.nopin.title":   {"No manager PIN yet", "尚未设置管理员 PIN"},
 	"login.nopin.body":    {"This agent has no manager PIN yet. Set one from a browser on the store PC itself (http://127.0.0.1…), or run this on the PC:", "此代理尚未设置管理员 PIN。请在门店电脑本机的浏览器中设置（http://127.0.0.1…），或在电脑上运行："},
 	"setup.title":         {"Set the manager PIN", "设置管理员 PIN"},

@@ -82,6 +82,9 @@ type Page struct {
 	// pinBudget is the PIN failure budget shared by every client, on top
 	// of lockout's budget per client.
 	pinBudget *lockout.Budget
+	// devices are the browsers that signed in before, which a PIN pause
+	// does not hold up (device.go).
+	devices *deviceStore
 	// peerLines bounds the log lines a browser can provoke at will
 	// (DESIGN.md invariant 10); every such line goes through it.
 	peerLines warnlimit.Limiter
@@ -119,6 +122,7 @@ func New(b Backend, opts Options) *Page {
 	p.lockout = lockout.New(p.now, PINFailureLimit, PINFailureWindow, maxLockoutClients)
 	p.pinBudget = lockout.NewBudget(p.now, pinBudgetLimits)
 	p.peerLines.Now = p.now
+	p.devices = newDeviceStore(p.opts.DataDir, p.now)
 	p.hub = newHub()
 	p.alerts = newAlertTracker(b, p.now, maxAlerts)
 	p.scan = newScanner(p.ctx, b, &p.wg)
