@@ -6,8 +6,11 @@
 // counted, and the count is said once the minute is over ("… (repeated;
 // suppressed in the last minute)", suppressed=N).
 //
-// It was three copies (the cloud link, the Host check, the doors); it is a
-// leaf so that each of them may import it.
+// It was four copies (the cloud link, the Host check, the doors, the raw
+// port); it is a leaf so that each of them may import it. Every log line a
+// peer can cause at a door goes through a Limiter: the module's
+// peerlog_test.go walks the doors' log calls and fails on one that does
+// not.
 package warnlimit
 
 import (
