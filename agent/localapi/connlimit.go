@@ -65,7 +65,8 @@ type ConnLimiter struct {
 	done chan struct{}
 	wg   sync.WaitGroup
 
-	closeOnce sync.Once
+	closeOnce sync.Once // Close's work
+	doneOnce  sync.Once // closing done: by Close, or by a failed accept
 	mu        sync.Mutex
 	addrs     map[netip.Addr]*addrConns
 	n         int   // connections counted: served and waiting
@@ -140,7 +141,7 @@ func (l *ConnLimiter) Accept() (net.Conn, error) {
 func (l *ConnLimiter) Close() error {
 	var err error
 	l.closeOnce.Do(func() {
-		close(l.done)
+		l.stop()
 		err = l.inner.Close()
 		l.wg.Wait()
 		l.mu.Lock()
@@ -164,6 +165,9 @@ func (l *ConnLimiter) Close() error {
 	})
 	return err
 }
+
+// stop closes done: Accept then answers why.
+func (l *ConnLimiter) stop() { l.doneOnce.Do(func() { close(l.done) }) }
 
 // Addr is the listener's address.
 func (l *ConnLimiter) Addr() net.Addr { return l.inner.Addr() }
@@ -240,7 +244,7 @@ func (l *ConnLimiter) acceptLoop() {
 			l.mu.Lock()
 			l.err = err
 			l.mu.Unlock()
-			l.closeOnce.Do(func() { close(l.done) })
+			l.stop()
 			return
 		}
 		backoff = 0

@@ -2,6 +2,7 @@ package localapi_test
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -125,5 +126,44 @@ func TestConnLimiterNeverCutsARequest(t *testing.T) {
 	busy.Close() // ends its keep-alive: the waiting one takes its place
 	if err := <-next; err != nil {
 		t.Fatalf("the waiting connection was not served once there was room: %v", err)
+	}
+}
+
+// TestConnLimiterCloseEndsWaiting ensures closing the listener closes the
+// connections still waiting and ends its accept loop (the package's
+// TestMain checks for goroutines left behind).
+func TestConnLimiterCloseEndsWaiting(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns := localapi.LimitConns(ln, localapi.ConnLimits{PerAddr: 1})
+	addr := ln.Addr().String()
+	first, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	served, err := conns.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer served.Close()
+	waiting, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer waiting.Close()
+	if closedByServer(waiting, 200*time.Millisecond) {
+		t.Fatal("a connection over its client's bound was closed instead of held")
+	}
+	if err := conns.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !closedByServer(waiting, 2*time.Second) {
+		t.Error("a waiting connection outlived the listener")
+	}
+	if _, err := conns.Accept(); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("Accept after Close: %v, want net.ErrClosed", err)
 	}
 }

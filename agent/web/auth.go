@@ -74,6 +74,7 @@ func (p *Page) checkDevicePIN(r *http.Request, dev [sha256.Size]byte, pin string
 	p.pinMu.Lock()
 	defer p.pinMu.Unlock()
 	if VerifyPIN(hash, pin) {
+		p.devices.succeed(dev)
 		return pinOK, 0, nil
 	}
 	forgot, err := p.devices.fail(dev)

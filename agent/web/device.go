@@ -97,6 +97,13 @@ func (d *deviceStore) fail(key [sha256.Size]byte) (bool, error) {
 	return true, d.saveLocked()
 }
 
+// succeed records a right PIN from device key: its count starts again.
+func (d *deviceStore) succeed(key [sha256.Size]byte) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.fails, key)
+}
+
 // remember records a sign-in from r's browser: a remembered device is
 // refreshed, any other is given a new cookie (set on w).
 func (d *deviceStore) remember(w http.ResponseWriter, r *http.Request, secure bool) error {
