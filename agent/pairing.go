@@ -147,7 +147,12 @@ func (pr *pairing) pending(ctx context.Context, authURL string) (*pair.Pending, 
 		pr.wg.Add(1)
 		go pr.wait(fctx, f)
 		pr.mu.Unlock()
-		pr.a.log.Info("pairing: code issued, waiting for a manager to approve it", "user_code", p.UserCode, "expires", p.Expires)
+		// The code itself is not logged: whoever reads it first can approve
+		// it in the cloud with an account of their own, and the log reaches
+		// every API-token holder (GET /api/v1/logs), the cloud's log tails
+		// and the journal's readers. The signed-in manager who asked for it
+		// sees it on the pairing page.
+		pr.a.log.Info("pairing: code issued (shown on the manager page's Pairing tab), waiting for a manager to approve it", "expires", p.Expires)
 		return p, nil
 	}
 }

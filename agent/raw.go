@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -385,6 +386,6 @@ func (s rawSink) Refused(printer, remote string, size int, err error) {
 		detail, reason = "the port closed (agent stop or reload) before the job was whole", "closing"
 	}
 	a.m.IncRawRefused(printer, reason)
-	a.log.Error("RAW JOB REFUSED: a job a POS sent to the printer port did not print", "printer", printer, "remote", remote, "size", size, "reason", detail, "err", err)
+	a.doors.warns.Log(a.log, slog.LevelError, "RAW JOB REFUSED: a job a POS sent to the printer port did not print", "printer", printer, "remote", remote, "size", size, "reason", detail, "err", err)
 	a.observe(Event{Printer: printer, RawRefused: detail})
 }

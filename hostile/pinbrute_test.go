@@ -183,3 +183,68 @@ func (b *pinGuesser) tryPIN(pin string) (int, string, error) {
 	res.Body.Close()
 	return res.StatusCode, res.Header.Get("Retry-After"), nil
 }
+
+// TestPINPauseDoesNotLockOutTheManager is the pen-test's §2: 20 wrong PINs
+// an hour from any program on the PC (or the LAN) kept sign-in paused for
+// everyone, the manager included, for good. A browser that signed in
+// before with the right PIN keeps a device cookie, and its sign-in passes
+// the pause the attacker keeps on; the attacker, and a forged cookie, are
+// still refused.
+func TestPINPauseDoesNotLockOutTheManager(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("needs every 127.0.0.0/8 address on lo (Linux)")
+	}
+	a := start(t, Setup{})
+	setPIN(t, a, hostilePIN)
+	// The manager signed in yesterday, on this browser: only its device
+	// cookie is left (the session is over).
+	first := newPINGuesser(t, a, 1)
+	if code, _, err := first.tryPIN(hostilePIN); err != nil || code != http.StatusSeeOther {
+		t.Fatalf("the manager's first sign-in: %d, %v; want 303", code, err)
+	}
+	base, _ := url.Parse(a.Base)
+	manager := newPINGuesser(t, a, 1)
+	for _, c := range first.c.Jar.Cookies(base) {
+		if c.Name != "printgate_session" {
+			manager.c.Jar.SetCookies(base, []*http.Cookie{{Name: c.Name, Value: c.Value}})
+		}
+	}
+
+	// The attacker spends the shared budget from many addresses, the first
+	// five guesses from the manager's own (a program on the store PC, which
+	// locks 127.0.0.1 out too), and keeps guessing.
+	for n := range pinBudget + 5 {
+		from := 1
+		if n >= 5 {
+			from = 10 + (n-5)/4
+		}
+		code, _, err := newPINGuesser(t, a, from).tryPIN(fmt.Sprintf("%06d", 200000+n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n >= pinBudget && code != http.StatusTooManyRequests {
+			t.Fatalf("wrong PIN %d after the budget was spent: %d, want 429", n+1, code)
+		}
+	}
+	if code, _, err := newPINGuesser(t, a, 1).tryPIN(hostilePIN); err != nil || code != http.StatusTooManyRequests {
+		t.Fatalf("the right PIN from a browser that never signed in, during the pause: %d, %v; want 429", code, err)
+	}
+	forged := newPINGuesser(t, a, 1)
+	forged.c.Jar.SetCookies(base, []*http.Cookie{{Name: "printgate_device", Value: "forged-0123456789abcdefghijklmnopqrstuvwxyz"}})
+	if code, _, err := forged.tryPIN(hostilePIN); err != nil || code != http.StatusTooManyRequests {
+		t.Fatalf("the right PIN with a forged device cookie, during the pause: %d, %v; want 429", code, err)
+	}
+	// The manager gets in.
+	code, _, err := manager.tryPIN(hostilePIN)
+	if err != nil || code != http.StatusSeeOther {
+		t.Fatalf("the manager's browser, which signed in before, during the pause: %d, %v; want 303 (signed in)", code, err)
+	}
+	res, err := manager.c.Get(a.Base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("the manager's dashboard after signing in during the pause: %d", res.StatusCode)
+	}
+}

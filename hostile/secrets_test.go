@@ -1,6 +1,10 @@
 package hostile
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"printgate/sync/cloudtest"
 )
 
 // TestCloudAuthInClearRefused is issue 23 §6's wire attack: pairing took
@@ -90,5 +96,66 @@ func TestDataDirTightenedAndTokenFileWarned(t *testing.T) {
 	}
 	if code := a.submit(t, "TOKENFILE-1"); code != 202 && code != 200 {
 		t.Errorf("the token from the file does not work: HTTP %d", code)
+	}
+}
+
+// TestInlineTokenInReadableConfigWarned is the pen-test's §5 on disk: a
+// 0644 token file was warned about, but the same token written inline as
+// api_token in a 0644 config was not, though every user of the PC can read
+// it as well. The log and printgate doctor both say so, with the fix.
+func TestInlineTokenInReadableConfigWarned(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("mode bits")
+	}
+	a := start(t, Setup{Before: func(dir string) {
+		if err := os.Chmod(filepath.Join(dir, "printgate.toml"), 0o644); err != nil {
+			panic(err)
+		}
+	}})
+	out := a.Logs()
+	for _, want := range []string{"the config holds the API token and can be read by other users", "chmod 600 " + a.Config, "api_token_file"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+	doc, _ := exec.Command(bin, "doctor", "--config", a.Config).CombinedOutput()
+	if !regexp.MustCompile(`! api token: .*can be read by other users`).Match(doc) || !strings.Contains(string(doc), "chmod 600 "+a.Config) {
+		t.Errorf("printgate doctor does not warn about the readable config:\n%s", doc)
+	}
+}
+
+// TestPairingCodeNotInLogRing is the pen-test's §5 in the log: the
+// pairing page's user_code was logged at INFO, so anyone holding the API
+// token (GET /api/v1/logs), or a cloud tailing the log, could read it and
+// approve the agent into an account of their own before the manager did.
+// The code shows on the manager's pairing page only.
+func TestPairingCodeNotInLogRing(t *testing.T) {
+	cloud := cloudtest.New(cloudtest.Options{PollInterval: time.Second})
+	srv := httptest.NewServer(cloud.Handler())
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { cloud.Close() })
+	ws := "ws" + strings.TrimPrefix(srv.URL, "http") + cloudtest.AgentPath
+	a := start(t, Setup{Tables: fmt.Sprintf("[cloud]\nurl = %q\nauth_url = %q\n", ws, srv.URL+"/oauth")})
+	setPIN(t, a, rebindPIN)
+	b := newBrowser(t, a, "127.0.0.1:"+a.port(t))
+	_, login, _ := b.send("GET", "/login", nil, nil)
+	if st, body, _ := b.send("POST", "/login", url.Values{"csrf": {csrfIn(login)}, "pin": {rebindPIN}}, nil); st != http.StatusSeeOther {
+		t.Fatalf("login: %d %.300q", st, body)
+	}
+	st, page, _ := b.send("GET", "/pairing", nil, nil)
+	m := regexp.MustCompile(`id="user-code" class="user-code">([^<]+)<`).FindStringSubmatch(page)
+	if st != http.StatusOK || m == nil {
+		t.Fatalf("the pairing page shows no code: %d %.500q", st, page)
+	}
+	code := m[1]
+	st, ring, _ := a.do(t, "GET", "/api/v1/logs?lines=1000", "", map[string]string{"Authorization": "Bearer " + a.Token})
+	if st != http.StatusOK || !strings.Contains(ring, "pairing: code issued") {
+		t.Fatalf("GET /api/v1/logs: %d, without the pairing line:\n%s", st, ring)
+	}
+	if strings.Contains(ring, code) {
+		t.Errorf("the log ring, which every API-token holder reads, carries the pairing code %s:\n%s", code, ring)
+	}
+	if strings.Contains(a.Logs(), code) {
+		t.Errorf("the agent's log carries the pairing code %s", code)
 	}
 }

@@ -32,6 +32,15 @@ func guardSecrets(cfg *config.Config, log *slog.Logger) {
 		}
 	}
 	if cfg.APITokenFile == "" {
+		// The token is inline: the config file is then as secret as a
+		// token file, and was not looked at before.
+		if cfg.APIToken != "" && cfg.Path != "" {
+			if fi, err := os.Stat(cfg.Path); err == nil && fi.Mode().Perm()&0o077 != 0 {
+				log.Warn("the config holds the API token and can be read by other users of this machine: whoever reads it can print and cancel tickets",
+					"config", cfg.Path, "mode", modeText(fi.Mode().Perm()),
+					"fix", inlineTokenFix(cfg.Path))
+			}
+		}
 		return
 	}
 	if fi, err := os.Stat(cfg.APITokenFile); err == nil && fi.Mode().Perm()&0o077 != 0 {
@@ -43,3 +52,10 @@ func guardSecrets(cfg *config.Config, log *slog.Logger) {
 
 // modeText is a permission as a person types it for chmod ("0644").
 func modeText(m fs.FileMode) string { return fmt.Sprintf("%04o", uint32(m.Perm())) }
+
+// inlineTokenFix is what to do about a config that holds api_token inline
+// and that other users can read: narrow it, or move the token to a file
+// only its owner reads.
+func inlineTokenFix(path string) string {
+	return fmt.Sprintf("chmod 600 %s, or move the token out of it: printgate token --out api-token.txt, then api_token_file = \"api-token.txt\" in place of api_token", path)
+}

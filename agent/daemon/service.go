@@ -199,6 +199,11 @@ func runServiceOpts(ctx context.Context, configPath string, console io.Writer, t
 		Logger: log,
 	})
 	srv := localapi.NewServer(guard, localapi.ServerTimeouts{}, log)
+	// Connections are bounded per client and in total: idle kept-alive
+	// ones are closed first, new ones wait (PROTOCOL.md §8).
+	conns := localapi.LimitConns(ln, localapi.ConnLimits{Logger: log})
+	defer conns.Close()
+	srv.ConnState = conns.ConnState
 	serveErr := make(chan error, 1)
 	mode := "off"
 	if tlsConf != nil {
@@ -207,9 +212,9 @@ func runServiceOpts(ctx context.Context, configPath string, console io.Writer, t
 		if cfg.TLS.SelfSigned {
 			mode = "self-signed"
 		}
-		go func() { serveErr <- srv.ServeTLS(ln, "", "") }()
+		go func() { serveErr <- srv.ServeTLS(conns, "", "") }()
 	} else {
-		go func() { serveErr <- srv.Serve(ln) }()
+		go func() { serveErr <- srv.Serve(conns) }()
 	}
 	attrs := []any{"addr", ln.Addr().String(), "tls", mode, "config", cfg.Path, "data_dir", cfg.DataDir}
 	if fingerprint != "" {

@@ -45,7 +45,9 @@ func (s *server) authorize(w http.ResponseWriter, r *http.Request, hint string) 
 		return false
 	}
 	if wrong && s.throttle.Fail(addr, r.Host) {
-		s.log.LogAttrs(r.Context(), slog.LevelWarn, "local API: too many wrong tokens from one client; refusing its requests without the right token for a while",
+		// Once per lockout of each client: a guesser with many addresses
+		// would write one each.
+		s.peerLines.Warn(s.log, "local API: too many wrong tokens from one client; refusing its requests without the right token for a while",
 			slog.String("client", addr.String()),
 			slog.String("host", hostcheck.Normalize(r.Host)),
 			slog.Int("wrong_tokens", AuthFailureLimit),

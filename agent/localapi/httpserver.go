@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"printgate/internal/warnlimit"
 )
 
 // Default server timeouts (see ServerTimeouts).
@@ -76,7 +78,7 @@ func NewServer(h http.Handler, t ServerTimeouts, logger *slog.Logger) *http.Serv
 		WriteTimeout:      orDefault(t.WriteTimeout, DefaultWriteTimeout),
 		IdleTimeout:       orDefault(t.IdleTimeout, DefaultIdleTimeout),
 		MaxHeaderBytes:    DefaultMaxHeaderBytes,
-		ErrorLog:          log.New(serverLog{logger}, "", 0),
+		ErrorLog:          log.New(serverLog{logger, &warnlimit.Limiter{Now: time.Now}}, "", 0),
 	}
 }
 
@@ -87,15 +89,20 @@ func orDefault(d, def time.Duration) time.Duration {
 	return d
 }
 
-// serverLog turns the lines http.Server logs into slog records.
-type serverLog struct{ log *slog.Logger }
+// serverLog turns the lines http.Server logs into slog records. A client
+// provokes most of them (a panic in a handler aside): they are
+// rate-limited.
+type serverLog struct {
+	log   *slog.Logger
+	lines *warnlimit.Limiter
+}
 
 func (l serverLog) Write(p []byte) (int, error) {
 	msg := string(bytes.TrimSpace(p))
-	level := slog.LevelWarn
 	if bytes.Contains(p, []byte("TLS handshake error")) {
-		level = slog.LevelDebug
+		l.log.LogAttrs(context.Background(), slog.LevelDebug, "http server", slog.String("err", msg))
+		return len(p), nil
 	}
-	l.log.LogAttrs(context.Background(), level, "http server", slog.String("err", msg))
+	l.lines.Warn(l.log, "http server", slog.String("err", msg))
 	return len(p), nil
 }

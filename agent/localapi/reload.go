@@ -3,7 +3,9 @@ package localapi
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
+
 	"printgate/agent/api"
 )
 
@@ -33,7 +35,7 @@ func (s *server) reload(w http.ResponseWriter, r *http.Request) {
 	res, err := rl.Reload(r.Context())
 	switch {
 	case err == nil:
-		s.log.Info("config reloaded through the API", "added", res.Added, "changed", res.Changed, "removed", res.Removed, "restart_needed", res.RestartNeeded)
+		s.peerLines.Log(s.log, slog.LevelInfo, "config reloaded through the API", "added", res.Added, "changed", res.Changed, "removed", res.Removed, "restart_needed", res.RestartNeeded)
 		writeJSON(w, http.StatusOK, res)
 	case errors.Is(err, api.ErrConfigRefused):
 		if res.Errors == nil {

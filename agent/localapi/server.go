@@ -15,6 +15,7 @@ import (
 
 	"printgate/agent/api"
 	"printgate/agent/logring"
+	"printgate/internal/warnlimit"
 	"printgate/spool"
 )
 
@@ -70,6 +71,9 @@ type server struct {
 	hasToken bool
 	// throttle locks out client addresses that send wrong tokens, per Host.
 	throttle *throttle
+	// peerLines bounds the log lines a client can provoke at will
+	// (DESIGN.md invariant 10); every such line goes through it.
+	peerLines *warnlimit.Limiter
 }
 
 // New returns the handler for every route of PROTOCOL.md §3, answering from
@@ -88,13 +92,14 @@ func New(b Backend, opts Options) http.Handler {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.throttle = newThrottle(opts.Now)
+	s.peerLines = &warnlimit.Limiter{Now: opts.Now}
 	if opts.Token != "" {
 		s.tokenSum = sha256.Sum256([]byte(opts.Token))
 		s.hasToken = true
 	}
 	if opts.Metrics != nil {
 		s.metrics = promhttp.HandlerFor(opts.Metrics, promhttp.HandlerOpts{
-			ErrorLog:      promLogger{s.log},
+			ErrorLog:      promLogger{s.log, s.peerLines},
 			ErrorHandling: promhttp.ContinueOnError,
 		})
 	}
@@ -176,7 +181,8 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, e *apiError) {
 		if e.status >= 500 {
 			level = slog.LevelError
 		}
-		s.log.LogAttrs(r.Context(), level, "http request failed",
+		// A client can provoke a 5xx at will while the disk fails.
+		s.peerLines.Log(s.log, level, "http request failed",
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.Path),
 			slog.Int("status", e.status),
@@ -221,9 +227,13 @@ func (r *statusRecorder) status() int {
 	return r.code
 }
 
-// promLogger routes promhttp's gather errors to slog.
-type promLogger struct{ log *slog.Logger }
+// promLogger routes promhttp's gather errors to slog, rate-limited: each
+// scrape can provoke one.
+type promLogger struct {
+	log   *slog.Logger
+	lines *warnlimit.Limiter
+}
 
 func (l promLogger) Println(v ...any) {
-	l.log.Warn("metrics gather", slog.String("err", strings.TrimSpace(fmt.Sprintln(v...))))
+	l.lines.Warn(l.log, "metrics gather", slog.String("err", strings.TrimSpace(fmt.Sprintln(v...))))
 }

@@ -230,7 +230,7 @@ func (c *conn) serve() {
 			return
 		}
 		if c.open() && now.Sub(c.opened) >= c.p.o.MaxJobDuration {
-			c.log.Warn("rawport: job still streaming after the time limit, ending it truncated",
+			c.p.lines.log(c.log, slog.LevelWarn, "rawport: job still streaming after the time limit, ending it truncated",
 				"limit", c.p.o.MaxJobDuration, "size", len(c.data)+len(c.buf))
 			if c.finish(true) {
 				resetClose(c.c)
@@ -259,7 +259,7 @@ func (c *conn) serve() {
 					return
 				}
 				if !c.cutEnd {
-					c.log.Warn("rawport: port closing while a job had no cut yet, taking it truncated", "size", len(c.data))
+					c.p.lines.log(c.log, slog.LevelWarn, "rawport: port closing while a job had no cut yet, taking it truncated", "size", len(c.data))
 				}
 				completed = c.finish(!c.cutEnd)
 				return
@@ -284,7 +284,7 @@ func (c *conn) serve() {
 		// close, which comes after Accept) or reset the connection.
 		truncated := !errors.Is(err, io.EOF) || len(c.buf) > 0
 		if truncated && c.content {
-			c.log.Warn("rawport: connection ended mid-job", "err", err, "partial_command", len(c.buf))
+			c.p.lines.log(c.log, slog.LevelWarn, "rawport: connection ended mid-job", "err", err, "partial_command", len(c.buf))
 		}
 		completed = c.finish(truncated)
 		return
@@ -481,7 +481,9 @@ func (c *conn) finish(truncated bool) bool {
 		c.p.truncated.Add(1)
 	}
 	c.p.jobs.Add(1)
-	c.log.Info("rawport: job accepted", "size", len(j.Data), "task_no", taskNo,
+	// One line per job, rate-limited like the rest: a client can send
+	// 50 jobs a second (rate_raw), and each task's history is in the spool.
+	c.p.lines.log(c.log, slog.LevelInfo, "rawport: job accepted", "size", len(j.Data), "task_no", taskNo,
 		"truncated", j.Truncated, "duplicate", j.Duplicate)
 	return true
 }
@@ -534,6 +536,6 @@ func (p *Port) printerStatus() PrinterStatus {
 // refuse reports a job read but not handed over.
 func (p *Port) refuse(log *slog.Logger, remote string, size int, err error) {
 	p.refused.Add(1)
-	log.Error("rawport: job refused", "size", size, "err", err)
+	p.lines.log(log, slog.LevelError, "rawport: job refused", "size", size, "err", err)
 	p.sink.Refused(p.printer, remote, size, err)
 }

@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+
+	"printgate/internal/warnlimit"
 )
 
 // The raw port cannot be held hostage (issue 23 §3): a client that opens
@@ -227,49 +229,31 @@ func allowed(list []netip.Prefix, ip netip.Addr) bool {
 // Lines a client can provoke at will are rate-limited, so a flood of
 // connections costs a bounded log (DESIGN.md invariant 10): the first few
 // of each message in a minute are logged, the rest counted and summarised
-// once the minute is over.
+// once the minute is over (internal/warnlimit, as at every door).
 const (
-	linesPerMinute = 5
-	lineWindow     = time.Minute
+	linesPerMinute = warnlimit.PerMinute
+	lineWindow     = warnlimit.Window
 )
 
 // lineLimit rate-limits log lines by message, on the port's clock.
 type lineLimit struct {
 	now func() time.Time
 
-	mu    sync.Mutex
-	start time.Time
-	seen  map[string]int
+	once sync.Once
+	w    warnlimit.Limiter
 }
 
 // log writes msg at level unless linesPerMinute lines of msg were written
 // in the current window; a window that ended with lines held back is
 // summarised first.
 func (l *lineLimit) log(log *slog.Logger, level slog.Level, msg string, args ...any) {
-	now := l.now()
-	l.mu.Lock()
-	var summary []string
-	var counts []int
-	if l.seen == nil || now.Sub(l.start) >= lineWindow {
-		for m, n := range l.seen {
-			if n > linesPerMinute {
-				summary, counts = append(summary, m), append(counts, n-linesPerMinute)
-			}
+	l.once.Do(func() {
+		l.w.Now = l.now
+		if l.w.Now == nil { // a Port made by hand, in a test
+			l.w.Now = time.Now
 		}
-		l.start, l.seen = now, map[string]int{}
-	}
-	l.seen[msg]++
-	n := l.seen[msg]
-	l.mu.Unlock()
-	for i, m := range summary {
-		log.Log(context.Background(), level, m+" (repeated; suppressed in the last minute)", "suppressed", counts[i])
-	}
-	switch {
-	case n < linesPerMinute:
-		log.Log(context.Background(), level, msg, args...)
-	case n == linesPerMinute:
-		log.Log(context.Background(), level, msg, append(args, "note", "more like this in the next minute are counted, not logged")...)
-	}
+	})
+	l.w.Log(log, level, msg, args...)
 }
 
 // noJobLimit is how long the connection may carry no job: FirstByteTimeout

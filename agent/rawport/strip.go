@@ -2,6 +2,7 @@ package rawport
 
 import (
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 )
@@ -227,7 +228,7 @@ func (c *conn) logStrips() {
 		names = append(names, fmt.Sprintf("%s ×%d", name, n))
 	}
 	slices.Sort(names)
-	c.log.Info("rawport: commands that would reconfigure, disable or query the shared printer were removed from a raw job; the rest prints (see PROTOCOL.md, Raw port)",
+	c.p.lines.log(c.log, slog.LevelInfo, "rawport: commands that would reconfigure, disable or query the shared printer were removed from a raw job; the rest prints (see PROTOCOL.md, Raw port)",
 		"removed", strings.Join(names, "; "))
 	c.strips = nil
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"crypto/sha256"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -27,6 +28,9 @@ const (
 // address and the shared budget, and returns how long it is locked out
 // when it is. For pinError it returns the *Problem to show.
 func (p *Page) checkPIN(r *http.Request, pin string) (pinResult, time.Duration, error) {
+	if dev, ok := p.devices.device(r); ok {
+		return p.checkDevicePIN(r, dev, pin)
+	}
 	addr := pinClient(r)
 	if left := p.pinLockedFor(addr); left > 0 {
 		return pinLocked, left, nil
@@ -53,6 +57,35 @@ func (p *Page) checkPIN(r *http.Request, pin string) (pinResult, time.Duration, 
 		return pinLocked, left, nil
 	}
 	p.log.LogAttrs(r.Context(), slog.LevelInfo, "manager page: wrong PIN", slog.String("client", lockout.ClientAddr(r).String()))
+	return pinWrong, 0, nil
+}
+
+// checkDevicePIN checks pin from a browser that signed in before (device.go):
+// neither the client's lockout nor the shared pause applies, only the
+// device's own DeviceFailureLimit, whose last wrong PIN forgets the device.
+func (p *Page) checkDevicePIN(r *http.Request, dev [sha256.Size]byte, pin string) (pinResult, time.Duration, error) {
+	hash, err := LoadPIN(p.opts.DataDir)
+	if errors.Is(err, ErrNoPIN) {
+		return pinUnset, 0, nil
+	}
+	if err != nil {
+		return pinError, 0, pinReadProblem(p.opts.DataDir, err)
+	}
+	p.pinMu.Lock()
+	defer p.pinMu.Unlock()
+	if VerifyPIN(hash, pin) {
+		p.devices.succeed(dev)
+		return pinOK, 0, nil
+	}
+	forgot, err := p.devices.fail(dev)
+	if err != nil {
+		p.log.LogAttrs(r.Context(), slog.LevelError, "manager page: cannot forget a browser that typed wrong PINs", slog.Any("err", err))
+	}
+	if forgot {
+		p.log.LogAttrs(r.Context(), slog.LevelWarn, "manager page: a browser that had signed in before typed too many wrong PINs; it is no longer exempt from a PIN pause",
+			slog.String("client", lockout.ClientAddr(r).String()), slog.Int("wrong_pins", DeviceFailureLimit))
+	}
+	p.log.LogAttrs(r.Context(), slog.LevelInfo, "manager page: wrong PIN", slog.String("client", lockout.ClientAddr(r).String()), slog.Bool("known_browser", true))
 	return pinWrong, 0, nil
 }
 
@@ -166,6 +199,9 @@ func (p *Page) setupSubmit(w http.ResponseWriter, r *http.Request) {
 func (p *Page) signIn(w http.ResponseWriter, r *http.Request, next string) {
 	_, id := p.sessions.create()
 	p.setSessionCookie(w, id)
+	if err := p.devices.remember(w, r, p.opts.TLS); err != nil {
+		p.log.LogAttrs(r.Context(), slog.LevelError, "manager page: cannot remember this browser; it signs in like any other during a PIN pause", slog.Any("err", err))
+	}
 	p.clearCookie(w, preCookie)
 	http.Redirect(w, r, localPath(next), http.StatusSeeOther)
 }
@@ -179,7 +215,7 @@ func (p *Page) loginForm(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
-	if left := p.pinLockedFor(pinClient(r)); left > 0 {
+	if left := p.pinLockedFor(pinClient(r)); left > 0 && !p.devices.known(r) {
 		p.renderLocked(w, r, left)
 		return
 	}

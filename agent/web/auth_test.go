@@ -187,8 +187,9 @@ func TestSetupNeedsCode(t *testing.T) {
 
 // TestSetupCodeSpent ensures SetupCodeSpendLimit wrong codes in all, from
 // any addresses, make the code stop working (a guesser cycling through
-// loopback addresses gets no further than one that does not), and the page
-// then says how to get a new one.
+// loopback addresses gets no further than one that does not), and that a
+// new code replaces it at once: the spent one is wrong, the new one (in
+// the setup code file printgate status reads) sets the PIN.
 func TestSetupCodeSpent(t *testing.T) {
 	h := newHarness(t)
 	code := h.setupCode()
@@ -201,13 +202,25 @@ func TestSetupCodeSpent(t *testing.T) {
 	c := &client{remote: "127.0.0.99:1"}
 	tok := h.setupForm(c)
 	w := h.do(c, http.MethodPost, "/setup", url.Values{"csrf": {tok}, "code": {code}, "pin": {testPIN}, "pin2": {testPIN}})
-	wantStatus(t, w, http.StatusForbidden)
-	wantBody(t, w, "Restart printgate for a new one", pinCommand)
+	wantStatus(t, w, http.StatusUnauthorized)
+	wantBody(t, w, "printgate status")
 	if _, err := LoadPIN(h.dir); err == nil {
 		t.Fatal("a spent setup code set the PIN")
 	}
-	if !strings.Contains(h.log.String(), "no longer works") {
+	if !strings.Contains(h.log.String(), "no longer works and a new one replaces it") {
 		t.Errorf("no log line for the spent code:\n%s", h.log)
+	}
+	fresh, err := LoadSetupCode(h.dir)
+	if err != nil || fresh == code {
+		t.Fatalf("no new setup code after the old one was spent: %q, %v", fresh, err)
+	}
+	if !strings.Contains(h.log.String(), "first-run setup code: "+fresh) {
+		t.Errorf("the new code is not logged for the console:\n%s", h.log)
+	}
+	w = h.do(c, http.MethodPost, "/setup", url.Values{"csrf": {tok}, "code": {fresh}, "pin": {testPIN}, "pin2": {testPIN}})
+	wantStatus(t, w, http.StatusSeeOther)
+	if _, err := LoadPIN(h.dir); err != nil {
+		t.Fatalf("the new setup code set no PIN: %v", err)
 	}
 }
 

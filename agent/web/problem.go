@@ -94,7 +94,9 @@ func pinReadProblem(dataDir string, err error) *Problem {
 // names what the page was doing when err has none of its own), the cause
 // logged. It never shows the cause's text unless err chose its words.
 func (p *Page) showProblem(w http.ResponseWriter, r *http.Request, status int, whatID string, err error) {
-	p.log.LogAttrs(r.Context(), slog.LevelError, "manager page: "+lang(langEN).T(orDefault(whatID, "problem.internal")),
+	// Anyone can reload a page that fails (an unreadable PIN file fails
+	// every login).
+	p.peerLines.Log(p.log, slog.LevelError, "manager page: "+lang(langEN).T(orDefault(whatID, "problem.internal")),
 		slog.String("path", r.URL.Path), slog.Any("err", err))
 	v := p.newView(r, p.sessions.get(r), "")
 	v.Title = v.L.T("problem.title")

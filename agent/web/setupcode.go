@@ -9,12 +9,14 @@ import (
 	"log/slog"
 	"math/big"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"printgate/agent/lockout"
+	"printgate/agent/logring"
 	"printgate/internal/fileowner"
 )
 
@@ -29,9 +31,10 @@ import (
 const SetupCodeFile = "setup-code"
 
 // SetupCodeSpendLimit is how many wrong setup codes, from any address, the
-// page takes before the code stops working: with a code of 10^8 values a
-// guesser then has no chance whatever addresses it sends from. A restart
-// of the agent makes a new code, and `printgate pin set` needs none.
+// page takes before the code stops working and a new one replaces it: with
+// a code of 10^8 values a guesser has no chance with any one code, and the
+// per-address lockout and the shared PIN budget bound how many codes it
+// can spend. `printgate pin set` needs none.
 const SetupCodeSpendLimit = 10
 
 // ErrNoSetupCode means no setup code is waiting: a PIN is set, or the agent
@@ -171,15 +174,36 @@ func (p *Page) checkSetupCode(r *http.Request, typed string) (codeResult, time.D
 	}
 	p.wrongCodes++
 	if p.wrongCodes >= SetupCodeSpendLimit {
-		if err := RemoveSetupCode(p.opts.DataDir); err != nil {
-			p.log.LogAttrs(r.Context(), slog.LevelError, "manager page: cannot remove the setup code", slog.Any("err", err))
-		}
-		p.log.LogAttrs(r.Context(), slog.LevelWarn, "manager page: the first-run setup code was typed wrong too often and no longer works; restart printgate for a new one, or set the PIN with printgate pin set",
-			slog.Int("wrong_codes", p.wrongCodes), slog.String("client", addr.String()))
+		p.replaceSetupCode(r, addr)
 	}
 	if left := p.pinFailed(r, addr); left > 0 {
 		return codeLocked, left
 	}
 	p.log.LogAttrs(r.Context(), slog.LevelInfo, "manager page: wrong setup code", slog.String("client", lockout.ClientAddr(r).String()))
 	return codeWrong, 0
+}
+
+// replaceSetupCode spends the setup code after SetupCodeSpendLimit wrong
+// ones and issues a new one at once: any program on the PC can type ten
+// wrong codes, and a code that then stayed dead until a restart locked the
+// manager out of first-run setup. The wrong guesses are still bounded per
+// address and by the shared budget, so a new code gives a guesser nothing
+// it lacked. The new code goes where the first one went: the console and
+// log file (never the ring, which API-token holders and the cloud read)
+// and printgate status, which reads its file. The caller holds pinMu.
+func (p *Page) replaceSetupCode(r *http.Request, addr netip.Addr) {
+	wrong := p.wrongCodes
+	p.wrongCodes = 0
+	code, err := PrepareSetup(p.opts.DataDir)
+	if err != nil || code == "" {
+		if rmErr := RemoveSetupCode(p.opts.DataDir); rmErr != nil {
+			p.log.LogAttrs(r.Context(), slog.LevelError, "manager page: cannot remove the setup code", slog.Any("err", rmErr))
+		}
+		p.log.LogAttrs(r.Context(), slog.LevelError, "manager page: the first-run setup code was typed wrong too often and no new one could be made; restart printgate for a new one, or set the PIN with printgate pin set",
+			slog.Int("wrong_codes", wrong), slog.String("client", addr.String()), slog.Any("err", err))
+		return
+	}
+	p.log.LogAttrs(r.Context(), slog.LevelWarn, "manager page: the first-run setup code was typed wrong too often; it no longer works and a new one replaces it (printgate status shows it). If it was not you, check what runs on this PC",
+		slog.Int("wrong_codes", wrong), slog.String("client", addr.String()))
+	p.log.LogAttrs(logring.LocalOnly(r.Context()), slog.LevelWarn, "first-run setup code: "+code+" (a new one: the last was typed wrong too often; open /setup on this PC and type it; it is also in printgate status)")
 }

@@ -17,6 +17,7 @@ import (
 
 	"printgate/agent/lockout"
 	"printgate/drivers/escpos"
+	"printgate/internal/warnlimit"
 )
 
 //go:embed templates/*.html
@@ -81,12 +82,18 @@ type Page struct {
 	// pinBudget is the PIN failure budget shared by every client, on top
 	// of lockout's budget per client.
 	pinBudget *lockout.Budget
+	// devices are the browsers that signed in before, which a PIN pause
+	// does not hold up (device.go).
+	devices *deviceStore
+	// peerLines bounds the log lines a browser can provoke at will
+	// (DESIGN.md invariant 10); every such line goes through it.
+	peerLines warnlimit.Limiter
 
 	// pinMu serialises first-run setup and PIN checks: argon2id takes
 	// 19 MiB per check, so checks run one at a time.
 	pinMu sync.Mutex
 	// wrongCodes counts wrong first-run setup codes from every client
-	// (under pinMu); at SetupCodeSpendLimit the code is removed.
+	// (under pinMu); at SetupCodeSpendLimit the code is replaced.
 	wrongCodes int
 
 	streams atomic.Int32
@@ -114,6 +121,8 @@ func New(b Backend, opts Options) *Page {
 	p.sessions = newSessionStore(p.now, maxSessions, sessionIdle, sessionMax)
 	p.lockout = lockout.New(p.now, PINFailureLimit, PINFailureWindow, maxLockoutClients)
 	p.pinBudget = lockout.NewBudget(p.now, pinBudgetLimits)
+	p.peerLines.Now = p.now
+	p.devices = newDeviceStore(p.opts.DataDir, p.now)
 	p.hub = newHub()
 	p.alerts = newAlertTracker(b, p.now, maxAlerts)
 	p.scan = newScanner(p.ctx, b, &p.wg)

@@ -2,6 +2,7 @@ package link
 
 import (
 	"container/list"
+	"log/slog"
 	"sync"
 
 	"printgate/spool"
@@ -100,7 +101,7 @@ func (s *session) command(id string, run func() (*spool.Task, error)) wire.Messa
 			return nil // the connection is gone; the cloud resends
 		}
 		if e.result != nil {
-			s.l.log.Info("cloud command resent: answered with its first result, not run again", "id", id, "ok", e.result.OK)
+			s.l.peerWarns.Log(s.l.log, slog.LevelInfo, "cloud command resent: answered with its first result, not run again", "id", id, "ok", e.result.OK)
 			return e.result
 		}
 		// The first copy asked for a resend: this is it.

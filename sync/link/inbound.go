@@ -97,7 +97,8 @@ func (s *session) refusedJob(fe *wire.FrameError) wire.Message {
 func (s *session) submit(nt spool.NewTask, logRejected bool) wire.Message {
 	reject := func(code, msg string) wire.Message {
 		if logRejected {
-			s.l.log.Warn("cloud job rejected", "task_no", nt.TaskNo, "code", code, "message", msg)
+			// A cloud can send such jobs by the thousand.
+			s.l.peerWarns.Warn(s.l.log, "cloud job rejected", "task_no", nt.TaskNo, "code", code, "message", msg)
 		}
 		return &wire.JobAck{TaskNo: nt.TaskNo, Result: wire.ResultRejected, Error: &wire.Problem{Code: code, Message: msg}}
 	}
@@ -127,7 +128,8 @@ func (s *session) submit(nt spool.NewTask, logRejected bool) wire.Message {
 func (s *session) result(id string, t *spool.Task, err error) (*wire.CommandResult, bool) {
 	if err != nil {
 		code, msg, retry := s.l.opts.Classify(err)
-		s.l.log.Warn("cloud command failed", "id", id, "code", code, "err", err)
+		// A cloud can cancel unknown tasks by the thousand.
+		s.l.peerWarns.Warn(s.l.log, "cloud command failed", "id", id, "code", code, "err", err)
 		return &wire.CommandResult{ID: id, Error: &wire.Problem{Code: code, Message: msg}}, !retry
 	}
 	return &wire.CommandResult{ID: id, OK: true, TaskNo: t.TaskNo}, true
@@ -184,7 +186,7 @@ func (s *session) tail(m *wire.LogsTail) wire.Message {
 		}()
 		send := func(lines []string) error { return s.sendLines(ctx, m.ID, lines) }
 		if err := tl.Tail(ctx, m.Level, m.Contains, m.Lines, m.Follow, send); err != nil && ctx.Err() == nil {
-			s.l.log.Warn("cloud link: log tail ended", "id", m.ID, "err", err)
+			s.l.peerWarns.Warn(s.l.log, "cloud link: log tail ended", "id", m.ID, "err", err)
 		}
 	}()
 	return nil

@@ -96,8 +96,8 @@ type Link struct {
 	// onState is called after each change of stats.State (OnStateChange).
 	onState atomic.Pointer[func(state string)]
 
-	// peerWarns bounds the warnings a cloud can provoke at will
-	// (warnlimit.go).
+	// peerWarns bounds the log lines a cloud can provoke at will
+	// (internal/warnlimit); every such line goes through it.
 	peerWarns warnlimit.Limiter
 }
 

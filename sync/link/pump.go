@@ -207,13 +207,14 @@ func (s *session) resendDue() error {
 			continue
 		}
 		if len(evs) == 0 {
-			s.l.log.Warn("cloud link: no events_ack in time, and the batch's events left the outbox; not resent", "batch", b.id)
+			s.l.peerWarns.Warn(s.l.log, "cloud link: no events_ack in time, and the batch's events left the outbox; not resent", "batch", b.id)
 			for _, k := range b.keys {
 				delete(s.sent, string(k))
 			}
 			continue
 		}
-		s.l.log.Warn("cloud link: no events_ack in time; sending the batch again", "batch", b.id,
+		// A cloud that never acknowledges provokes it for every batch.
+		s.l.peerWarns.Warn(s.l.log, "cloud link: no events_ack in time; sending the batch again", "batch", b.id,
 			"events", len(evs), "waited", now.Sub(b.sentAt).Round(time.Millisecond))
 		frame, err := encodeBatch(b.id, evs)
 		if err != nil {

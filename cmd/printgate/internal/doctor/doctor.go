@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -120,6 +121,9 @@ func Run(ctx context.Context, env Env, path string, show func(...Result)) bool {
 		return false
 	}
 	show(CheckDataDir(cfg), CheckDisk(env, cfg))
+	if r, ok := CheckTokenReaders(cfg); ok {
+		show(r)
+	}
 	show(CheckServiceFiles(env, cfg)...)
 	port, running := CheckPort(ctx, env, cfg)
 	show(port)
@@ -209,6 +213,34 @@ func CheckDataDir(cfg *config.Config) Result {
 	}
 	r.Detail = dir + " is writable (a file was created, synced and removed)"
 	return r
+}
+
+// CheckTokenReaders is the API token's check: a token file, or a config
+// that holds the token inline, that other users of this machine can read
+// gives them the right to print and cancel tickets. It reports false where
+// mode bits say nothing (Windows, whose installer sets the ACLs).
+func CheckTokenReaders(cfg *config.Config) (Result, bool) {
+	if runtime.GOOS == "windows" || cfg.APIToken == "" {
+		return Result{}, false
+	}
+	r := Result{Name: "api token"}
+	path, what := cfg.APITokenFile, "the API token file"
+	fix := fmt.Sprintf("chmod 600 %s, or write a new one with printgate token --out %s", path, path)
+	if path == "" {
+		path, what = cfg.Path, "the config, which holds the API token inline,"
+		fix = fmt.Sprintf("chmod 600 %s, or move the token out of it: printgate token --out api-token.txt, then api_token_file = \"api-token.txt\" in place of api_token", path)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return r, false
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		r.Status, r.Fix = Warn, fix
+		r.Detail = fmt.Sprintf("%s (%s) can be read by other users of this machine (mode %04o): whoever reads it can print and cancel tickets", what, path, uint32(perm))
+		return r, true
+	}
+	r.Detail = path + " is readable by its owner only"
+	return r, true
 }
 
 // probeWrite creates, writes, syncs and removes a file in dir, as the

@@ -458,3 +458,33 @@ func TestDoctorRawPortPrinterStatus(t *testing.T) {
 	rs := CheckRawPorts(env, cfg, true)
 	wantResult(t, "offline printer behind raw_status printer", rs[0], Pass, "the printer's own state", "")
 }
+
+// TestDoctorTokenReaders ensures a config holding the token inline, or a
+// token file, that other users can read is a warning with the fix, and one
+// left to its owner passes.
+func TestDoctorTokenReaders(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("mode bits")
+	}
+	cfg := doctorConfig(t, t.TempDir(), ":8631", "")
+	r, ok := CheckTokenReaders(cfg)
+	if !ok {
+		t.Fatal("no api token check for an inline token")
+	}
+	wantResult(t, "0600 config", r, Pass, "readable by its owner only", "")
+	if err := os.Chmod(cfg.Path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, _ = CheckTokenReaders(cfg)
+	wantResult(t, "0644 config", r, Warn, "holds the API token inline", "chmod 600 "+cfg.Path)
+	tok := filepath.Join(t.TempDir(), "api-token.txt")
+	if err := os.WriteFile(tok, []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(tok, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg.APITokenFile = tok
+	r, _ = CheckTokenReaders(cfg)
+	wantResult(t, "0644 token file", r, Warn, "the API token file", "printgate token --out "+tok)
+}
