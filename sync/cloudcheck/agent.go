@@ -28,6 +28,10 @@ const printerName = "kitchen"
 // it does not have.
 var errUnknownPrinter = errors.New("unknown printer")
 
+// errNotCloudTask is the played agent's refusal of a cancel of a task the
+// cloud did not send (PROTOCOL §5, command_result not_cloud_task).
+var errNotCloudTask = errors.New("not a cloud task")
+
 // player is one agent cloudcheck plays: the real link (sync/link) over a
 // real spool in a temporary directory, with a recorder on its connection.
 // It has no printer hardware: tasks stay where the checks move them.
@@ -210,6 +214,10 @@ func (p *player) Cancel(ctx context.Context, taskNo string) (*spool.Task, error)
 	if err != nil {
 		return nil, err
 	}
+	if cur.Origin != spool.OriginCloud {
+		// PROTOCOL §5: a cloud cancels only its own tasks by default.
+		return nil, fmt.Errorf("%w: task %s came through the %s door", errNotCloudTask, taskNo, cur.Origin)
+	}
 	return p.sp.Transition(taskNo, cur.State, spool.StateCanceled, spool.Change{})
 }
 
@@ -221,6 +229,9 @@ func (p *player) Printers() []wire.Printer {
 func classify(err error) (string, string, bool) {
 	if errors.Is(err, errUnknownPrinter) {
 		return "unknown_printer", err.Error(), false
+	}
+	if errors.Is(err, errNotCloudTask) {
+		return "not_cloud_task", err.Error(), false
 	}
 	return link.DefaultClassify(err)
 }
@@ -258,7 +269,12 @@ func (p *player) revokedReasons() []string {
 // accept stores a local task (as a POS would), whose events go to the
 // outbox, and tells the link.
 func (p *player) accept(taskNo string) (*spool.Task, error) {
-	t, _, err := p.sp.Accept(spool.NewTask{TaskNo: taskNo, Printer: printerName, Payload: []byte("cloudcheck\n"), Origin: spool.OriginLocal})
+	return p.acceptFrom(taskNo, spool.OriginLocal)
+}
+
+// acceptFrom stores a task as if it came through origin's door.
+func (p *player) acceptFrom(taskNo string, origin spool.Origin) (*spool.Task, error) {
+	t, _, err := p.sp.Accept(spool.NewTask{TaskNo: taskNo, Printer: printerName, Payload: []byte("cloudcheck\n"), Origin: origin})
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: accept %s: %w", p.id, taskNo, err)
 	}

@@ -127,7 +127,9 @@ func (s *session) submit(nt spool.NewTask, logRejected bool) wire.Message {
 func (s *session) result(id string, t *spool.Task, err error) (*wire.CommandResult, bool) {
 	if err != nil {
 		code, msg, retry := s.l.opts.Classify(err)
-		s.l.log.Warn("cloud command failed", "id", id, "code", code, "err", err)
+		// A cloud can make its commands fail at will (a cancel of
+		// another door's task, an unknown task_no): rate-limited.
+		s.l.peerWarns.Warn(s.l.log, "cloud command failed", "id", id, "code", code, "err", err)
 		return &wire.CommandResult{ID: id, Error: &wire.Problem{Code: code, Message: msg}}, !retry
 	}
 	return &wire.CommandResult{ID: id, OK: true, TaskNo: t.TaskNo}, true

@@ -1,0 +1,50 @@
+package spool
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+)
+
+// TestCommandResultsSurviveReopen ensures a command's result is kept across
+// a close and open (the agent's restart), the first result stored for an
+// id stays, and only the last MaxCommandResults are kept.
+func TestCommandResultsSurviveReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "spool.db")
+	clk := newFakeClock()
+	s, err := Open(path, Options{Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.CommandResult("r-1"); ok || err != nil {
+		t.Fatalf("unknown id: ok=%v err=%v", ok, err)
+	}
+	if err := s.SaveCommandResult("r-1", []byte(`{"ok":true,"task_no":"A_v2"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveCommandResult("r-1", []byte(`{"ok":true,"task_no":"A_v3"}`)); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err = Open(path, Options{Now: clk.Now}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if v, ok, err := s.CommandResult("r-1"); !ok || err != nil || string(v) != `{"ok":true,"task_no":"A_v2"}` {
+		t.Fatalf("after reopen: %q ok=%v err=%v, want the first result", v, ok, err)
+	}
+	for i := range MaxCommandResults {
+		if err := s.SaveCommandResult(fmt.Sprintf("c-%d", i), []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok, _ := s.CommandResult("r-1"); ok {
+		t.Error("the oldest result is still kept past MaxCommandResults")
+	}
+	if _, ok, _ := s.CommandResult(fmt.Sprintf("c-%d", MaxCommandResults-1)); !ok {
+		t.Error("the newest result is gone")
+	}
+	if _, ok, _ := s.CommandResult("c-0"); !ok {
+		t.Error("c-0, within the last MaxCommandResults, is gone")
+	}
+}
