@@ -3,6 +3,7 @@ package spool
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -95,5 +96,69 @@ func TestCompactShrinksFile(t *testing.T) {
 	}
 	if err := s.Check(); err != nil {
 		t.Error(err)
+	}
+}
+
+// steppedClock is a wall clock a test can step, with the elapsed time the
+// spool measures retention on kept apart, as the monotonic clock is.
+type steppedClock struct {
+	wall    *fakeClock
+	elapsed time.Duration
+}
+
+func (c *steppedClock) run(d time.Duration) { c.wall.Advance(d); c.elapsed += d }
+func (c *steppedClock) step(d time.Duration) { c.wall.Advance(d) }
+
+// TestClockStepCannotShortenRetention ensures a ticket that ended while
+// the wall clock ran two years behind (a flat CMOS battery) keeps its body
+// for Retention and its task_no for DedupeWindow after NTP steps the clock
+// forward, in the run that saw the step and after a restart; and that a
+// backward step between runs never takes retention back.
+func TestClockStepCannotShortenRetention(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "spool.db")
+	clk := &steppedClock{wall: newFakeClock()}
+	clk.step(-2 * 365 * 24 * time.Hour)
+	opts := Options{Retention: 24 * time.Hour, DedupeWindow: 72 * time.Hour, Now: clk.wall.Now,
+		Elapsed: func() time.Duration { return clk.elapsed }}
+	s, err := Open(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { s.Close() }()
+	mustAccept(t, s, task("BEHIND_v1", "k"))
+	mustMove(t, s, "BEHIND_v1", StateCanceled, Change{})
+	clk.run(time.Minute)
+	clk.step(2 * 365 * 24 * time.Hour) // NTP
+	clk.run(time.Minute)
+	if st, err := s.Prune(clk.wall.Now()); err != nil || st.Pruned+st.Expired != 0 {
+		t.Fatalf("first prune after the step: %+v %v; want nothing pruned two minutes after the ticket ended", st, err)
+	}
+	reopen := func() {
+		t.Helper()
+		s.Close()
+		if s, err = Open(path, opts); err != nil {
+			t.Fatal(err)
+		}
+		clk.elapsed = 0
+	}
+	reopen()
+	if st, err := s.Prune(clk.wall.Now()); err != nil || st.Pruned+st.Expired != 0 {
+		t.Fatalf("prune after a restart: %+v %v; want nothing pruned", st, err)
+	}
+	if _, dup, err := s.Accept(task("BEHIND_v1", "k")); err != nil || !dup {
+		t.Fatalf("resend after the step: dup=%v err=%v, want duplicate", dup, err)
+	}
+	clk.step(-30 * 24 * time.Hour) // set back a month while down
+	reopen()
+	clk.run(25 * time.Hour)
+	if st, err := s.Prune(clk.wall.Now()); err != nil || st.Pruned != 1 || st.Expired != 0 {
+		t.Fatalf("prune after 25 h: %+v %v; want its body pruned, its tombstone kept", st, err)
+	}
+	clk.run(48 * time.Hour)
+	if st, err := s.Prune(clk.wall.Now()); err != nil || st.Expired != 1 {
+		t.Fatalf("prune after 73 h: %+v %v; want its tombstone expired", st, err)
+	}
+	if _, dup, err := s.Accept(task("BEHIND_v1", "k")); err != nil || dup {
+		t.Fatalf("after the dedupe window: dup=%v err=%v, want a new task", dup, err)
 	}
 }
