@@ -106,7 +106,7 @@ type steppedClock struct {
 	elapsed time.Duration
 }
 
-func (c *steppedClock) run(d time.Duration) { c.wall.Advance(d); c.elapsed += d }
+func (c *steppedClock) run(d time.Duration)  { c.wall.Advance(d); c.elapsed += d }
 func (c *steppedClock) step(d time.Duration) { c.wall.Advance(d) }
 
 // TestClockStepCannotShortenRetention ensures a ticket that ended while
