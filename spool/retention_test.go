@@ -2,8 +2,10 @@ package spool
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -160,5 +162,38 @@ func TestClockStepCannotShortenRetention(t *testing.T) {
 	}
 	if _, dup, err := s.Accept(task("BEHIND_v1", "k")); err != nil || dup {
 		t.Fatalf("after the dedupe window: dup=%v err=%v, want a new task", dup, err)
+	}
+}
+
+// TestNewLifeOfTaskNo ensures a task_no accepted again once its dedupe
+// window is over is told apart on the wire: its events carry its new
+// accept seq, and count on past the old life's still in the outbox, so no
+// outbox key is reused.
+func TestNewLifeOfTaskNo(t *testing.T) {
+	s, clk := openTest(t, Options{Retention: time.Hour, DedupeWindow: time.Hour})
+	first := mustAccept(t, s, task("AGAIN_v1", "k"))
+	mustMove(t, s, "AGAIN_v1", StateCanceled, Change{})
+	clk.Advance(2 * time.Hour)
+	if st, err := s.Prune(clk.Now()); err != nil || st.Expired != 1 {
+		t.Fatalf("prune: %+v %v", st, err)
+	}
+	second := mustAccept(t, s, task("AGAIN_v1", "k"))
+	if second.Seq == first.Seq {
+		t.Fatalf("both lives have seq %d", first.Seq)
+	}
+	evs, err := s.ReadOutbox(10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range evs {
+		got = append(got, fmt.Sprintf("%d/%d/%s", e.Event.Seq, e.Event.N, e.Event.State))
+	}
+	want := []string{
+		fmt.Sprintf("%d/1/ACCEPTED", first.Seq), fmt.Sprintf("%d/2/CANCELED", first.Seq),
+		fmt.Sprintf("%d/3/ACCEPTED", second.Seq),
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("outbox %v, want %v", got, want)
 	}
 }

@@ -200,6 +200,10 @@ type Event struct {
 	Origin            Origin       `json:"origin"`
 	At                time.Time    `json:"at"`
 	Job               *JobInfo     `json:"job,omitempty"`
+	// Seq is the task's accept sequence: a task_no accepted again once
+	// its dedupe window is over is a new task with a new Seq, so the
+	// cloud tells its events from the old one's (PROTOCOL.md §5).
+	Seq uint64 `json:"seq,omitempty"`
 }
 
 // JobInfo describes a locally submitted task to the cloud without its body;
