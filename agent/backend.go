@@ -195,9 +195,14 @@ func (a *Agent) asKnown(nt spool.NewTask, t *spool.Task) (*spool.Task, bool, err
 // the printer it names and its content (the stored sha256; a document
 // also by its compact JSON while its body is kept, so the same document
 // re-encoded by another door is still the same ticket). What the request
-// does not say (no printer, no decodable body) is not compared. A
-// difference is logged, rate-limited: a peer can cause it at will.
+// does not say (no printer, no decodable body) is not compared, nor is a
+// task whose record was lost (CORRUPT_RECORD: no sha256, its printer only
+// the lane it was found on). A difference is logged, rate-limited: a peer
+// can cause it at will.
 func (a *Agent) notSameTicket(nt spool.NewTask, t *spool.Task) *api.TaskNoTaken {
+	if t.SHA256 == "" {
+		return nil
+	}
 	c := &api.TaskNoTaken{TaskNo: t.TaskNo, Origin: string(t.Origin)}
 	if nt.Printer != "" && nt.Printer != t.Printer {
 		c.Printer, c.Sent = t.Printer, nt.Printer
