@@ -11,7 +11,7 @@ import (
 	"printgate/sync/wire"
 )
 
-var eventsNames = []string{"events.order", "events.ack", "events.dedupe", "events.gap"}
+var eventsNames = []string{"events.order", "events.ack", "events.dedupe", "events.gap", "events.lives"}
 
 // eventKey names one event as the cloud dedupes it.
 type eventKey struct {
@@ -120,6 +120,9 @@ func (ch *checker) events(ctx context.Context) []Result {
 	}
 	if ch.wanted("events.gap") {
 		out = append(out, ch.checkGap(rec, recErr, gapTask, sends))
+	}
+	if ch.wanted("events.lives") {
+		out = append(out, ch.lives(ctx))
 	}
 	return out
 }

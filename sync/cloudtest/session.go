@@ -455,6 +455,9 @@ func (s *session) eventsLocked(a *agent, m *wire.Events) {
 	}
 	for _, ev := range evs {
 		k := eventKey{ev.TaskNo, ev.Seq, ev.N}
+		if broken.IgnoreSeq {
+			k.seq = 0
+		}
 		if _, dup := a.seen[k]; dup && !broken.ForgetDedupe {
 			a.dupes++
 			continue
@@ -464,7 +467,11 @@ func (s *session) eventsLocked(a *agent, m *wire.Events) {
 	}
 	if over := len(a.events) - s.c.opts.MaxEvents; over > 0 {
 		for _, ev := range a.events[:over] {
-			delete(a.seen, eventKey{ev.TaskNo, ev.Seq, ev.N})
+			k := eventKey{ev.TaskNo, ev.Seq, ev.N}
+			if s.c.opts.Broken.IgnoreSeq {
+				k.seq = 0
+			}
+			delete(a.seen, k)
 		}
 		a.events = slices.Delete(a.events, 0, over)
 		a.dropped += over
