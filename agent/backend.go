@@ -315,6 +315,8 @@ func (a *Agent) newVersion(ctx context.Context, orig *spool.Task, printer string
 		nt := spool.NewTask{
 			TaskNo: next, Printer: printer, Priority: spool.PriorityUrgent, Origin: spool.OriginManager,
 			Payload: orig.Payload, Document: orig.Document, ReprintOf: taskNo, PossibleDuplicate: dup,
+			// A cloud reprint: its result is stored with the new task.
+			Command: spool.CommandFrom(ctx),
 		}
 		t, exists, err := a.Submit(ctx, nt)
 		if errors.Is(err, api.ErrTaskNoTaken) {

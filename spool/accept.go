@@ -26,6 +26,15 @@ func (s *Spool) Accept(t NewTask) (task *Task, duplicate bool, err error) {
 		return nil, false, err
 	}
 	o, result := s.acceptOp(rec)
+	if t.Command != "" && len(t.Command) <= maxCommandResultBytes/4 {
+		apply := o.apply
+		o.apply = func(tx *bolt.Tx) error {
+			if err := apply(tx); err != nil {
+				return err
+			}
+			return putCommandResult(tx, t.Command, acceptedResult(rec.TaskNo))
+		}
+	}
 	if err := s.submit(o); err != nil {
 		return nil, false, err
 	}

@@ -1,6 +1,7 @@
 package spool
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -46,5 +47,22 @@ func TestCommandResultsSurviveReopen(t *testing.T) {
 	}
 	if _, ok, _ := s.CommandResult("c-0"); !ok {
 		t.Error("c-0, within the last MaxCommandResults, is gone")
+	}
+}
+
+// TestAcceptStoresItsCommandResult ensures a task accepted for a cloud
+// command (a reprint) stores the command's result in its own transaction:
+// no crash between the two can leave the task printed and the command
+// unanswered, to be run again on its resend.
+func TestAcceptStoresItsCommandResult(t *testing.T) {
+	s, _ := openTest(t, Options{})
+	nt := task("A_v2", "k")
+	nt.Command = "r-9"
+	mustAccept(t, s, nt)
+	if v, ok, err := s.CommandResult("r-9"); !ok || err != nil || string(v) != `{"ok":true,"task_no":"A_v2"}` {
+		t.Fatalf("result %q ok=%v err=%v", v, ok, err)
+	}
+	if ctx := WithCommand(context.Background(), "r-9"); CommandFrom(ctx) != "r-9" || CommandFrom(context.Background()) != "" {
+		t.Fatal("WithCommand does not round-trip")
 	}
 }

@@ -2,6 +2,7 @@ package link
 
 import (
 	"container/list"
+	"context"
 	"encoding/json"
 	"sync"
 
@@ -83,9 +84,11 @@ func (r *recentCommands) len() int {
 }
 
 // command answers the command id, running run only if no earlier copy of
-// it ran or runs (on this connection or an earlier one): a copy waits for
-// the first one's result and answers it.
-func (s *session) command(id string, run func() (*spool.Task, error)) wire.Message {
+// it ran or runs (on this connection or an earlier one, or before the
+// agent's restart): a copy waits for the first one's result and answers
+// it. run's context carries id (spool.WithCommand), so a reprint's new
+// task stores the result in its own transaction.
+func (s *session) command(id string, run func(context.Context) (*spool.Task, error)) wire.Message {
 	for {
 		e, first := s.l.commands.begin(id)
 		if first {
@@ -94,7 +97,7 @@ func (s *session) command(id string, run func() (*spool.Task, error)) wire.Messa
 				s.l.log.Info("cloud command resent after a restart: answered with its first result, not run again", "id", id, "ok", res.OK)
 				return res
 			}
-			t, err := run()
+			t, err := run(spool.WithCommand(s.ctx, id))
 			res, keep := s.result(id, t, err)
 			if keep {
 				s.storeResult(id, res)

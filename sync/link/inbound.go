@@ -33,9 +33,9 @@ func (s *session) handle(m wire.Message) {
 	case *wire.Job:
 		reply = s.job(m)
 	case *wire.Reprint:
-		reply = s.command(m.ID, func() (*spool.Task, error) { return s.l.opts.Backend.Reprint(s.ctx, m.TaskNo) })
+		reply = s.command(m.ID, func(ctx context.Context) (*spool.Task, error) { return s.l.opts.Backend.Reprint(ctx, m.TaskNo) })
 	case *wire.Cancel:
-		reply = s.command(m.ID, func() (*spool.Task, error) { return s.l.opts.Backend.Cancel(s.ctx, m.TaskNo) })
+		reply = s.command(m.ID, func(ctx context.Context) (*spool.Task, error) { return s.l.opts.Backend.Cancel(ctx, m.TaskNo) })
 	case *wire.LogsTail:
 		reply = s.tail(m)
 	case *wire.LogsStop:
