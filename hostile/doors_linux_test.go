@@ -285,3 +285,21 @@ func TestCloudReprintResentAfterRestartPrintsOnce(t *testing.T) {
 		t.Errorf("%d tickets printed; want 2 (the order and one reprint)", n)
 	}
 }
+
+// TestCloudCancelsAnyWhenAllowed: with [cloud] cancel_tasks = "any" the
+// store lets its cloud cancel a POS's waiting order too.
+func TestCloudCancelsAnyWhenAllowed(t *testing.T) {
+	c := newHostileCloud(t)
+	s := c.setup()
+	s.Tables += "cancel_tasks = \"any\"\n"
+	s.Printer = barPrinter(t)
+	a := start(t, s)
+	f := readFrames(c.accepted(t, a))
+	if code, body := a.post(t, "POS-WAITING", "bar", "WAITING"); code != 202 {
+		t.Fatalf("POS order: HTTP %d %s", code, body)
+	}
+	f.send(t, map[string]any{"type": wire.TypeCancel, "id": "c-1", "task_no": "POS-WAITING"})
+	if r := f.wait(t, a, wire.TypeCommandResult, "id", "c-1"); r["ok"] != true {
+		t.Errorf("the cloud's cancel of a POS order, allowed: %v; want ok", r)
+	}
+}
