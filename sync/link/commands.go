@@ -155,6 +155,7 @@ func (s *session) storeResult(id string, res *wire.CommandResult) {
 		err = st.SaveCommandResult(id, raw)
 	}
 	if err != nil {
-		s.l.log.Error("could not store a cloud command's result; a resend of it after a restart would run it again", "id", id, "err", err)
+		// Rate-limited: a cloud's own id (one of kilobytes) can refuse it.
+		s.l.peerWarns.Warn(s.l.log, "could not store a cloud command's result; a resend of it after a restart would run it again", "id", id, "err", err)
 	}
 }
