@@ -156,6 +156,10 @@ func (s *session) storeResult(id string, res *wire.CommandResult) {
 	}
 	if err != nil {
 		// Rate-limited: a cloud's own id (one of kilobytes) can refuse it.
-		s.l.peerWarns.Warn(s.l.log, "could not store a cloud command's result; a resend of it after a restart would run it again", "id", id, "err", err)
+		short := id
+		if len(short) > 64 {
+			short = short[:64] + "…"
+		}
+		s.l.peerWarns.Warn(s.l.log, "could not store a cloud command's result; a resend of it after a restart would run it again", "id", short, "err", err)
 	}
 }
