@@ -1,7 +1,11 @@
 package agent
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -20,7 +24,9 @@ import (
 //  1. a task_no already known is answered as the duplicate it is, with its
 //     current state and lane, whatever else is wrong with the request now
 //     (its printer removed by a reload, a document its printer's profile no
-//     longer prints, a door's own refusal in nt.Invalid);
+//     longer prints, a door's own refusal in nt.Invalid); unless the
+//     request is for another printer or other content: then it is no
+//     duplicate and is refused (api.TaskNoTaken, invariant 12);
 //  2. then the task is judged once: the door's refusal, the printer, the
 //     document against that printer's profile;
 //  3. then it is accepted (spool fsync) and handed to its lane.
@@ -31,6 +37,11 @@ import (
 func (a *Agent) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bool, error) {
 	if err := a.available(); err != nil {
 		t, known := a.known(nt)
+		if known {
+			if c := a.notSameTicket(nt, t); c != nil {
+				return nil, false, c
+			}
+		}
 		if nt.Invalid != nil && !known {
 			// Unfit whenever it is resent: say so now, as the door would.
 			return nil, false, fmt.Errorf("task %s: %w", nt.TaskNo, nt.Invalid)
@@ -43,8 +54,7 @@ func (a *Agent) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bool
 		return nil, false, err
 	}
 	if t, ok := a.known(nt); ok {
-		a.m.IncAccepted(string(t.Origin), true)
-		return t, true, nil
+		return a.asKnown(nt, t)
 	}
 	if nt.Invalid != nil {
 		return a.refuseTask(nt, fmt.Errorf("task %s: %w", nt.TaskNo, nt.Invalid))
@@ -91,10 +101,10 @@ func (a *Agent) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bool
 		a.doors.refund(origin)
 		return a.refuseTask(nt, a.doorRefused(err))
 	}
-	a.m.IncAccepted(string(t.Origin), dup)
 	if dup {
-		return t, true, nil
+		return a.asKnown(nt, t)
 	}
+	a.m.IncAccepted(string(t.Origin), false)
 	a.noteReclaimed()
 	if a.doors.accepted(t.Origin) {
 		a.observe(Event{Health: true})
@@ -162,10 +172,72 @@ func (a *Agent) known(nt spool.NewTask) (*spool.Task, bool) {
 // duplicate this is.
 func (a *Agent) refuseTask(nt spool.NewTask, err error) (*spool.Task, bool, error) {
 	if t, ok := a.known(nt); ok {
-		a.m.IncAccepted(string(t.Origin), true)
-		return t, true, nil
+		return a.asKnown(nt, t)
 	}
 	return nil, false, err
+}
+
+// asKnown answers nt, whose task_no is known as the stored task t: as the
+// duplicate it is when it asks for the same ticket, else refused
+// (api.TaskNoTaken). A duplicate is the same ticket (DESIGN.md invariant
+// 12): a door that could answer "duplicate" for another door's task_no
+// would let a cloud that saw a POS's next task_no in the events, or a
+// guess, swallow the POS's real order.
+func (a *Agent) asKnown(nt spool.NewTask, t *spool.Task) (*spool.Task, bool, error) {
+	if c := a.notSameTicket(nt, t); c != nil {
+		return nil, false, c
+	}
+	a.m.IncAccepted(string(t.Origin), true)
+	return t, true, nil
+}
+
+// notSameTicket compares nt with the stored task t of the same task_no:
+// the printer it names and its content (the stored sha256; a document
+// also by its compact JSON while its body is kept, so the same document
+// re-encoded by another door is still the same ticket). What the request
+// does not say (no printer, no decodable body) is not compared, nor is a
+// task whose record was lost (CORRUPT_RECORD: no sha256, its printer only
+// the lane it was found on). A difference is logged, rate-limited: a peer
+// can cause it at will.
+func (a *Agent) notSameTicket(nt spool.NewTask, t *spool.Task) *api.TaskNoTaken {
+	if t.SHA256 == "" {
+		return nil
+	}
+	c := &api.TaskNoTaken{TaskNo: t.TaskNo, Origin: string(t.Origin)}
+	if nt.Printer != "" && nt.Printer != t.Printer {
+		c.Printer, c.Sent = t.Printer, nt.Printer
+	}
+	body := nt.Payload
+	if len(nt.Document) > 0 {
+		body = nt.Document
+	}
+	if len(body) > 0 {
+		sum := sha256.Sum256(body)
+		c.Content = hex.EncodeToString(sum[:]) != t.SHA256 && !sameDocument(nt.Document, t.Document)
+	}
+	if c.Printer == "" && !c.Content {
+		return nil
+	}
+	origin := nt.Origin
+	if origin == "" {
+		origin = spool.OriginLocal
+	}
+	a.doors.warns.Warn(a.log, "TASK_NO CONFLICT: a door sent a known task_no for another ticket; refused, nothing printed for it, the stored ticket is untouched",
+		"task_no", t.TaskNo, "door", origin, "stored_door", t.Origin, "code", c.Code(), "stored_printer", t.Printer, "sent_printer", nt.Printer)
+	return c
+}
+
+// sameDocument reports whether two ticket documents are the same JSON once
+// compacted (both present).
+func sameDocument(x, y json.RawMessage) bool {
+	if len(x) == 0 || len(y) == 0 {
+		return false
+	}
+	var cx, cy bytes.Buffer
+	if json.Compact(&cx, x) != nil || json.Compact(&cy, y) != nil {
+		return false
+	}
+	return bytes.Equal(cx.Bytes(), cy.Bytes())
 }
 
 // testHookPosted, when set by a test, runs in Submit just after the task
@@ -243,8 +315,14 @@ func (a *Agent) newVersion(ctx context.Context, orig *spool.Task, printer string
 		nt := spool.NewTask{
 			TaskNo: next, Printer: printer, Priority: spool.PriorityUrgent, Origin: spool.OriginManager,
 			Payload: orig.Payload, Document: orig.Document, ReprintOf: taskNo, PossibleDuplicate: dup,
+			// A cloud reprint: its result is stored with the new task.
+			Command: spool.CommandFrom(ctx),
 		}
 		t, exists, err := a.Submit(ctx, nt)
+		if errors.Is(err, api.ErrTaskNoTaken) {
+			// Another ticket has that number (logged): it is not free.
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s as %s: %w", taskNo, next, err)
 		}

@@ -15,9 +15,22 @@ import (
 
 // scheduleDeadline arms the task's one absolute deadline. Deadlines are
 // stored as wall times so they survive a restart; the remaining time is
-// measured against the agent's clock.
+// measured against the agent's clock, and then on the wheel's monotonic
+// one. It is never more than the task's whole timeout (deadline less
+// accept): a wall clock set back, at a restart, would otherwise add the
+// size of its step to every deadline restored.
 func (a *Agent) scheduleDeadline(t *spool.Task) {
-	a.deadlines.After(t.TaskNo, t.Deadline.Sub(a.opts.Clock.Now()), struct{}{})
+	a.deadlines.After(t.TaskNo, remaining(t, a.opts.Clock.Now()), struct{}{})
+}
+
+// remaining is how long t has until its deadline as of now, at most its
+// whole timeout.
+func remaining(t *spool.Task, now time.Time) time.Duration {
+	left := t.Deadline.Sub(now)
+	if timeout := t.Deadline.Sub(t.AcceptedAt); timeout > 0 && left > timeout {
+		return timeout
+	}
+	return left
 }
 
 // onDeadline delivers a deadline that passed to the lane that owns the

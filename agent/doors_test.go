@@ -102,7 +102,7 @@ func TestAPIRateRefusesThenRefills(t *testing.T) {
 		t.Fatalf("a task refused for the rate is in the spool: %v", err)
 	}
 	// A resend of a task already taken is its duplicate, rate or not.
-	if _, dup, err := h.a.Submit(context.Background(), spool.NewTask{TaskNo: "RA", Printer: "k", Document: []byte(`{"lines":[{"text":"x"}]}`)}); err != nil || !dup {
+	if _, dup, err := h.a.Submit(context.Background(), spool.NewTask{TaskNo: "RA", Printer: "k", Document: []byte(`{"lines":[{"text":"TICKET RA"},{"cut":"partial"}]}`)}); err != nil || !dup {
 		t.Fatalf("duplicate past the rate: dup=%v err=%v", dup, err)
 	}
 	// Another door has its own bucket (none here).

@@ -56,18 +56,25 @@ func TestPayloadEndingInsideCommandRefused(t *testing.T) {
 		t.Errorf("refused task stored: %v", err)
 	}
 
-	// A known task_no is the duplicate it is, whatever its resend carries.
-	if code, body := post("GOOD_v1", []byte("TICKET GOOD_v1\n\x1dV\x00")); code != http.StatusAccepted {
+	// A known task_no is answered before the payload check: as the
+	// duplicate it is when its resend carries the same bytes, as another
+	// ticket's (409) when it carries a cut payload instead.
+	good := []byte("TICKET GOOD_v1\n\x1dV\x00")
+	if code, body := post("GOOD_v1", good); code != http.StatusAccepted {
 		t.Fatalf("good payload: %d %s", code, body)
 	}
 	h.waitTask("GOOD_v1", spool.StatePrinted)
 	code, body = post("GOOD_v1", cutQR)
+	if err := json.Unmarshal([]byte(body), &ans); err != nil || code != http.StatusConflict || ans.Error.Code != api.CodeTaskNoOtherContent {
+		t.Errorf("a known task_no with a cut payload: %d %s, want 409 task_no_other_content", code, body)
+	}
+	code, body = post("GOOD_v1", good)
 	var dup struct {
 		Duplicate bool        `json:"duplicate"`
 		State     spool.State `json:"state"`
 	}
 	if err := json.Unmarshal([]byte(body), &dup); err != nil || code != http.StatusOK || !dup.Duplicate || dup.State != spool.StatePrinted {
-		t.Errorf("resend of a known task_no with a cut payload: %d %s, want 200 duplicate PRINTED", code, body)
+		t.Errorf("resend of a known task_no: %d %s, want 200 duplicate PRINTED", code, body)
 	}
 
 	// A raw port's job keeps the port's handling: taken, not refused.

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -286,7 +287,10 @@ func sameRawPort(x, y config.Printer) bool {
 }
 
 // Accept stores a raw job as a task of origin raw, task_no
-// RAW_<printer>_<yyyymmdd-hhmmss>_<seq>, fsync'd before it returns. A job
+// RAW_<printer>_<yyyymmdd-hhmmss>_<seq>-<random>, fsync'd before it
+// returns. The random part is what no other door can predict: a cloud sees
+// every task_no in the events, and without it could claim the next
+// seconds' numbers first and leave a POS's raw jobs no free one. A job
 // over the raw door's rate waits here for its turn, on its connection.
 func (s rawSink) Accept(ctx context.Context, j rawport.Job) (string, error) {
 	a := s.a
@@ -302,18 +306,18 @@ func (s rawSink) Accept(ctx context.Context, j rawport.Job) (string, error) {
 		a.raw.seq[j.Printer]++
 		n := a.raw.seq[j.Printer]
 		a.raw.mu.Unlock()
-		taskNo := fmt.Sprintf("RAW_%s_%s_%d", j.Printer, stamp, n)
+		taskNo := fmt.Sprintf("RAW_%s_%s_%d-%s", j.Printer, stamp, n, rawNonce())
 		t, dup, err := a.Submit(ctx, spool.NewTask{
 			TaskNo: taskNo, Printer: j.Printer, Origin: spool.OriginRaw, Payload: j.Data,
 			PossibleDuplicate: j.Duplicate, Truncated: j.Truncated,
 		})
+		if dup || errors.Is(err, api.ErrTaskNoTaken) {
+			// Another task has this number (it cannot happen by chance):
+			// take the next one, never drop the job.
+			continue
+		}
 		if err != nil {
 			return "", err
-		}
-		if dup {
-			// A task of an earlier run has this number (same second,
-			// numbering restarted): take the next one, never drop the job.
-			continue
 		}
 		return t.TaskNo, nil
 	}
@@ -388,4 +392,13 @@ func (s rawSink) Refused(printer, remote string, size int, err error) {
 	a.m.IncRawRefused(printer, reason)
 	a.doors.warns.Log(a.log, slog.LevelError, "RAW JOB REFUSED: a job a POS sent to the printer port did not print", "printer", printer, "remote", remote, "size", size, "reason", detail, "err", err)
 	a.observe(Event{Printer: printer, RawRefused: detail})
+}
+
+// rawNonce is the random part of a raw task_no: 8 hex digits from the
+// system's secure source, so the numbers a raw job gets cannot be told in
+// advance by any peer.
+func rawNonce() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24)
+	return hex.EncodeToString(b[:])
 }

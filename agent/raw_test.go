@@ -109,7 +109,7 @@ func rawTasks(t *testing.T, h *harness) []*spool.Task {
 	return out
 }
 
-var rawTaskNo = regexp.MustCompile(`^RAW_kitchen_\d{8}-\d{6}_\d+$`)
+var rawTaskNo = regexp.MustCompile(`^RAW_kitchen_\d{8}-\d{6}_\d+-[0-9a-f]{8}$`)
 
 // TestRawOneShot is the nc / CUPS socket / Windows RAW port case: one
 // connection, one job, a task of origin raw that prints once.

@@ -4,6 +4,8 @@ package agent
 // placed by its stored state.
 
 import (
+	"time"
+
 	"printgate/drivers/escpos"
 	"printgate/spool"
 )
@@ -42,7 +44,7 @@ func (l *lane) receive(t *spool.Task) {
 		l.parked.push(e)
 	case spool.StateRetryWait:
 		l.waiting[t.TaskNo] = e
-		l.host.after(redoKey(t.TaskNo), t.NextDue.Sub(l.now()), l.name, msgRedo{taskNo: t.TaskNo})
+		l.host.after(redoKey(t.TaskNo), l.retryWait(t.NextDue), l.name, msgRedo{taskNo: t.TaskNo})
 	case spool.StateSending:
 		l.restartedSending(e)
 	case spool.StateUnknown:
@@ -142,4 +144,16 @@ func (l *lane) flush() {
 		// A resync during the flush handed tasks back: take them next round.
 		l.post(msgWake{})
 	}
+}
+
+// retryWait is how long until a retry stored as due at the wall time due:
+// never more than the longest backoff the lane draws, so a wall clock set
+// back while the agent was down does not hold a restored retry back by the
+// size of its step.
+func (l *lane) retryWait(due time.Time) time.Duration {
+	wait := due.Sub(l.now())
+	if c := l.backoff.Cap; c > 0 {
+		wait = min(wait, c+time.Duration(float64(c)*l.backoff.Jitter))
+	}
+	return wait
 }

@@ -26,6 +26,15 @@ func (s *Spool) Accept(t NewTask) (task *Task, duplicate bool, err error) {
 		return nil, false, err
 	}
 	o, result := s.acceptOp(rec)
+	if t.Command != "" && len(t.Command) <= maxCommandResultBytes/4 {
+		apply := o.apply
+		o.apply = func(tx *bolt.Tx) error {
+			if err := apply(tx); err != nil {
+				return err
+			}
+			return putCommandResult(tx, t.Command, acceptedResult(rec.TaskNo))
+		}
+	}
 	if err := s.submit(o); err != nil {
 		return nil, false, err
 	}
@@ -63,11 +72,15 @@ func (s *Spool) acceptOp(rec *Task) (*op, func() (*Task, bool)) {
 		if nt.Truncated {
 			nt.Timeline[0].Reason = ReasonTruncated
 		}
+		// A task_no accepted again once its dedupe window is over
+		// counts its events past those of its old life still owed to
+		// the cloud, so no outbox key is reused.
+		nt.Events = lastOutboxN(tx, nt.TaskNo)
 		ev := eventFor(&nt, StateAccepted, "")
 		if nt.Origin != OriginCloud {
 			ev.Job = &JobInfo{Printer: nt.Printer, Priority: nt.Priority, Origin: nt.Origin, Size: nt.Size, SHA256: nt.SHA256}
 		}
-		nt.Events = 1
+		nt.Events++
 		if err := putTask(tx, &nt); err != nil {
 			return err
 		}
@@ -183,7 +196,25 @@ func eventFor(t *Task, state State, reason string) *Event {
 		PossibleDuplicate: t.PossibleDuplicate,
 		Origin:            t.Origin,
 		At:                t.UpdatedAt,
+		Seq:               t.Seq,
 	}
+}
+
+// lastOutboxN is the highest n of taskNo's events in the outbox, or 0.
+func lastOutboxN(tx *bolt.Tx, taskNo string) int {
+	c := tx.Bucket(bucketOutbox).Cursor()
+	next := outboxKey(taskNo, 0)
+	next[len(taskNo)] = 1 // the first key past every (taskNo, n)
+	k, _ := c.Seek(next[:len(taskNo)+1])
+	if k == nil {
+		k, _ = c.Last()
+	} else {
+		k, _ = c.Prev()
+	}
+	if len(k) == len(taskNo)+5 && string(k[:len(taskNo)]) == taskNo && k[len(taskNo)] == 0 {
+		return int(binary.BigEndian.Uint32(k[len(taskNo)+1:]))
+	}
+	return 0
 }
 
 func putTask(tx *bolt.Tx, t *Task) error {

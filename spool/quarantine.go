@@ -61,7 +61,7 @@ func (s *Spool) Quarantine(lane string, item QueueItem, cause error) (*Task, err
 		if err := tx.Bucket(bucketQueue).Delete(queueKey(lane, t.Priority, t.Seq)); err != nil {
 			return err
 		}
-		if err := tx.Bucket(bucketDone).Put(timeKey(now, t.TaskNo), nil); err != nil {
+		if err := tx.Bucket(bucketDone).Put(timeKey(s.retentionNow(), t.TaskNo), nil); err != nil {
 			return err
 		}
 		if t.Seq != 0 {

@@ -19,10 +19,14 @@ type PruneStats struct {
 // pruneChunk bounds one Prune transaction so intake is never blocked long.
 const pruneChunk = 2000
 
-// Prune applies retention as of now: terminal tasks that ended more than
-// Retention ago lose their body and timeline but keep a tombstone, so their
-// task_no is still refused as a duplicate; tombstones older than DedupeWindow
-// are removed. Freed pages are reused by later writes; Compact shrinks the
+// Prune applies retention: terminal tasks that ended more than Retention
+// ago lose their body and timeline but keep a tombstone, so their task_no
+// is still refused as a duplicate; tombstones older than DedupeWindow are
+// removed. Ages are measured on the spool's retention clock, which a step
+// of the wall clock does not move (retentionclock.go), so a clock set
+// right after running behind cannot shorten retention or the dedupe
+// window; now, the wall time of the call, is stored with the clock's
+// reading. Freed pages are reused by later writes; Compact shrinks the
 // file. It works in bounded transactions and may be called at any time.
 func (s *Spool) Prune(now time.Time) (PruneStats, error) {
 	var total PruneStats
@@ -41,10 +45,14 @@ func (s *Spool) Prune(now time.Time) (PruneStats, error) {
 
 func (s *Spool) pruneOnce(now time.Time) (PruneStats, error) {
 	var st PruneStats
-	bodyCut := timeKey(now.Add(-s.opts.Retention), "")
-	keyCut := timeKey(now.Add(-s.opts.DedupeWindow), "")
+	at := s.retentionNow()
+	bodyCut := timeKey(at.Add(-s.opts.Retention), "")
+	keyCut := timeKey(at.Add(-s.opts.DedupeWindow), "")
 	o := &op{prepare: func(*bolt.Tx) error { st = PruneStats{}; return nil }}
 	o.apply = func(tx *bolt.Tx) error {
+		if err := s.age.store(tx, now); err != nil {
+			return err
+		}
 		tasks, done, tombs := tx.Bucket(bucketTasks), tx.Bucket(bucketDone), tx.Bucket(bucketTombs)
 		var doneKeys, tombKeys [][]byte
 		c := done.Cursor()

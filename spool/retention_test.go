@@ -2,7 +2,10 @@ package spool
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -95,5 +98,102 @@ func TestCompactShrinksFile(t *testing.T) {
 	}
 	if err := s.Check(); err != nil {
 		t.Error(err)
+	}
+}
+
+// steppedClock is a wall clock a test can step, with the elapsed time the
+// spool measures retention on kept apart, as the monotonic clock is.
+type steppedClock struct {
+	wall    *fakeClock
+	elapsed time.Duration
+}
+
+func (c *steppedClock) run(d time.Duration)  { c.wall.Advance(d); c.elapsed += d }
+func (c *steppedClock) step(d time.Duration) { c.wall.Advance(d) }
+
+// TestClockStepCannotShortenRetention ensures a ticket that ended while
+// the wall clock ran two years behind (a flat CMOS battery) keeps its body
+// for Retention and its task_no for DedupeWindow after NTP steps the clock
+// forward, in the run that saw the step and after a restart; and that a
+// backward step between runs never takes retention back.
+func TestClockStepCannotShortenRetention(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "spool.db")
+	clk := &steppedClock{wall: newFakeClock()}
+	clk.step(-2 * 365 * 24 * time.Hour)
+	opts := Options{Retention: 24 * time.Hour, DedupeWindow: 72 * time.Hour, Now: clk.wall.Now,
+		Elapsed: func() time.Duration { return clk.elapsed }}
+	s, err := Open(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { s.Close() }()
+	mustAccept(t, s, task("BEHIND_v1", "k"))
+	mustMove(t, s, "BEHIND_v1", StateCanceled, Change{})
+	clk.run(time.Minute)
+	clk.step(2 * 365 * 24 * time.Hour) // NTP
+	clk.run(time.Minute)
+	if st, err := s.Prune(clk.wall.Now()); err != nil || st.Pruned+st.Expired != 0 {
+		t.Fatalf("first prune after the step: %+v %v; want nothing pruned two minutes after the ticket ended", st, err)
+	}
+	reopen := func() {
+		t.Helper()
+		s.Close()
+		if s, err = Open(path, opts); err != nil {
+			t.Fatal(err)
+		}
+		clk.elapsed = 0
+	}
+	reopen()
+	if st, err := s.Prune(clk.wall.Now()); err != nil || st.Pruned+st.Expired != 0 {
+		t.Fatalf("prune after a restart: %+v %v; want nothing pruned", st, err)
+	}
+	if _, dup, err := s.Accept(task("BEHIND_v1", "k")); err != nil || !dup {
+		t.Fatalf("resend after the step: dup=%v err=%v, want duplicate", dup, err)
+	}
+	clk.step(-30 * 24 * time.Hour) // set back a month while down
+	reopen()
+	clk.run(25 * time.Hour)
+	if st, err := s.Prune(clk.wall.Now()); err != nil || st.Pruned != 1 || st.Expired != 0 {
+		t.Fatalf("prune after 25 h: %+v %v; want its body pruned, its tombstone kept", st, err)
+	}
+	clk.run(48 * time.Hour)
+	if st, err := s.Prune(clk.wall.Now()); err != nil || st.Expired != 1 {
+		t.Fatalf("prune after 73 h: %+v %v; want its tombstone expired", st, err)
+	}
+	if _, dup, err := s.Accept(task("BEHIND_v1", "k")); err != nil || dup {
+		t.Fatalf("after the dedupe window: dup=%v err=%v, want a new task", dup, err)
+	}
+}
+
+// TestNewLifeOfTaskNo ensures a task_no accepted again once its dedupe
+// window is over is told apart on the wire: its events carry its new
+// accept seq, and count on past the old life's still in the outbox, so no
+// outbox key is reused.
+func TestNewLifeOfTaskNo(t *testing.T) {
+	s, clk := openTest(t, Options{Retention: time.Hour, DedupeWindow: time.Hour})
+	first := mustAccept(t, s, task("AGAIN_v1", "k"))
+	mustMove(t, s, "AGAIN_v1", StateCanceled, Change{})
+	clk.Advance(2 * time.Hour)
+	if st, err := s.Prune(clk.Now()); err != nil || st.Expired != 1 {
+		t.Fatalf("prune: %+v %v", st, err)
+	}
+	second := mustAccept(t, s, task("AGAIN_v1", "k"))
+	if second.Seq == first.Seq {
+		t.Fatalf("both lives have seq %d", first.Seq)
+	}
+	evs, err := s.ReadOutbox(10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range evs {
+		got = append(got, fmt.Sprintf("%d/%d/%s", e.Event.Seq, e.Event.N, e.Event.State))
+	}
+	want := []string{
+		fmt.Sprintf("%d/1/ACCEPTED", first.Seq), fmt.Sprintf("%d/2/CANCELED", first.Seq),
+		fmt.Sprintf("%d/3/ACCEPTED", second.Seq),
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("outbox %v, want %v", got, want)
 	}
 }

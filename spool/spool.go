@@ -79,6 +79,11 @@ type Options struct {
 	MaxBatch int
 	// Now is the clock for timestamps and deadlines. Default time.Now.
 	Now func() time.Time
+	// Elapsed, when set, is the time since Open on a clock no one steps,
+	// which retention and the dedupe window are measured on
+	// (retentionclock.go). Default: Now's readings since Open, which for
+	// time.Now are the monotonic clock's. Tests set it to step Now alone.
+	Elapsed func() time.Duration
 	// Outbox says whether events owed to the cloud are written and bounds
 	// them. The zero value writes them, capped; the agent disables it when
 	// no cloud link is configured.
@@ -136,6 +141,8 @@ type Spool struct {
 	// reclaimed counts the finished tasks whose body went before their
 	// retention ran out (reclaim.go).
 	reclaimed atomic.Int64
+	// age measures retention and the dedupe window (retentionclock.go).
+	age *retentionClock
 }
 
 // Open opens (creating if needed) the spool at path. A file that is not a
@@ -169,6 +176,10 @@ func Open(path string, opts Options) (*Spool, error) {
 		}
 	}
 	s.db = db
+	if s.age, err = openRetentionClock(db, opts); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open spool %s: %w", path, err)
+	}
 	if corrupt != nil {
 		s.salvage(corrupt)
 	}

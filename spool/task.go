@@ -121,6 +121,11 @@ type NewTask struct {
 	ReprintOf string          // the task this one reprints, if any
 	// PossibleDuplicate marks a task that may repeat paper already printed.
 	PossibleDuplicate bool
+	// Command, when set, is the id of the cloud command this task answers
+	// (a reprint): Accept stores the command's result, ok with this task,
+	// in the same transaction, so a resend of the command after a crash
+	// finds it (CommandResult) and never prints a second copy.
+	Command string
 	// Truncated marks a raw job whose connection ended mid-stream: what
 	// arrived prints, marked INCOMPLETE, and the first timeline entry says
 	// TRUNCATED.
@@ -200,6 +205,10 @@ type Event struct {
 	Origin            Origin       `json:"origin"`
 	At                time.Time    `json:"at"`
 	Job               *JobInfo     `json:"job,omitempty"`
+	// Seq is the task's accept sequence: a task_no accepted again once
+	// its dedupe window is over is a new task with a new Seq, so the
+	// cloud tells its events from the old one's (PROTOCOL.md §5).
+	Seq uint64 `json:"seq,omitempty"`
 }
 
 // JobInfo describes a locally submitted task to the cloud without its body;

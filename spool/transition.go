@@ -100,7 +100,12 @@ func (s *Spool) applyTransition(tx *bolt.Tx, cur *Task, to State, c Change) (*Ta
 		if err := q.Delete(oldKey); err != nil {
 			return nil, err
 		}
-		if err := tx.Bucket(bucketDone).Put(timeKey(t.UpdatedAt, t.TaskNo), nil); err != nil {
+		// Keyed on the retention clock, which a step of the wall clock
+		// does not move (retentionclock.go), stored with it.
+		if err := tx.Bucket(bucketDone).Put(timeKey(s.retentionNow(), t.TaskNo), nil); err != nil {
+			return nil, err
+		}
+		if err := s.age.store(tx, t.UpdatedAt); err != nil {
 			return nil, err
 		}
 	case !bytes.Equal(oldKey, newKey):

@@ -26,6 +26,15 @@ const (
 	CodeInternal          = "internal"     // 500
 )
 
+// Codes of a task_no already known for another ticket (409): the stored
+// task is for another printer, or has other content (its sha256). It is no
+// duplicate, so it is not answered as one (DESIGN.md invariant 12): send
+// the new ticket under a new task_no.
+const (
+	CodeTaskNoOtherPrinter = "task_no_other_printer"
+	CodeTaskNoOtherContent = "task_no_other_content"
+)
+
 // Codes of the checks in front of every handler of the listener
 // (agent/hostcheck, PROTOCOL.md §3 Host check and cross-origin requests).
 const (

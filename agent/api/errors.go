@@ -36,6 +36,55 @@ var (
 	ErrBadPayload = errors.New("bad payload")
 )
 
+// ErrTaskNoTaken means a task_no already known names another ticket: the
+// stored task is for another printer or has other content, so the request
+// is no duplicate of it and is not answered as one (409
+// task_no_other_printer or task_no_other_content; DESIGN.md invariant 12).
+var ErrTaskNoTaken = errors.New("task_no already names another ticket")
+
+// TaskNoTaken is the refusal of one task whose task_no is known for another
+// ticket. It names what differs and matches ErrTaskNoTaken.
+type TaskNoTaken struct {
+	TaskNo string
+	// Printer is set when the printers differ: the stored task's printer,
+	// and Sent the one the request named.
+	Printer, Sent string
+	// Content is set when the bodies differ (sha256 of payload or document).
+	Content bool
+	// Origin is the door the stored task came through.
+	Origin string
+}
+
+// Code is the error code of the refusal: the printer first, when both differ.
+func (e *TaskNoTaken) Code() string {
+	if e.Printer != "" {
+		return CodeTaskNoOtherPrinter
+	}
+	return CodeTaskNoOtherContent
+}
+
+// Error names the task_no, what differs and what to do.
+func (e *TaskNoTaken) Error() string {
+	var what string
+	switch {
+	case e.Printer != "" && e.Content:
+		what = fmt.Sprintf("for printer %q with other content (this request: printer %q)", e.Printer, e.Sent)
+	case e.Printer != "":
+		what = fmt.Sprintf("for printer %q (this request: printer %q)", e.Printer, e.Sent)
+	default:
+		what = "with other content (its sha256 differs)"
+	}
+	return fmt.Sprintf("task_no %s is already taken by another ticket, sent through the %s door %s; nothing was printed for this request: it is no duplicate of that ticket. Send this ticket under a new task_no", e.TaskNo, e.Origin, what)
+}
+
+// Unwrap makes errors.Is(err, ErrTaskNoTaken) hold.
+func (e *TaskNoTaken) Unwrap() error { return ErrTaskNoTaken }
+
+// ErrNotCloudTask refuses a cloud cancel of a task another door submitted
+// (command_result not_cloud_task): the cloud may cancel its own tasks, and
+// every task only when [cloud] cancel_tasks = "any".
+var ErrNotCloudTask = errors.New("not a cloud task")
+
 // ErrConfigRefused wraps the errors of a config a reload refused: the
 // running config stays in force.
 var ErrConfigRefused = errors.New("config refused; the running config is kept")

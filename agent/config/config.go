@@ -102,6 +102,11 @@ type Cloud struct {
 	// events_ack before the link sends it again on the same connection
 	// (ack_timeout). Default 30 s.
 	AckTimeout time.Duration
+	// CancelAny lets a cloud cancel cancel tasks of every door
+	// (cancel_tasks = "any"); by default ("cloud") only the tasks the cloud
+	// sent, so a cloud cannot cancel a POS's order. A cloud reprint of any
+	// task stays allowed, for support.
+	CancelAny bool
 }
 
 // Defaults is the [defaults] table: the dispatch policy of DESIGN.md
@@ -639,6 +644,15 @@ func (p *parser) cloud(t *table) *Cloud {
 	t.intAtLeast("outbox_max_events", 1000, "events kept for the cloud while it is unreachable", &c.OutboxMaxEvents)
 	t.positive("outbox_max_age", &c.OutboxMaxAge)
 	t.positive("ack_timeout", &c.AckTimeout)
+	if s, ok := t.str("cancel_tasks"); ok {
+		switch s {
+		case "cloud":
+		case "any":
+			c.CancelAny = true
+		default:
+			t.errf("cancel_tasks", "is %q; it is \"cloud\" (a cloud cancel reaches only the tasks the cloud sent, the default) or \"any\" (every task, a POS's too)", s)
+		}
+	}
 	if s, ok := t.str("url"); ok {
 		if err := checkURL(s, "ws", "wss"); err != nil {
 			t.errf("url", "%v; it is the agent link the cloud gave you, such as \"wss://print.example.com/agent/v1\"", err)

@@ -1069,6 +1069,28 @@ func TestConfigAckTimeout(t *testing.T) {
 	checkErrors(t, "/etc/printgate/printgate.toml", src, err, []wantErr{{mark: "a", words: []string{"ack_timeout", "longer than zero"}}})
 }
 
+// TestConfigCancelTasks ensures [cloud] cancel_tasks is read: by default a
+// cloud cancel reaches only cloud tasks; "any" lets it reach every task;
+// anything else is refused, naming both values.
+func TestConfigCancelTasks(t *testing.T) {
+	cloud := "[cloud]\nurl = \"wss://h/a\"\nauth_url = \"https://h/o\"\n"
+	for _, c := range []struct {
+		line string
+		any  bool
+	}{{"", false}, {"cancel_tasks = \"cloud\"\n", false}, {"cancel_tasks = \"any\"\n", true}} {
+		cfg, err := Parse("/etc/printgate/printgate.toml", []byte(okTop+cloud+c.line+okPrinter))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Cloud.CancelAny != c.any {
+			t.Errorf("%q: CancelAny %v, want %v", c.line, cfg.Cloud.CancelAny, c.any)
+		}
+	}
+	src := okTop + cloud + "cancel_tasks = \"all\" #!a\n" + okPrinter
+	_, err := Parse("/etc/printgate/printgate.toml", []byte(src))
+	checkErrors(t, "/etc/printgate/printgate.toml", src, err, []wantErr{{mark: "a", words: []string{"cancel_tasks", `"cloud"`, `"any"`}}})
+}
+
 // TestConfigClearCloudToLoopback: a clear cloud address (ws://, http://)
 // is refused across the network but stays valid to this machine, where the
 // demo and the tests run the reference cloud.

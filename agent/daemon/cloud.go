@@ -45,8 +45,9 @@ func newLink(cfg *config.Config, a *agent.Agent, sp *spool.Spool, ring *logring.
 			last.Store(tok)
 			return tok, nil
 		},
-		Backend:  cloudBackend{a},
+		Backend:  cloudBackend{a: a, cancelAny: cfg.Cloud.CancelAny},
 		Outbox:   sp,
+		Commands: sp,
 		Classify: classifyForCloud,
 		Tailer:   ringTailer{ring},
 		Revoked: func(reason string) {
@@ -64,8 +65,12 @@ func newLink(cfg *config.Config, a *agent.Agent, sp *spool.Spool, ring *logring.
 	})
 }
 
-// cloudBackend is the agent as the cloud link sees it.
-type cloudBackend struct{ a *agent.Agent }
+// cloudBackend is the agent as the cloud link sees it. cancelAny is
+// [cloud] cancel_tasks = "any", read when the link is built.
+type cloudBackend struct {
+	a         *agent.Agent
+	cancelAny bool
+}
 
 func (b cloudBackend) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task, bool, error) {
 	return b.a.Submit(ctx, nt)
@@ -75,7 +80,19 @@ func (b cloudBackend) Reprint(ctx context.Context, taskNo string) (*spool.Task, 
 	return b.a.Reprint(ctx, taskNo)
 }
 
+// Cancel cancels one of the cloud's own tasks; another door's only when
+// [cloud] cancel_tasks = "any": a cloud reads every task_no in the events,
+// and must not be able to take a POS's waiting order off the queue.
 func (b cloudBackend) Cancel(ctx context.Context, taskNo string) (*spool.Task, error) {
+	if !b.cancelAny {
+		t, err := b.a.Task(taskNo)
+		if err != nil {
+			return nil, err
+		}
+		if t.Origin != spool.OriginCloud {
+			return nil, fmt.Errorf("%w: task %s came through the %s door; the cloud may cancel only the tasks it sent ([cloud] cancel_tasks = \"any\" allows every task); cancel it on the store's manager page", api.ErrNotCloudTask, taskNo, t.Origin)
+		}
+	}
 	return b.a.Cancel(ctx, taskNo)
 }
 
@@ -86,6 +103,10 @@ func (b cloudBackend) Printers() []wire.Printer {
 	}
 	return out
 }
+
+// codeNotCloudTask is the command_result code of a cloud cancel of a task
+// another door sent (PROTOCOL.md §5): not a code of the local API.
+const codeNotCloudTask = "not_cloud_task"
 
 // classifyForCloud maps an intake error to the PROTOCOL §3 code a job_ack
 // carries; retry means the agent cannot take the job now and sends no ack,
@@ -109,6 +130,14 @@ func classifyForCloud(err error) (code, message string, retry bool) {
 		return api.CodeBadDocument, err.Error(), false
 	case errors.Is(err, api.ErrBadPayload):
 		return api.CodeBadPayload, err.Error(), false
+	case errors.Is(err, api.ErrTaskNoTaken):
+		code := api.CodeTaskNoOtherContent
+		if tt := (*api.TaskNoTaken)(nil); errors.As(err, &tt) {
+			code = tt.Code()
+		}
+		return code, err.Error(), false
+	case errors.Is(err, api.ErrNotCloudTask):
+		return codeNotCloudTask, err.Error(), false
 	case errors.Is(err, api.ErrConflict), errors.Is(err, spool.ErrIllegalTransition):
 		return api.CodeConflict, err.Error(), false
 	}

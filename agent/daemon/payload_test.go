@@ -14,8 +14,9 @@ import (
 // TestCloudJobEndingInsideCommandRejected runs the service against the
 // reference cloud (issue 22 §3): a cloud job whose payload ends inside a
 // command (GS ( k declaring 256 more bytes) is answered job_ack rejected
-// bad_payload naming the command and its offset, and a resend of a task_no
-// already known with such a payload is the duplicate it is.
+// bad_payload naming the command and its offset; a task_no already known
+// sent again with such a payload is refused as another ticket's
+// (task_no_other_content), and with the same payload is the duplicate it is.
 func TestCloudJobEndingInsideCommandRejected(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end over loopback")
@@ -27,12 +28,13 @@ func TestCloudJobEndingInsideCommandRejected(t *testing.T) {
 		{TaskNo: "CUT_v1", Printer: "k", Payload: cut},
 		{TaskNo: "OK_v1", Printer: "k", Payload: []byte("TICKET OK\n\x1dV\x00")},
 		{TaskNo: "OK_v1", Printer: "k", Payload: cut},
+		{TaskNo: "OK_v1", Printer: "k", Payload: []byte("TICKET OK\n\x1dV\x00")},
 	} {
 		if err := cloud.Queue(agentID, j); err != nil {
 			t.Fatal(err)
 		}
 	}
-	acks, err := cloud.WaitAcks(limit, agentID, 3)
+	acks, err := cloud.WaitAcks(limit, agentID, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +45,10 @@ func TestCloudJobEndingInsideCommandRejected(t *testing.T) {
 	if a := acks[1]; a.TaskNo != "OK_v1" || a.Result != wire.ResultAccepted {
 		t.Errorf("whole payload: ack %+v (error %+v), want accepted", a, a.Error)
 	}
-	if a := acks[2]; a.TaskNo != "OK_v1" || a.Result != wire.ResultDuplicate || a.Error != nil || a.State == "" || a.State == spool.StateCanceled {
-		t.Errorf("resend of a known task_no with a cut payload: ack %+v (error %+v), want duplicate", a, a.Error)
+	if a := acks[2]; a.TaskNo != "OK_v1" || a.Result != wire.ResultRejected || a.Error == nil || a.Error.Code != api.CodeTaskNoOtherContent {
+		t.Errorf("a known task_no with a cut payload: ack %+v (error %+v), want rejected task_no_other_content", a, a.Error)
+	}
+	if a := acks[3]; a.TaskNo != "OK_v1" || a.Result != wire.ResultDuplicate || a.Error != nil || a.State == "" || a.State == spool.StateCanceled {
+		t.Errorf("resend of a known task_no, same payload: ack %+v (error %+v), want duplicate", a, a.Error)
 	}
 }

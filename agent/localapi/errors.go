@@ -82,6 +82,12 @@ func classify(err error, taskNo, printer string) *apiError {
 		return newError(http.StatusGone, api.CodePruned, "task %q finished longer ago than the retention window and its ticket was deleted; submit the ticket again under a new task_no", taskNo)
 	case errors.Is(err, spool.ErrNotFound):
 		return newError(http.StatusNotFound, api.CodeNotFound, "no task %q is known to this agent", taskNo)
+	case errors.Is(err, api.ErrTaskNoTaken):
+		code := api.CodeTaskNoOtherContent
+		if tt := (*api.TaskNoTaken)(nil); errors.As(err, &tt) {
+			code = tt.Code()
+		}
+		return newError(http.StatusConflict, code, "%s", err)
 	case errors.Is(err, api.ErrConflict), errors.Is(err, spool.ErrIllegalTransition):
 		return newError(http.StatusConflict, api.CodeConflict, "task %q is in a state that does not allow this", taskNo)
 	case errors.Is(err, api.ErrBadDocument):

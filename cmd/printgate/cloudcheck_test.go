@@ -43,7 +43,7 @@ func TestCloudcheckJSON(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out.String())
 	}
-	if rep.Cloud != ws || rep.TestAPI == "" || len(rep.Checks) != 6 || rep.Passed != 6 || rep.Failed != 0 {
+	if rep.Cloud != ws || rep.TestAPI == "" || len(rep.Checks) != 7 || rep.Passed != 7 || rep.Failed != 0 {
 		t.Fatalf("report %+v", rep)
 	}
 	if rep.Checks[0].Name != "handshake.token" || rep.Checks[0].Status != "pass" || rep.Checks[0].Seen == "" {
@@ -60,7 +60,7 @@ func TestCloudcheckFails(t *testing.T) {
 		t.Fatalf("exit %d, want 1\n%s\n%s", code, out.String(), errb.String())
 	}
 	text := out.String()
-	for _, want := range []string{"FAIL events.order — ", "\n     fix: ", "PASS events.dedupe — ", "3 passed, 1 failed, 0 skipped\n"} {
+	for _, want := range []string{"FAIL events.order — ", "\n     fix: ", "PASS events.dedupe — ", "4 passed, 1 failed, 0 skipped\n"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)
 		}

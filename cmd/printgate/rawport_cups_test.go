@@ -476,7 +476,7 @@ func TestRawPortCUPSQueue(t *testing.T) {
 
 	// Tasks: n of origin raw, named as PROTOCOL.md says, in accept order,
 	// the i-th storing exactly the bytes lp sent for tags[i].
-	name := regexp.MustCompile(`^RAW_counter_\d{8}-\d{6}_\d+$`)
+	name := regexp.MustCompile(`^RAW_counter_\d{8}-\d{6}_\d+-[0-9a-f]{8}$`)
 	for i, tk := range tasks {
 		if tk.Origin != "raw" || tk.Printer != "counter" || tk.Truncated || !name.MatchString(tk.TaskNo) {
 			t.Errorf("task %d: %+v, want origin raw on counter, not truncated, task_no RAW_counter_<yyyymmdd-hhmmss>_<n>", i+1, tk)

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -27,6 +28,10 @@ const printerName = "kitchen"
 // errUnknownPrinter is the played agent's refusal of a job for a printer
 // it does not have.
 var errUnknownPrinter = errors.New("unknown printer")
+
+// errNotCloudTask is the played agent's refusal of a cancel of a task the
+// cloud did not send (PROTOCOL §5, command_result not_cloud_task).
+var errNotCloudTask = errors.New("not a cloud task")
 
 // player is one agent cloudcheck plays: the real link (sync/link) over a
 // real spool in a temporary directory, with a recorder on its connection.
@@ -51,6 +56,8 @@ type player struct {
 	held chan string
 	// submits counts Submit calls by task_no.
 	submits map[string]int
+	// skip is added to the time the spool's retention is measured on.
+	skip *atomic.Int64
 
 	stop      context.CancelFunc
 	done      chan struct{}
@@ -68,12 +75,17 @@ func (ch *checker) newPlayer(role string) (*player, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("agent %s: %w", id, err)
 	}
-	sp, err := spool.Open(filepath.Join(dir, "spool.db"), spool.Options{Now: ch.clock.Now})
+	// skip moves the spool's retention clock on, so a check can end a
+	// task_no's dedupe window without waiting a week (events.lives).
+	skip := new(atomic.Int64)
+	start := ch.clock.Now()
+	sp, err := spool.Open(filepath.Join(dir, "spool.db"), spool.Options{Now: ch.clock.Now,
+		Elapsed: func() time.Duration { return ch.clock.Now().Sub(start) + time.Duration(skip.Load()) }})
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: open spool: %w", id, err)
 	}
 	p := &player{
-		ch: ch, id: id, dir: dir, sp: sp, rec: newRecorder(ch.clock), logs: newTailer(),
+		ch: ch, id: id, dir: dir, sp: sp, skip: skip, rec: newRecorder(ch.clock), logs: newTailer(),
 		hold: map[string]chan struct{}{}, held: make(chan string, 16), submits: map[string]int{},
 	}
 	d := &websocket.Dialer{HandshakeTimeout: 15 * time.Second}
@@ -210,6 +222,10 @@ func (p *player) Cancel(ctx context.Context, taskNo string) (*spool.Task, error)
 	if err != nil {
 		return nil, err
 	}
+	if cur.Origin != spool.OriginCloud {
+		// PROTOCOL §5: a cloud cancels only its own tasks by default.
+		return nil, fmt.Errorf("%w: task %s came through the %s door", errNotCloudTask, taskNo, cur.Origin)
+	}
 	return p.sp.Transition(taskNo, cur.State, spool.StateCanceled, spool.Change{})
 }
 
@@ -221,6 +237,9 @@ func (p *player) Printers() []wire.Printer {
 func classify(err error) (string, string, bool) {
 	if errors.Is(err, errUnknownPrinter) {
 		return "unknown_printer", err.Error(), false
+	}
+	if errors.Is(err, errNotCloudTask) {
+		return "not_cloud_task", err.Error(), false
 	}
 	return link.DefaultClassify(err)
 }
@@ -258,7 +277,12 @@ func (p *player) revokedReasons() []string {
 // accept stores a local task (as a POS would), whose events go to the
 // outbox, and tells the link.
 func (p *player) accept(taskNo string) (*spool.Task, error) {
-	t, _, err := p.sp.Accept(spool.NewTask{TaskNo: taskNo, Printer: printerName, Payload: []byte("cloudcheck\n"), Origin: spool.OriginLocal})
+	return p.acceptFrom(taskNo, spool.OriginLocal)
+}
+
+// acceptFrom stores a task as if it came through origin's door.
+func (p *player) acceptFrom(taskNo string, origin spool.Origin) (*spool.Task, error) {
+	t, _, err := p.sp.Accept(spool.NewTask{TaskNo: taskNo, Printer: printerName, Payload: []byte("cloudcheck\n"), Origin: origin})
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: accept %s: %w", p.id, taskNo, err)
 	}

@@ -125,6 +125,7 @@ func TestBrokenClouds(t *testing.T) {
 		{"acks events it never received", cloudtest.Breakage{AckUnreceived: true}, []string{"events.ack"}},
 		{"reorders a batch", cloudtest.Breakage{ReorderBatch: true}, []string{"events.order"}},
 		{"forgets dedupe", cloudtest.Breakage{ForgetDedupe: true}, []string{"events.dedupe"}},
+		{"ignores seq", cloudtest.Breakage{IgnoreSeq: true}, []string{"events.lives"}},
 		{"ignores slow_down", cloudtest.Breakage{IgnoreSlowDown: true}, []string{"pairing.slow_down"}},
 		{"sends jobs before welcome", cloudtest.Breakage{JobsBeforeWelcome: true}, []string{"handshake.welcome"}},
 		{"renumbers a resent job", cloudtest.Breakage{RenumberResent: true}, []string{"jobs.lost_ack_duplicate"}},
@@ -269,7 +270,7 @@ func TestTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Checks) != 9 || rep.Passed != 9 || !strings.HasPrefix(rep.TestAPI, "https://") {
+	if len(rep.Checks) != 10 || rep.Passed != 10 || !strings.HasPrefix(rep.TestAPI, "https://") {
 		var buf bytes.Buffer
 		rep.WriteText(&buf)
 		t.Fatalf("test API %q, report:\n%s", rep.TestAPI, buf.String())

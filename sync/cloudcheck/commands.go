@@ -23,8 +23,12 @@ func (ch *checker) commands(ctx context.Context) []Result {
 	}
 	defer p.close()
 	printed, open := p.id+"_printed_v1", p.id+"_open_v1"
-	for _, taskNo := range []string{printed, open} {
-		if _, err := p.accept(taskNo); err != nil {
+	// The open task is the cloud's own, as one it may cancel (§5).
+	for _, x := range []struct {
+		taskNo string
+		origin spool.Origin
+	}{{printed, spool.OriginLocal}, {open, spool.OriginCloud}} {
+		if _, err := p.acceptFrom(x.taskNo, x.origin); err != nil {
 			return ch.skipAll(commandsNames, err.Error())
 		}
 	}

@@ -11,15 +11,16 @@ import (
 	"printgate/sync/wire"
 )
 
-var eventsNames = []string{"events.order", "events.ack", "events.dedupe", "events.gap"}
+var eventsNames = []string{"events.order", "events.ack", "events.dedupe", "events.gap", "events.lives"}
 
 // eventKey names one event as the cloud dedupes it.
 type eventKey struct {
 	taskNo string
+	seq    uint64
 	n      int
 }
 
-func (k eventKey) String() string { return fmt.Sprintf("%s n=%d", k.taskNo, k.n) }
+func (k eventKey) String() string { return fmt.Sprintf("%s seq=%d n=%d", k.taskNo, k.seq, k.n) }
 
 // events fills a played agent's outbox before it connects (four tasks
 // stored out of task_no order, one with a gap in n as the outbox cap
@@ -90,7 +91,7 @@ func (ch *checker) events(ctx context.Context) []Result {
 			batches[m.Batch] = true
 			conns[s.conn] = true
 			for _, ev := range m.Events {
-				k := eventKey{ev.TaskNo, ev.N}
+				k := eventKey{ev.TaskNo, ev.Seq, ev.N}
 				if sends[k] == 0 {
 					sent = append(sent, k)
 				}
@@ -120,6 +121,9 @@ func (ch *checker) events(ctx context.Context) []Result {
 	if ch.wanted("events.gap") {
 		out = append(out, ch.checkGap(rec, recErr, gapTask, sends))
 	}
+	if ch.wanted("events.lives") {
+		out = append(out, ch.lives(ctx))
+	}
 	return out
 }
 
@@ -127,7 +131,7 @@ func (ch *checker) events(ctx context.Context) []Result {
 func recorded(rec apiEvents) []eventKey {
 	out := make([]eventKey, len(rec.Events))
 	for i, ev := range rec.Events {
-		out[i] = eventKey{ev.TaskNo, ev.N}
+		out[i] = eventKey{ev.TaskNo, ev.Seq, ev.N}
 	}
 	return out
 }
@@ -170,7 +174,7 @@ func (ch *checker) checkOrder(rec apiEvents, recErr error, sent []eventKey) Resu
 func toEvents(keys []eventKey) []wire.Event {
 	out := make([]wire.Event, len(keys))
 	for i, k := range keys {
-		out[i] = wire.Event{TaskNo: k.taskNo, N: k.n, State: spool.StateAccepted}
+		out[i] = wire.Event{TaskNo: k.taskNo, Seq: k.seq, N: k.n, State: spool.StateAccepted}
 	}
 	return out
 }
@@ -268,7 +272,7 @@ func (ch *checker) checkDedupe(rec apiEvents, recErr error, sends map[eventKey]i
 			"after the lost events_ack the agent resent %s; the cloud recorded %s twice (%s…)",
 			plural(resent, "event", "events"), plural(len(twice), "event", "events"), strings.Join(names, ", "))
 	}
-	return c.pass("the agent resent %s after its events_ack was lost with the connection; the cloud recorded each (task_no, n) once", plural(resent, "event", "events"))
+	return c.pass("the agent resent %s after its events_ack was lost with the connection; the cloud recorded each (task_no, seq, n) once", plural(resent, "event", "events"))
 }
 
 func (ch *checker) checkGap(rec apiEvents, recErr error, gapTask string, sends map[eventKey]int) Result {
@@ -279,7 +283,13 @@ func (ch *checker) checkGap(rec apiEvents, recErr error, gapTask string, sends m
 	if recErr != nil {
 		return c.fail("", "reading the cloud's events: %v", recErr)
 	}
-	if sends[eventKey{gapTask, 1}] == 0 || sends[eventKey{gapTask, 4}] == 0 {
+	var seq uint64 // the gap task's, as its events carry it
+	for k := range sends {
+		if k.taskNo == gapTask {
+			seq = k.seq
+		}
+	}
+	if sends[eventKey{gapTask, seq, 1}] == 0 || sends[eventKey{gapTask, seq, 4}] == 0 {
 		return c.skip("the agent did not send %s n=1 and n=4", gapTask)
 	}
 	var ns []int

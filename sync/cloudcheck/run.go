@@ -32,6 +32,7 @@ var Names = []string{
 	"events.ack",
 	"events.dedupe",
 	"events.gap",
+	"events.lives",
 	"commands.reprint",
 	"commands.cancel",
 	"commands.logs",

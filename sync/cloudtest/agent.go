@@ -35,8 +35,11 @@ type agent struct {
 	lastDrop    string
 }
 
+// eventKey is an event as the cloud dedupes it (PROTOCOL.md §5): seq
+// tells the lives of a task_no apart.
 type eventKey struct {
 	taskNo string
+	seq    uint64
 	n      int
 }
 

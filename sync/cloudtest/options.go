@@ -103,6 +103,9 @@ type Breakage struct {
 	// ForgetDedupe records events again when they are resent, instead of
 	// deduplicating them on (task_no, n).
 	ForgetDedupe bool
+	// IgnoreSeq deduplicates events on (task_no, n) alone, as before
+	// events carried seq: a task_no's new life is dropped as a duplicate.
+	IgnoreSeq bool
 	// IgnoreSlowDown never answers a device token poll slow_down, however
 	// fast the agent polls.
 	IgnoreSlowDown bool

@@ -441,8 +441,8 @@ func (s *session) sendJobsLocked(a *agent) {
 	}
 }
 
-// eventsLocked records a batch, each (task_no, n) once, and acknowledges
-// it.
+// eventsLocked records a batch, each (task_no, seq, n) once, and
+// acknowledges it.
 func (s *session) eventsLocked(a *agent, m *wire.Events) {
 	if err := m.Ordered(); err != nil {
 		s.log.Warn("cloudtest: events batch out of order (stored anyway)", "err", err)
@@ -454,7 +454,10 @@ func (s *session) eventsLocked(a *agent, m *wire.Events) {
 		slices.Reverse(evs)
 	}
 	for _, ev := range evs {
-		k := eventKey{ev.TaskNo, ev.N}
+		k := eventKey{ev.TaskNo, ev.Seq, ev.N}
+		if broken.IgnoreSeq {
+			k.seq = 0
+		}
 		if _, dup := a.seen[k]; dup && !broken.ForgetDedupe {
 			a.dupes++
 			continue
@@ -464,7 +467,11 @@ func (s *session) eventsLocked(a *agent, m *wire.Events) {
 	}
 	if over := len(a.events) - s.c.opts.MaxEvents; over > 0 {
 		for _, ev := range a.events[:over] {
-			delete(a.seen, eventKey{ev.TaskNo, ev.N})
+			k := eventKey{ev.TaskNo, ev.Seq, ev.N}
+			if s.c.opts.Broken.IgnoreSeq {
+				k.seq = 0
+			}
+			delete(a.seen, k)
 		}
 		a.events = slices.Delete(a.events, 0, over)
 		a.dropped += over

@@ -2,6 +2,7 @@ package cloudtest
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -214,6 +215,42 @@ func TestEventsDedupe(t *testing.T) {
 	}
 	if in := tc.Agents()[0]; in.DuplicateEvents != 3 || in.Batches != 3 {
 		t.Fatalf("info %+v", in)
+	}
+}
+
+// TestEventsOfANewLife ensures the events of a task_no accepted again
+// after its dedupe window (a new seq, its n counting from 1 again) are
+// recorded, not dropped as duplicates of its first life's, while a resend
+// of either life's is still dropped.
+func TestEventsOfANewLife(t *testing.T) {
+	tc := newCloud(t, Options{})
+	cl := tc.connect(t, tc.IssueToken("a1"), "a1")
+	cl.handshake("a1")
+	life := func(seq uint64, n int, st spool.State) wire.Event {
+		ev := event("A", n, st)
+		ev.Seq = seq
+		return ev
+	}
+	for i, b := range [][]wire.Event{
+		{life(7, 1, spool.StateAccepted), life(7, 2, spool.StatePrinted)},
+		{life(91, 1, spool.StateAccepted), life(91, 2, spool.StatePrinted)},
+		{life(91, 1, spool.StateAccepted)},
+	} {
+		id := fmt.Sprintf("b%d", i)
+		cl.send(&wire.Events{Batch: id, Events: b})
+		if a := nextOf[*wire.EventsAck](cl); a.Batch != id {
+			t.Fatalf("ack %+v", a)
+		}
+	}
+	evs, err := tc.WaitEvents(ctxFor(t), "a1", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 4 || evs[2].Seq != 91 || evs[2].N != 1 {
+		t.Fatalf("events %+v; want both lives' two each", evs)
+	}
+	if in := tc.Agents()[0]; in.DuplicateEvents != 1 {
+		t.Fatalf("info %+v; want the one resent event dropped", in)
 	}
 }
 

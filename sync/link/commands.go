@@ -3,6 +3,8 @@ package link
 import (
 	"container/list"
 	"log/slog"
+	"context"
+	"encoding/json"
 	"sync"
 
 	"printgate/spool"
@@ -20,11 +22,10 @@ const maxRecentCommands = 256
 // because the answer was lost with a connection, is answered with its first
 // result instead of being executed again: a reprint resent after a
 // reconnect prints once. It is a small LRU in memory, shared by every
-// connection of the Link: the resend it is for happens within one process,
-// and a record on disk would cost a spool write per command for the one
-// case it adds (a command in flight at a crash, whose first result nobody
-// saw). A result the cloud is asked to retry (the agent could not act now)
-// is not remembered: the resend runs.
+// connection of the Link; Options.Commands keeps the same results on disk,
+// so a resend after the agent's restart is answered from there. A result
+// the cloud is asked to retry (the agent could not act now) is not
+// remembered: the resend runs.
 type recentCommands struct {
 	mu    sync.Mutex
 	byID  map[string]*commandEntry
@@ -84,14 +85,24 @@ func (r *recentCommands) len() int {
 }
 
 // command answers the command id, running run only if no earlier copy of
-// it ran or runs (on this connection or an earlier one): a copy waits for
-// the first one's result and answers it.
-func (s *session) command(id string, run func() (*spool.Task, error)) wire.Message {
+// it ran or runs (on this connection or an earlier one, or before the
+// agent's restart): a copy waits for the first one's result and answers
+// it. run's context carries id (spool.WithCommand), so a reprint's new
+// task stores the result in its own transaction.
+func (s *session) command(id string, run func(context.Context) (*spool.Task, error)) wire.Message {
 	for {
 		e, first := s.l.commands.begin(id)
 		if first {
-			t, err := run()
+			if res := s.storedResult(id); res != nil {
+				s.l.commands.finish(id, e, res, true)
+				s.l.log.Info("cloud command resent after a restart: answered with its first result, not run again", "id", id, "ok", res.OK)
+				return res
+			}
+			t, err := run(spool.WithCommand(s.ctx, id))
 			res, keep := s.result(id, t, err)
+			if keep {
+				s.storeResult(id, res)
+			}
 			s.l.commands.finish(id, e, res, keep)
 			return res
 		}
@@ -105,5 +116,51 @@ func (s *session) command(id string, run func() (*spool.Task, error)) wire.Messa
 			return e.result
 		}
 		// The first copy asked for a resend: this is it.
+	}
+}
+
+// storedResult is the result Options.Commands kept for id from before a
+// restart, or nil.
+func (s *session) storedResult(id string) *wire.CommandResult {
+	st := s.l.opts.Commands
+	if st == nil {
+		return nil
+	}
+	raw, ok, err := st.CommandResult(id)
+	if err != nil {
+		s.l.log.Error("could not read a cloud command's stored result; running it", "id", id, "err", err)
+		return nil
+	}
+	if !ok {
+		return nil
+	}
+	res := new(wire.CommandResult)
+	if err := json.Unmarshal(raw, res); err != nil {
+		s.l.log.Error("a cloud command's stored result is unreadable; running it", "id", id, "err", err)
+		return nil
+	}
+	res.ID = id
+	return res
+}
+
+// storeResult keeps id's final result in Options.Commands before it is
+// answered. A failed write is logged: the answer still goes, and only a
+// resend after a restart would run the command again.
+func (s *session) storeResult(id string, res *wire.CommandResult) {
+	st := s.l.opts.Commands
+	if st == nil {
+		return
+	}
+	raw, err := json.Marshal(res)
+	if err == nil {
+		err = st.SaveCommandResult(id, raw)
+	}
+	if err != nil {
+		// Rate-limited: a cloud's own id (one of kilobytes) can refuse it.
+		short := id
+		if len(short) > 64 {
+			short = short[:64] + "…"
+		}
+		s.l.peerWarns.Warn(s.l.log, "could not store a cloud command's result; a resend of it after a restart would run it again", "id", short, "err", err)
 	}
 }

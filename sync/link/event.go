@@ -21,6 +21,7 @@ func wireEvent(ev spool.Event) wire.Event {
 		PossibleDuplicate: ev.PossibleDuplicate,
 		Origin:            ev.Origin,
 		At:                ev.At,
+		Seq:               ev.Seq,
 	}
 	if j := ev.Job; j != nil {
 		w.Job = &wire.JobInfo{Printer: j.Printer, Priority: j.Priority, Origin: j.Origin, Size: j.Size, SHA256: j.SHA256}

@@ -33,9 +33,9 @@ func (s *session) handle(m wire.Message) {
 	case *wire.Job:
 		reply = s.job(m)
 	case *wire.Reprint:
-		reply = s.command(m.ID, func() (*spool.Task, error) { return s.l.opts.Backend.Reprint(s.ctx, m.TaskNo) })
+		reply = s.command(m.ID, func(ctx context.Context) (*spool.Task, error) { return s.l.opts.Backend.Reprint(ctx, m.TaskNo) })
 	case *wire.Cancel:
-		reply = s.command(m.ID, func() (*spool.Task, error) { return s.l.opts.Backend.Cancel(s.ctx, m.TaskNo) })
+		reply = s.command(m.ID, func(ctx context.Context) (*spool.Task, error) { return s.l.opts.Backend.Cancel(ctx, m.TaskNo) })
 	case *wire.LogsTail:
 		reply = s.tail(m)
 	case *wire.LogsStop:
@@ -128,7 +128,8 @@ func (s *session) submit(nt spool.NewTask, logRejected bool) wire.Message {
 func (s *session) result(id string, t *spool.Task, err error) (*wire.CommandResult, bool) {
 	if err != nil {
 		code, msg, retry := s.l.opts.Classify(err)
-		// A cloud can cancel unknown tasks by the thousand.
+		// A cloud can make its commands fail at will (a cancel of
+		// another door's task, an unknown task_no): rate-limited.
 		s.l.peerWarns.Warn(s.l.log, "cloud command failed", "id", id, "code", code, "err", err)
 		return &wire.CommandResult{ID: id, Error: &wire.Problem{Code: code, Message: msg}}, !retry
 	}

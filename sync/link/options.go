@@ -69,6 +69,18 @@ type Outbox interface {
 
 var _ Outbox = (*spool.Spool)(nil)
 
+// CommandStore keeps cloud command results by id on disk. *spool.Spool
+// implements it.
+type CommandStore interface {
+	// CommandResult returns the result stored for id, if any.
+	CommandResult(id string) ([]byte, bool, error)
+	// SaveCommandResult stores id's result durably; the first one stored
+	// for an id stays.
+	SaveCommandResult(id string, result []byte) error
+}
+
+var _ CommandStore = (*spool.Spool)(nil)
+
 // Tailer streams the agent's log lines to support (logs_tail). Tail sends
 // up to lines recent lines at or above level (debug, info, warn, error;
 // empty means all) that contain contains, then, if follow, every new such
@@ -105,6 +117,11 @@ type Options struct {
 	// Outbox is read for events batches and acknowledged as the cloud
 	// confirms them.
 	Outbox Outbox
+	// Commands, when set, keeps the results of reprint and cancel across
+	// the agent's restarts, so a command resent under the same id after a
+	// restart is answered with its first result and not run again.
+	// *spool.Spool implements it.
+	Commands CommandStore
 	// Tailer serves logs_tail; nil answers logs_tail with command_result
 	// ok=false, code not_supported.
 	Tailer Tailer

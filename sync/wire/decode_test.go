@@ -139,7 +139,7 @@ func TestDecodeRejectsUnknownFields(t *testing.T) {
 		{"other type's field", edit(t, job, func(m map[string]any) { m["batch"] = "b" }), wire.CodeUnknownField, "job", "batch", "is not a field of the job frame"},
 		{"case variant", strings.Replace(job, `"task_no"`, `"Task_No"`, 1), wire.CodeUnknownField, "job", "Task_No", "is not a field"},
 		{"case duplicate", strings.Replace(job, `{"type":"job",`, `{"type":"job","TASK_NO":"X",`, 1), wire.CodeUnknownField, "job", "TASK_NO", "is not a field"},
-		{"in an event", edit(t, events, func(m map[string]any) { first(m, "events")["seq"] = 1 }), wire.CodeUnknownField, "events", "events[0].seq",
+		{"in an event", edit(t, events, func(m map[string]any) { first(m, "events")["life"] = 1 }), wire.CodeUnknownField, "events", "events[0].life",
 			"is not a field of events[0] of the events frame; the fields are at, attempts, confirmation, job, n, origin,"},
 		{"in an event's job", strings.Replace(events, `"size":5`, `"size":5,"bytes":5`, 1), wire.CodeUnknownField, "events", "events[0].job.bytes",
 			"the fields are origin, printer, priority, sha256, size"},

@@ -14,8 +14,8 @@ import (
 // and a sha256 of 64 lowercase hex digits. The other fields of an event
 // are the agent's own record and may be empty: Encode refusing one event
 // would hold back every batch behind it. Decode and Encode do not check
-// the order (see Ordered): the cloud dedupes by (task_no, n), so a batch
-// out of order is still safe to store.
+// the order (see Ordered): the cloud dedupes by (task_no, seq, n), so a
+// batch out of order is still safe to store.
 type Events struct {
 	Batch  string  `json:"batch"`
 	Events []Event `json:"events"`
@@ -38,6 +38,12 @@ type Event struct {
 	Origin            spool.Origin       `json:"origin"`
 	At                time.Time          `json:"at"`
 	Job               *JobInfo           `json:"job,omitempty"`
+	// Seq is the task's accept sequence (§3 seq), which tells the lives
+	// of a task_no apart: one accepted again after its dedupe window is a
+	// new task, with a new seq, whose events count from n 1 again (or past
+	// its old life's still in the outbox). The cloud dedupes by (task_no,
+	// seq, n). Absent (0) when unknown, and from agents before it.
+	Seq uint64 `json:"seq,omitempty"`
 }
 
 // JobInfo is an event's summary of a locally submitted task, without its
