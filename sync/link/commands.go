@@ -2,9 +2,9 @@ package link
 
 import (
 	"container/list"
-	"log/slog"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"sync"
 
 	"printgate/spool"
