@@ -62,6 +62,8 @@ var peerLogAllowed = map[string]string{
 	"printgate/sync/link/pump.go (*session).acked: cloud link: cannot delete acknowledged events from the outbox; retrying":                                             "the local spool",
 	"printgate/sync/link/pump.go (*session).resendDue: cloud link: cannot read an unacknowledged batch again":                                                           "the local spool",
 	"printgate/sync/link/pump.go (*session).retryAcks: cloud link: still cannot delete acknowledged events from the outbox":                                             "the local spool",
+	"printgate/sync/link/commands.go (*session).storedResult: could not read a cloud command's stored result; running it":                                               "the local spool",
+	"printgate/sync/link/commands.go (*session).storedResult: a cloud command's stored result is unreadable; running it":                                                "the local spool's content",
 
 	// The raw ports' own life: start, reload, and accept errors paced by
 	// the accept backoff.

@@ -95,7 +95,7 @@ func (s *session) command(id string, run func(context.Context) (*spool.Task, err
 		if first {
 			if res := s.storedResult(id); res != nil {
 				s.l.commands.finish(id, e, res, true)
-				s.l.log.Info("cloud command resent after a restart: answered with its first result, not run again", "id", id, "ok", res.OK)
+				s.l.peerWarns.Log(s.l.log, slog.LevelInfo, "cloud command resent after a restart: answered with its first result, not run again", "id", id, "ok", res.OK)
 				return res
 			}
 			t, err := run(spool.WithCommand(s.ctx, id))
