@@ -32,6 +32,15 @@ const (
 	// answerTimeout bounds the write of one answer. A client that does not
 	// read its answers gets no more of them (a printer drops them too).
 	answerTimeout = 2 * time.Second
+	// answerQuiet and answerHold gather the answers to a burst of queries
+	// into one write: the answers wait until the client has sent nothing
+	// for answerQuiet, and never longer than answerHold. A library that
+	// asks DLE EOT 1-4 at once reads the four answers as one chunk
+	// (@node-escpos/core's getStatuses fails on fewer than 4 bytes), and
+	// sends each query as a write of its own, which reach the port in
+	// several reads.
+	answerQuiet = 20 * time.Millisecond
+	answerHold  = 100 * time.Millisecond
 	// decoderSteps is how many commands one Decoder executes before the port
 	// starts a fresh one. The port only needs command lengths and cuts from
 	// it, but the Decoder keeps what it prints (a row per LF, an item per
@@ -66,7 +75,18 @@ type conn struct {
 	opened  time.Time // real time the job opened (content or a partial command); zero when none
 	started time.Time // Options.Now at its first content
 
-	lastRead    time.Time
+	// lastRead is when the job last grew: bytes that went into Data or
+	// into a command still arriving. Status queries, their answers and
+	// stripped commands are not activity (DESIGN.md invariant 13): a
+	// client polling the status keeps neither a job open nor its turn.
+	lastRead time.Time
+	// grown counts the bytes added to Data, to tell activity (lastRead).
+	grown uint64
+	// out holds answers not written yet, since outSince; lastByte is when
+	// the client last sent anything (answerQuiet).
+	out         []byte
+	outSince    time.Time
+	lastByte    time.Time
 	answersDead bool
 
 	// strips counts the commands the strip table took out of the job being
@@ -93,6 +113,10 @@ type conn struct {
 	turn    uint64
 	hasTurn bool
 	turnAt  time.Time
+	// slow says the job being read gave up its place for arriving slower
+	// than the floor rate (turnAllowance): it takes a new one, at the
+	// back, only once it is whole.
+	slow bool
 }
 
 func newConn(p *Port, c net.Conn, remote string, ip netip.Addr, turn uint64) *conn {
@@ -127,18 +151,44 @@ func (c *conn) giveTurn() {
 // IdleGap after the place was taken (a connection that is silent, or only
 // asks status); with a job stalled inside a command (which quiet does not
 // end), IdleGap after its last byte: the job then takes a new place, behind
-// the ones that passed it, when it goes on. A job with content and no
-// partial command needs none: that quiet ends it.
+// the ones that passed it, when it goes on. And a job open longer than
+// its bytes take at the floor rate (floorExpiry) gives its place up for
+// good: it is stored, whole, behind the jobs that passed it.
 func (c *conn) turnExpiry() (time.Time, bool) {
 	switch {
 	case !c.hasTurn:
 		return time.Time{}, false
 	case !c.open():
 		return c.turnAt.Add(c.p.o.IdleGap), true
-	case len(c.buf) > 0:
-		return c.lastRead.Add(c.p.o.IdleGap), true
 	}
-	return time.Time{}, false
+	e := c.floorExpiry()
+	if len(c.buf) > 0 {
+		e = earlier(e, c.lastRead.Add(c.p.o.IdleGap))
+	}
+	return e, true
+}
+
+// floorExpiry is when the open job has taken longer than its bytes may at
+// the floor rate: TurnAllowance plus one second per MinJobRate bytes,
+// from when it opened. A POS sends a ticket in milliseconds; a client that
+// trickles a byte a second keeps its job (it is still read and stored),
+// not the port's turn.
+func (c *conn) floorExpiry() time.Time {
+	size := len(c.data) + len(c.buf)
+	return c.opened.Add(TurnAllowance + time.Duration(size)*time.Second/MinJobRate)
+}
+
+// yieldTurn gives up the connection's place when turnExpiry passed at now.
+// A job over its floor time is marked slow, so it queues again only once
+// whole, and the port says so (rate-limited): its client is not a POS
+// printing at a POS's pace.
+func (c *conn) yieldTurn(now time.Time) {
+	if c.content && !now.Before(c.floorExpiry()) && !c.slow {
+		c.slow = true
+		c.p.lines.log(c.log, slog.LevelWarn, "rawport: a job arriving slower than the floor rate gave up its place in line; the jobs behind it print first and it prints once whole",
+			"open_for", now.Sub(c.opened).Round(time.Millisecond), "size", len(c.data)+len(c.buf), "floor_bytes_per_second", MinJobRate)
+	}
+	c.giveTurn()
 }
 
 func (c *conn) newDecoder() {
@@ -166,6 +216,9 @@ func (c *conn) deadline() time.Time {
 	d := c.quietDeadline()
 	if e, ok := c.turnExpiry(); ok && e.Before(d) {
 		d = e
+	}
+	if f, ok := c.flushAt(); ok && f.Before(d) {
+		d = f
 	}
 	if closing, until := c.p.draining(); closing && until.Before(d) {
 		return until
@@ -207,6 +260,7 @@ func (c *conn) serve() {
 		}
 		orderlyClose(c.c) // after the last job was accepted
 	}()
+	defer c.flush()
 	rbuf := make([]byte, readChunk)
 	c.lastRead = time.Now()
 	for {
@@ -216,12 +270,18 @@ func (c *conn) serve() {
 		n, err := c.c.Read(rbuf)
 		now := time.Now()
 		if n > 0 {
-			c.lastRead = now
-			ran := c.ran
+			c.lastByte = now
+			ran, grown := c.ran, c.grown
 			if !c.receive(rbuf[:n], now) {
 				return
 			}
+			if c.grown != grown || len(c.buf) > 0 {
+				c.lastRead = now
+			}
 			c.noteNoJob(now, c.ran > ran)
+		}
+		if f, ok := c.flushAt(); ok && !now.Before(f) {
+			c.flush()
 		}
 		if c.p.isDropping() {
 			// Agent shutdown, drain and grace over: the job is not
@@ -265,7 +325,7 @@ func (c *conn) serve() {
 				return
 			}
 			if e, ok := c.turnExpiry(); ok && !now.Before(e) {
-				c.giveTurn() // quiet while first in line: the next job goes first
+				c.yieldTurn(now) // the next job goes first
 				continue
 			}
 			if !c.content {
@@ -274,6 +334,9 @@ func (c *conn) serve() {
 				}
 				c.closeNoJob(now)
 				return
+			}
+			if now.Before(c.quietDeadline()) {
+				continue // the deadline was the answers' (flushed above)
 			}
 			if !c.finish(false) { // quiet after a complete command: the job ends
 				return
@@ -354,7 +417,9 @@ func (c *conn) receive(b []byte, now time.Time) bool {
 		if c.opened.IsZero() {
 			c.opened = now
 		}
-		c.takeTurn() // a new place if the job gave its own up (turnExpiry)
+		if !c.slow {
+			c.takeTurn() // a new place if the job gave its own up (turnExpiry)
+		}
 	}
 	return true
 }
@@ -405,6 +470,7 @@ func (c *conn) command(cmd []byte, cut bool) *[4]byte {
 				c.data = c.data[:0] // ESC @ clears what came before it
 			}
 			c.data = append(c.data, cmd...)
+			c.grown += uint64(len(cmd))
 			return nil
 		}
 	}
@@ -420,6 +486,7 @@ func (c *conn) command(cmd []byte, cut bool) *[4]byte {
 		}
 	}
 	c.data = append(c.data, cmd...)
+	c.grown += uint64(len(cmd))
 	k := classify(cmd)
 	if cut {
 		k = kindPrint
@@ -446,6 +513,7 @@ func (c *conn) command(cmd []byte, cut bool) *[4]byte {
 func (c *conn) finish(truncated bool) bool {
 	defer c.resetJob()
 	defer c.giveTurn()
+	c.flush() // the answers to what came before the job's end go first
 	c.logStrips()
 	if !c.content {
 		return true
@@ -493,7 +561,7 @@ func (c *conn) resetJob() {
 		c.newDecoder()
 		c.hadJob, c.idleSince, c.grace = true, time.Now(), time.Time{}
 	}
-	c.data, c.content, c.cutEnd, c.opened, c.started = nil, false, false, time.Time{}, time.Time{}
+	c.data, c.content, c.cutEnd, c.opened, c.started, c.slow = nil, false, false, time.Time{}, time.Time{}, false
 	c.syncIdle()
 }
 
@@ -511,11 +579,34 @@ func (c *conn) dropAtClose() {
 	c.p.refuse(c.log, c.remote, len(c.data)+len(c.buf), fmt.Errorf("printer %s: %w", c.p.printer, err))
 }
 
-// answer sends a status answer to the client.
+// answer queues a status answer to the client, written by flush with the
+// answers to the rest of the burst its query came in (answerQuiet).
 func (c *conn) answer(b []byte) {
 	if c.answersDead {
 		return
 	}
+	if len(c.out) == 0 {
+		c.outSince = time.Now()
+	}
+	c.out = append(c.out, b...)
+}
+
+// flushAt is when the queued answers are written: once the client has
+// been quiet for answerQuiet, at most answerHold after the first.
+func (c *conn) flushAt() (time.Time, bool) {
+	if len(c.out) == 0 {
+		return time.Time{}, false
+	}
+	return earlier(c.lastByte.Add(answerQuiet), c.outSince.Add(answerHold)), true
+}
+
+// flush writes the queued answers in one write.
+func (c *conn) flush() {
+	if len(c.out) == 0 {
+		return
+	}
+	b := c.out
+	c.out = nil
 	_ = c.c.SetWriteDeadline(time.Now().Add(answerTimeout))
 	if _, err := c.c.Write(b); err != nil {
 		c.answersDead = true

@@ -31,8 +31,10 @@ const (
 // addrState is one client address's connections on a port.
 type addrState struct {
 	// idle counts the connections being read that carry no job (no
-	// content); only these count against Options.MaxPerAddress.
-	idle int
+	// content); only these count against Options.MaxPerAddress. read
+	// counts every connection being read, idle or with a job, against
+	// Options.MaxReadPerAddress.
+	idle, read int
 	// waiting counts connections held unread until idle drops below the
 	// bound. They are read in the order they came: each has a number
 	// from nextWait, and the one numbered headWait goes next.
@@ -45,7 +47,8 @@ type addrState struct {
 
 // addrs tracks the connections of a port by client address.
 type addrs struct {
-	max int // Options.MaxPerAddress
+	max     int // Options.MaxPerAddress
+	maxRead int // Options.MaxReadPerAddress
 	// waitMax bounds the connections waiting from one address, and
 	// waitTotal those waiting on the port. They hold no slot (see
 	// acceptLoop), only a socket and a goroutine, so the bounds are
@@ -60,7 +63,7 @@ type addrs struct {
 
 // newAddrs returns the per-address bookkeeping for o.
 func newAddrs(o Options) addrs {
-	return addrs{max: o.MaxPerAddress, waitMax: o.MaxConns, waitTotal: waitingPerPort * o.MaxConns}
+	return addrs{max: o.MaxPerAddress, maxRead: o.MaxReadPerAddress, waitMax: o.MaxConns, waitTotal: waitingPerPort * o.MaxConns}
 }
 
 // waitingPerPort is how many times MaxConns connections may wait for
@@ -81,21 +84,23 @@ func (a *addrs) state(ip netip.Addr) *addrState {
 
 // forget drops ip's entry once nothing of it is counted; a.mu is held.
 func (a *addrs) forget(ip netip.Addr, st *addrState) {
-	if st.idle == 0 && st.waiting == 0 {
+	if st.idle == 0 && st.read == 0 && st.waiting == 0 {
 		delete(a.m, ip)
 	}
 }
 
 // reserve decides on a connection from ip that arrived and counts it:
-// read while ip has fewer than max idle connections, else held while
+// read while ip has fewer than max idle connections and fewer than maxRead
+// read at all, else held while
 // fewer than waitMax of ip and waitTotal of the port wait, else refused.
 func (a *addrs) reserve(ip netip.Addr) admission {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	st := a.state(ip)
 	switch {
-	case st.idle < a.max && st.waiting == 0: // none of ip's waits before it
+	case st.room(a) && st.waiting == 0: // none of ip's waits before it
 		st.idle++
+		st.read++
 		return admitRead
 	case st.waiting < a.waitMax && a.waiting < a.waitTotal:
 		st.waiting++
@@ -117,6 +122,9 @@ func (a *addrs) queue(ip netip.Addr) uint64 {
 	return n
 }
 
+// room reports whether st has room for one more connection to be read.
+func (st *addrState) room(a *addrs) bool { return st.idle < a.max && st.read < a.maxRead }
+
 // moved wakes the waiting connections of st; a.mu is held.
 func (st *addrState) moved() {
 	close(st.roomy)
@@ -127,7 +135,7 @@ func (st *addrState) moved() {
 func (a *addrs) unreserve(ip netip.Addr, how admission) {
 	switch how {
 	case admitRead:
-		a.setIdle(ip, false)
+		a.leave(ip, true)
 	case admitWait:
 		a.mu.Lock()
 		st := a.state(ip)
@@ -153,6 +161,20 @@ func (a *addrs) setIdle(ip netip.Addr, idle bool) {
 	a.forget(ip, st)
 }
 
+// leave uncounts a connection of ip that was read and ended; idle says it
+// was counted idle.
+func (a *addrs) leave(ip netip.Addr, idle bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st := a.state(ip)
+	if idle {
+		st.idle--
+	}
+	st.read--
+	st.moved()
+	a.forget(ip, st)
+}
+
 // wait holds a connection reserve put to wait, numbered n by queue, until
 // ip has room for it to be read and every connection that waited before it
 // has gone on, then counts it idle; the caller calls next once it has its
@@ -164,8 +186,9 @@ func (a *addrs) wait(ctx context.Context, stop <-chan struct{}, ip netip.Addr, n
 	for {
 		a.mu.Lock()
 		st := a.state(ip)
-		if st.idle < a.max && st.headWait == n {
+		if st.room(a) && st.headWait == n {
 			st.idle++ // still waiting too until next: arrivals go behind it
+			st.read++
 			a.mu.Unlock()
 			return true
 		}
@@ -341,12 +364,10 @@ func (c *conn) syncIdle() {
 	}
 }
 
-// leave takes the ended connection out of its address's count.
+// leave takes the ended connection out of its address's counts.
 func (c *conn) leave() {
-	if c.countedIdle {
-		c.countedIdle = false
-		c.p.addrs.setIdle(c.ip, false)
-	}
+	c.p.addrs.leave(c.ip, c.countedIdle)
+	c.countedIdle = false
 }
 
 func later(a, b time.Time) time.Time {

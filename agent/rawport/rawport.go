@@ -137,6 +137,12 @@ type Options struct {
 	// rate-limited WARN naming the address and the config key
 	// raw_max_per_address.
 	MaxPerAddress int
+	// MaxReadPerAddress bounds the connections from one client address
+	// that are read at once, with a job or without; default 8. Further
+	// ones from the address wait, unread and without a slot, as over
+	// MaxPerAddress, until one of them ends: one address cannot take the
+	// port's slots, nor its memory, with jobs it sends slowly.
+	MaxReadPerAddress int
 	// Allow, when not empty, lists the client addresses the port serves
 	// (config raw_allow); a connection from any other address is reset on
 	// arrival, before any byte is read, with a rate-limited WARN. Allowed
@@ -176,15 +182,16 @@ type Options struct {
 
 // Defaults of Options.
 const (
-	DefaultIdleGap          = 2 * time.Second
-	DefaultCutIdle          = 300 * time.Millisecond
-	DefaultDupWindow        = 10 * time.Second
-	DefaultMaxConns         = 64
-	DefaultFirstByteTimeout = 10 * time.Second
-	DefaultConnIdle         = 5 * time.Minute
-	DefaultMaxPerAddress    = 2
-	DefaultMaxJobDuration   = 5 * time.Minute
-	DefaultDrainTime        = 500 * time.Millisecond
+	DefaultIdleGap           = 2 * time.Second
+	DefaultCutIdle           = 300 * time.Millisecond
+	DefaultDupWindow         = 10 * time.Second
+	DefaultMaxConns          = 64
+	DefaultFirstByteTimeout  = 10 * time.Second
+	DefaultConnIdle          = 5 * time.Minute
+	DefaultMaxPerAddress     = 2
+	DefaultMaxReadPerAddress = 8
+	DefaultMaxJobDuration    = 5 * time.Minute
+	DefaultDrainTime         = 500 * time.Millisecond
 )
 
 // withDefaults checks o and fills in the defaults.
@@ -210,6 +217,10 @@ func (o Options) withDefaults() (Options, error) {
 	if o.MaxPerAddress <= 0 {
 		o.MaxPerAddress = DefaultMaxPerAddress
 	}
+	if o.MaxReadPerAddress <= 0 {
+		o.MaxReadPerAddress = DefaultMaxReadPerAddress
+	}
+	o.MaxReadPerAddress = max(o.MaxReadPerAddress, o.MaxPerAddress)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -218,6 +229,18 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	return o, nil
 }
+
+// The floor rate of a job: a job keeps its place in the port's line (the
+// jobs that arrived after it wait for it to be stored) for TurnAllowance
+// plus one second for every MinJobRate bytes it holds, counted from its
+// first byte. A POS sends a ticket in milliseconds, a logo of 100 KiB in
+// well under a second; a job slower than that is still read and stored
+// whole, behind the jobs that passed it, so a client that trickles a byte
+// a second holds no one's ticket.
+const (
+	TurnAllowance = 5 * time.Second
+	MinJobRate    = 1024 // bytes a second
+)
 
 // Stats are a port's counters, for the manager page and metrics.
 type Stats struct {
