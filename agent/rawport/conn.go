@@ -251,14 +251,17 @@ func (c *conn) serve() {
 	completed := false // the client ended the stream and its job was accepted
 	defer c.giveTurn()
 	defer func() {
-		if closing, _ := c.p.draining(); closing && !completed {
-			// Agent shutdown with a job not accepted: the client must see
-			// a reset, not an end it could take for a printed job. (Close
-			// resets too, but this goroutine may get here first.)
-			resetClose(c.c)
+		// In order (FIN) only once the client ended its stream and its
+		// job was stored. Every other end is a reset: a POS that keeps
+		// its connection open and sees a FIN (an idle close, a stop, a
+		// reload) writes its next ticket into a closed connection
+		// without an error, while after a reset that write fails and
+		// the POS reconnects or says so.
+		if completed {
+			orderlyClose(c.c)
 			return
 		}
-		orderlyClose(c.c) // after the last job was accepted
+		resetClose(c.c)
 	}()
 	defer c.flush()
 	rbuf := make([]byte, readChunk)
@@ -311,7 +314,7 @@ func (c *conn) serve() {
 				// to a printer: it is dropped, reported, and the client
 				// reset.
 				if !c.open() {
-					completed = true
+					c.resetAtClose()
 					return
 				}
 				if len(c.buf) > 0 {
@@ -321,7 +324,9 @@ func (c *conn) serve() {
 				if !c.cutEnd {
 					c.log.Warn("rawport: port closing while a job had no cut yet, taking it truncated", "size", len(c.data))
 				}
-				completed = c.finish(!c.cutEnd)
+				if c.finish(!c.cutEnd) {
+					c.resetAtClose()
+				}
 				return
 			}
 			if e, ok := c.turnExpiry(); ok && !now.Before(e) {
@@ -524,6 +529,9 @@ func (c *conn) finish(truncated bool) bool {
 		c.dropAtClose()
 		return false
 	}
+	// A spool that cannot take it now: the job waits here, whole, until
+	// it can (ready.go); at the port's close Accept decides.
+	c.p.awaitReady(c.p.ctx, c.p.lnClosed)
 	j := Job{
 		Printer:   c.p.printer,
 		Data:      c.data,
@@ -627,4 +635,15 @@ func (p *Port) refuse(log *slog.Logger, remote string, size int, err error) {
 	p.refused.Add(1)
 	log.Error("rawport: job refused", "size", size, "err", err)
 	p.sink.Refused(p.printer, remote, size, err)
+}
+
+// resetAtClose notes that the port's close (agent stop, or a reload that
+// closed or reopened the port) resets a connection its client kept open
+// after everything it sent was stored or was no job: the POS's next write
+// fails instead of going into a closed connection, so it reconnects.
+func (c *conn) resetAtClose() {
+	if !c.hadJob && c.ran == 0 {
+		return // it sent nothing: nothing to say
+	}
+	c.p.lines.log(c.log, slog.LevelWarn, "rawport: port closing (agent stop or reload): a connection kept open is reset; the POS's next write fails and it reconnects, so no ticket is lost")
 }

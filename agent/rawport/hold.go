@@ -345,13 +345,11 @@ func (c *conn) noteNoJob(now time.Time, ran bool) {
 func (c *conn) closeNoJob(now time.Time) {
 	c.p.idleClosed.Add(1)
 	if c.hadJob {
-		c.log.Debug("rawport: connection closed: no new job since its last one", "limit", c.p.o.ConnIdle)
+		c.p.lines.log(c.log, slog.LevelWarn, "rawport: connection kept open after its job reset: no new job within its idle limit; the POS's next write fails and it reconnects, so no ticket is lost",
+			"limit", c.p.o.ConnIdle)
 	} else {
 		c.p.lines.log(c.log, slog.LevelInfo, "rawport: connection closed: it sent nothing to print within raw_first_byte_timeout (a POS sends its job at once; status queries and padding do not keep a connection open); raise raw_first_byte_timeout if a POS of yours connects long before it prints",
 			"limit", c.p.o.FirstByteTimeout, "open_for", now.Sub(c.idleSince).Round(time.Millisecond), "key", "raw_first_byte_timeout")
-	}
-	if len(c.buf) > 0 {
-		resetClose(c.c)
 	}
 }
 

@@ -53,14 +53,12 @@ type Sink interface {
 	// the job is on disk. An error makes the port call Refused and reset
 	// the connection.
 	Accept(ctx context.Context, j Job) (taskNo string, err error)
-	// Ready reports whether the printer's spool can take a job now. A
-	// non-nil error makes the port refuse new connections (accept, then
-	// reset), so the POS shows its own error instead of losing the job.
-	// It is asked once per connection, on the accepting goroutine, so it
-	// must be quick; a job on a connection already open when the spool
-	// fills is refused by Accept instead. The port logs the refusal at
-	// debug only: the Sink reports it (a flood of connections must not
-	// be a flood of log lines).
+	// Ready reports whether the printer's spool can take a job now. While
+	// it returns an error the port accepts no connection (they wait in
+	// the listen backlog) and hands over no job (it waits on its
+	// connection), asking again every half second, so no job is read
+	// and then refused (Options.NotReady). It is asked once per
+	// connection and before each job, so it must be quick.
 	Ready(printer string) error
 	// Refused reports a job the port read but could not hand over (too
 	// large, Accept failed). A client that goes away before sending any
@@ -175,6 +173,10 @@ type Options struct {
 	// Now is the clock of Job.Started/Ended and the duplicate window;
 	// default time.Now. Read deadlines use the real clock (the kernel's).
 	Now func() time.Time
+	// NotReady, if set, hears when the port stops accepting because
+	// Sink.Ready failed (with its error) and when it accepts again (nil),
+	// so the agent can warn the manager: POS connections wait meanwhile.
+	NotReady func(err error)
 	// Logger receives one INFO line per accepted job and WARN/ERROR lines
 	// for refusals; default slog.Default().
 	Logger *slog.Logger
@@ -249,8 +251,8 @@ type Stats struct {
 	Refused    uint64 // jobs read but not handed over (too large, Accept failed)
 	Duplicates uint64 // accepted jobs flagged Duplicate
 	Truncated  uint64 // accepted jobs flagged Truncated
-	// Rejected counts connections reset on arrival because the spool
-	// could not take a job.
+	// Rejected counts connections that waited for the spool (Sink.Ready)
+	// and were reset because the port closed meanwhile.
 	Rejected uint64
 	// TurnedAway counts connections reset on arrival, unread, by Allow or
 	// MaxPerAddress.
