@@ -48,6 +48,11 @@ const (
 	// decoder bounds that memory. The only mode that changes command
 	// lengths, Kanji mode (FS &), is carried over.
 	decoderSteps = 1024
+	// decoderBytes bounds the bytes one Decoder executes the same way: it
+	// keeps a copy of them and expands bit images into rows (an ESC * 0
+	// band six times over), which for a job of bands was several times
+	// the job.
+	decoderBytes = 8 << 10
 )
 
 // conn reads one client connection: it answers queries as they arrive and
@@ -58,10 +63,11 @@ type conn struct {
 	remote string
 	log    *slog.Logger
 
-	dec   *decode.Decoder
-	steps int           // commands run by dec
-	cjk   bool          // Kanji mode, carried to a fresh decoder
-	q     *decode.Query // the query the last Step raised
+	dec     *decode.Decoder
+	steps   int           // commands run by dec
+	stepped int           // bytes run by dec
+	cjk     bool          // Kanji mode, carried to a fresh decoder
+	q       *decode.Query // the query the last Step raised
 
 	buf []byte // bytes read and not executed yet: an incomplete command
 	rt  byte   // real-time scanner: 1 after DLE, 2 after DLE EOT
@@ -106,6 +112,10 @@ type conn struct {
 	grace       time.Time
 	ran         uint64
 	countedIdle bool
+
+	// charged is what the job being read holds of the shared memory
+	// budget (Limiter, memory.go).
+	charged int
 
 	// The connection's place in the port's line (turns): held from its
 	// arrival, or from the first bytes of a later job, until the job is
@@ -194,7 +204,7 @@ func (c *conn) yieldTurn(now time.Time) {
 func (c *conn) newDecoder() {
 	c.dec = decode.NewWith(c.p.o.Decode)
 	c.dec.OnQuery = func(q decode.Query) { c.q = &q }
-	c.steps = 0
+	c.steps, c.stepped = 0, 0
 	switch {
 	case c.cjk && !c.p.o.Decode.PowerOnCJK:
 		c.dec.Step([]byte{0x1C, '&'})
@@ -264,9 +274,11 @@ func (c *conn) serve() {
 		resetClose(c.c)
 	}()
 	defer c.flush()
+	defer c.releaseMem()
 	rbuf := make([]byte, readChunk)
 	c.lastRead = time.Now()
 	for {
+		c.awaitRoom()
 		if err := c.c.SetReadDeadline(c.deadline()); err != nil {
 			return // closed under us
 		}
@@ -398,7 +410,8 @@ func (c *conn) receive(b []byte, now time.Time) bool {
 		_, cut := c.dec.Cut()
 		barrier := c.command(cmd, cut)
 		c.ran++
-		if c.steps++; c.steps >= decoderSteps {
+		c.stepped += n
+		if c.steps++; c.steps >= decoderSteps || c.stepped >= decoderBytes {
 			c.newDecoder()
 		}
 		if barrier != nil {
@@ -565,6 +578,7 @@ func (c *conn) finish(truncated bool) bool {
 // resetJob starts a new job: fresh data (the Sink owns the old slice) and a
 // fresh decoder, so its memory is that of one job.
 func (c *conn) resetJob() {
+	c.releaseMem()
 	if c.content {
 		c.newDecoder()
 		c.hadJob, c.idleSince, c.grace = true, time.Now(), time.Time{}

@@ -74,7 +74,7 @@ func TestRawPortNodeEscposGetStatuses(t *testing.T) {
 		cancel()
 		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 		var got struct {
-			Statuses []int `json:"statuses"`
+			Statuses []int  `json:"statuses"`
 			Error    string `json:"error"`
 		}
 		if jerr := json.Unmarshal([]byte(lines[len(lines)-1]), &got); jerr != nil || err != nil || got.Error != "" {
