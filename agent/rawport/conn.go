@@ -542,22 +542,29 @@ func (c *conn) finish(truncated bool) bool {
 		c.dropAtClose()
 		return false
 	}
-	// A spool that cannot take it now: the job waits here, whole, until
-	// it can (ready.go); at the port's close Accept decides.
-	c.p.awaitReady(c.p.ctx, c.p.lnClosed)
 	j := Job{
 		Printer:   c.p.printer,
 		Data:      c.data,
 		Truncated: truncated,
 		Remote:    c.remote,
 		Started:   c.started,
-		Ended:     c.p.o.Now(),
 	}
-	dup, forget := c.p.dups.note(j.Data, j.Ended)
-	j.Duplicate = dup
-	taskNo, err := c.p.sink.Accept(c.p.ctx, j)
-	if err != nil {
-		forget() // never stored: its retry is not a duplicate
+	var taskNo string
+	for {
+		j.Ended = c.p.o.Now()
+		dup, forget := c.p.dups.note(j.Data, j.Ended)
+		j.Duplicate = dup
+		var err error
+		if taskNo, err = c.p.sink.Accept(c.p.ctx, j); err == nil {
+			break
+		}
+		forget() // not stored: its retry is not a duplicate
+		// A spool that cannot take a job now (Sink.Ready fails too): the
+		// job waits here, whole, until it can (ready.go), and is offered
+		// again; at the port's close it is refused as below.
+		if c.p.sink.Ready(c.p.printer) != nil && c.p.awaitReady(c.p.ctx, c.p.lnClosed) {
+			continue
+		}
 		c.p.refuse(c.log, c.remote, len(j.Data), fmt.Errorf("printer %s: spool did not take the job: %w", c.p.printer, err))
 		resetClose(c.c)
 		return false

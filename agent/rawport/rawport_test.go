@@ -526,6 +526,33 @@ func TestNotReadyWaits(t *testing.T) {
 	}
 }
 
+// A job read whole while the spool fills (Accept fails and Ready says the
+// spool cannot take a job) is not refused: it waits on its connection and
+// is offered again once the spool can take it. Before, it was refused and
+// its POS, gone after a write-and-close, never heard.
+func TestJobWaitsWhenSpoolFillsMidJob(t *testing.T) {
+	s := newSink()
+	s.acceptErr, s.readyErr = errors.New("spool full"), nil
+	p := startPort(t, s, Options{})
+	c := dial(t, p)
+	syncPort(t, c) // served while ready
+	s.mu.Lock()
+	s.readyErr = errors.New("spool full")
+	s.mu.Unlock()
+	write(t, c, ticket("FILLED MID-JOB"))
+	c.Close()
+	waitFor(t, "not accepting", func() bool { return p.NotAccepting() != nil })
+	s.mu.Lock()
+	s.acceptErr, s.readyErr = nil, nil
+	s.mu.Unlock()
+	if j := waitJob(t, s); !bytes.Equal(j.Data, ticket("FILLED MID-JOB")) {
+		t.Fatalf("job %q", j.Data)
+	}
+	if n := len(s.refusals); n != 0 {
+		t.Fatalf("%d refusals, want none", n)
+	}
+}
+
 // Accept failing: Refused, and the client sees a reset instead of a
 // completed job.
 func TestAcceptFailureRefusesWithReset(t *testing.T) {
