@@ -124,7 +124,7 @@ type conn struct {
 	hasTurn bool
 	turnAt  time.Time
 	// slow says the job being read gave up its place for arriving slower
-	// than the floor rate (turnAllowance): it takes a new one, at the
+	// than the floor rate (floorExpiry): it takes a new one, at the
 	// back, only once it is whole.
 	slow bool
 }
