@@ -33,6 +33,9 @@ func (a *Agent) Health() api.Health {
 	if p := a.doors.problem(); p != "" && h.Status == "ok" {
 		h.Status, h.Error = "degraded", p
 	}
+	if p := a.rawProblem(); p != "" && h.Status == "ok" {
+		h.Status, h.Error = "degraded", p
+	}
 	var ce *spool.CorruptError
 	if errors.As(a.spool.Recovered(), &ce) {
 		h.Status = "degraded"

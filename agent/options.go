@@ -121,4 +121,10 @@ type Event struct {
 	// RawRefused says why a raw port refused a job a POS sent to Printer
 	// (the POS believes it printed).
 	RawRefused string
+	// RawWaiting marks a change of Printer's raw port: it stopped
+	// accepting because the spool cannot take a job (RawWaitingWhy says
+	// why; POS connections wait meanwhile) or, with RawWaitingWhy empty,
+	// it accepts again.
+	RawWaiting    bool
+	RawWaitingWhy string
 }

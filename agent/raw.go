@@ -106,12 +106,13 @@ func (a *Agent) openRawPort(pc config.Printer) error {
 		// depends on it: open the port anyway.
 		a.log.Warn("raw port: recent jobs unreadable; a POS resend right after this start would not be marked POSSIBLE DUPLICATE", "printer", pc.Name, "err", err)
 	}
+	name := pc.Name
 	var status func() rawport.PrinterStatus
 	if pc.RawStatus == config.RawStatusPrinter {
-		name := pc.Name
 		status = func() rawport.PrinterStatus { return a.rawPrinterStatus(name) }
 	}
 	p, err := rawport.Listen(pc.RawListen, pc.Name, rawSink{a}, rawport.Options{
+		NotReady:         func(err error) { a.rawNotReady(name, err) },
 		Status:           status,
 		Recent:           recent,
 		IdleGap:          pc.RawIdleGap,
@@ -324,16 +325,46 @@ func (s rawSink) Accept(ctx context.Context, j rawport.Job) (string, error) {
 	return "", fmt.Errorf("no free task_no for a raw job of %s after 100 tries", j.Printer)
 }
 
-// Ready refuses new raw connections while the agent cannot take work or the
-// spool is full, so the POS shows its own printer error instead of
-// believing the job was taken.
+// Ready says whether a raw port can take a job now: not while the agent
+// cannot take work, the spool or the raw door's quota has no room for the
+// largest job, or the disk is down to keep_free. Meanwhile the port reads
+// no job (its POS connections wait), and rawNotReady tells the manager.
 func (s rawSink) Ready(printer string) error {
-	err := s.ready(printer)
+	return s.ready(printer)
+}
+
+// rawNotReady is a raw port's Options.NotReady: a WARN, a page alert and
+// /healthz degraded (rawProblem) while the port waits for the spool.
+func (a *Agent) rawNotReady(printer string, err error) {
+	why := ""
 	if err != nil {
-		s.a.doors.warns.Warn(s.a.log, "RAW CONNECTION REFUSED: a POS connected to a printer's raw port and was reset; it shows its own printer error and nothing was taken",
+		why = err.Error()
+		// A peer that fills the spool flips this state: rate-limited.
+		a.doors.warns.Warn(a.log, "RAW PORT NOT ACCEPTING: the spool cannot take a job; POS connections wait unread in the network queue and print once it can (a POS that gives up shows its printer error); nothing they sent was refused",
 			"printer", printer, "err", err)
+	} else {
+		a.doors.warns.Log(a.log, slog.LevelInfo, "raw port accepting again", "printer", printer)
 	}
-	return err
+	a.observe(Event{Printer: printer, RawWaiting: true, RawWaitingWhy: why})
+	a.observe(Event{Health: true})
+}
+
+// rawProblem is /healthz's reason while a raw port waits for the spool,
+// or "".
+func (a *Agent) rawProblem() string {
+	a.raw.mu.Lock()
+	defer a.raw.mu.Unlock()
+	names := make([]string, 0, len(a.raw.ports))
+	for name := range a.raw.ports {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if err := a.raw.ports[name].port.NotAccepting(); err != nil {
+			return fmt.Sprintf("the raw port of printer %s takes no new job: %v; POS connections wait in the network queue until there is room. Free disk space (keep_free), or raise max_size or quota_raw", name, err)
+		}
+	}
+	return ""
 }
 
 // ready is Ready's judgment.
@@ -372,6 +403,9 @@ func (s rawSink) ready(printer string) error {
 	}
 	if ou.Full(need) {
 		return a.doorRefused(&spool.QuotaError{Origin: spool.OriginRaw, Used: ou.Used, Quota: ou.Quota, Need: need})
+	}
+	if a.spool.LowSpace() {
+		return fmt.Errorf("%w: the disk holding the spool is down to [spool] keep_free", spool.ErrFull)
 	}
 	return nil
 }

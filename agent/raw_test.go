@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -312,10 +313,12 @@ func TestRawFailover(t *testing.T) {
 	}
 }
 
-// TestRawRefusedWhenFull: once the spool could not take another job of the
-// largest size, a new connection is reset at once, so the POS shows its own
-// printer error instead of believing the job was taken; nothing is stored.
-func TestRawRefusedWhenFull(t *testing.T) {
+// TestRawWaitsWhenFull: once the spool could not take another job of the
+// largest size, the port reads no new job: a POS's connection is neither
+// reset nor ended (a write-and-close POS would never hear a reset: its
+// ticket waits, unread, for room), nothing is stored, and /healthz says
+// why.
+func TestRawWaitsWhenFull(t *testing.T) {
 	h, addr := rawHarnessWith(t, spool.Options{MaxSize: 2 << 20, Reserve: 512 << 10}, "",
 		printerSpec{name: "kitchen", faults: []printertest.FaultKind{printertest.FaultOffline}})
 	sendRaw(t, addr, rawTicket("FITS"))
@@ -328,16 +331,19 @@ func TestRawRefusedWhenFull(t *testing.T) {
 		}
 		h.submit(fmt.Sprintf("FILL%03d_v1", i), "kitchen", func(nt *spool.NewTask) { nt.Document, nt.Payload = nil, payload })
 	}
-	// The reset may come while connecting, writing or reading.
 	c, err := net.DialTimeout("tcp", addr, waitLimit)
-	if err == nil {
-		defer c.Close()
-		c.SetDeadline(time.Now().Add(waitLimit))
-		c.Write(rawTicket("LOST?"))
-		_, err = io.ReadAll(c)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !errors.Is(err, syscall.ECONNRESET) {
-		t.Errorf("the port took a connection the spool has no room for: %v, want a reset", err)
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Second))
+	c.Write(rawTicket("WAITS"))
+	c.(*net.TCPConn).CloseWrite()
+	if _, err = io.ReadAll(c); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("the connection the spool has no room for ended with %v, want it left waiting", err)
+	}
+	if hl := h.a.Health(); hl.Status != "degraded" || !strings.Contains(hl.Error, "raw port of printer kitchen") {
+		t.Errorf("health %+v, want degraded naming kitchen's raw port", hl)
 	}
 	if ts := rawTasks(t, h); len(ts) != 1 {
 		t.Errorf("%d raw tasks, want only the one that fit", len(ts))
@@ -623,8 +629,9 @@ func TestRawStatusSetting(t *testing.T) {
 // TestRawKeptOpenJobAcrossStop: a POS that keeps its connection open has
 // sent a ticket ending in a cut then a drawer kick (ESC p) when the agent
 // stops (the raw ports close, as at a service stop or a reload that closes
-// the port): the job is a task and prints, unmarked; the connection ends in
-// order (issue 22 §2).
+// the port): the job is a task and prints, unmarked; the connection is
+// reset, not ended in order: after a FIN the POS's next ticket would be
+// written without an error and lost.
 func TestRawKeptOpenJobAcrossStop(t *testing.T) {
 	for _, how := range []string{"stop", "reload"} {
 		t.Run(how, func(t *testing.T) {
@@ -650,8 +657,8 @@ func TestRawKeptOpenJobAcrossStop(t *testing.T) {
 				h.writeConfig("", printerBlock("kitchen", h.p["kitchen"], fmt.Sprintf("raw_listen = %q\nraw_idle_gap = \"30s\"", addr)))
 				h.reload()
 			}
-			if _, err := io.Copy(io.Discard, c); err != nil {
-				t.Fatalf("the kept-open connection did not end in order: %v", err)
+			if _, err := io.Copy(io.Discard, c); !errors.Is(err, syscall.ECONNRESET) {
+				t.Fatalf("the kept-open connection ended with %v, want a reset", err)
 			}
 			ts := rawTasks(t, h)
 			if len(ts) != 1 || string(ts[0].Payload) != string(job) || ts[0].Truncated {

@@ -52,3 +52,9 @@ func (s *Spool) Usage() (Usage, error) {
 // MaxTaskBytes is the largest payload or document Accept takes (Options),
 // so intakes that read a stream themselves can stop at the same limit.
 func (s *Spool) MaxTaskBytes() int { return s.opts.MaxTaskBytes }
+
+// LowSpace reports whether the file system holding the spool has less free
+// than Accept keeps (Reserve plus KeepFree): Accept then refuses new tasks,
+// so an intake that reads a stream itself (the raw port) can wait before
+// it reads one.
+func (s *Spool) LowSpace() bool { return s.lowSpace() }

@@ -123,8 +123,10 @@ type PairingInfo struct {
 
 // Change is a notice that something the page shows changed.
 type Change struct {
-	// Kind is "task", "printer", "link", "health" or "raw_refused" (a job
-	// a POS sent to a printer's raw port that could not be taken).
+	// Kind is "task", "printer", "link", "health", "raw_refused" (a job
+	// a POS sent to a printer's raw port that could not be taken) or
+	// "raw_waiting" (a raw port stopped accepting because the spool cannot
+	// take a job, Detail says why; or, with Detail empty, accepts again).
 	Kind string
 	// Printer is the printer concerned, if any.
 	Printer string
@@ -132,6 +134,6 @@ type Change struct {
 	// State is the printer's new state for Kind "printer".
 	TaskNo string
 	State  string
-	// Detail says why, for Kind "raw_refused".
+	// Detail says why, for Kind "raw_refused" and "raw_waiting".
 	Detail string
 }

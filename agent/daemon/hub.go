@@ -79,6 +79,8 @@ func changeOf(e agent.Event) (api.Change, bool) {
 		return api.Change{Kind: "health"}, true
 	case e.Link:
 		return api.Change{Kind: "link", State: e.LinkState}, true
+	case e.RawWaiting:
+		return api.Change{Kind: "raw_waiting", Printer: e.Printer, Detail: e.RawWaitingWhy}, true
 	case e.RawRefused != "":
 		return api.Change{Kind: "raw_refused", Printer: e.Printer, Detail: e.RawRefused}, true
 	case e.Task != nil:

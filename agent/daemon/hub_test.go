@@ -193,6 +193,8 @@ func TestChangeOf(t *testing.T) {
 		{agent.Event{Link: true}, api.Change{Kind: "link"}, true},
 		{agent.Event{Link: true, LinkState: "online"}, api.Change{Kind: "link", State: "online"}, true},
 		{agent.Event{Printer: "k", RawRefused: "the spool is full"}, api.Change{Kind: "raw_refused", Printer: "k", Detail: "the spool is full"}, true},
+		{agent.Event{Printer: "k", RawWaiting: true, RawWaitingWhy: "the spool is full"}, api.Change{Kind: "raw_waiting", Printer: "k", Detail: "the spool is full"}, true},
+		{agent.Event{Printer: "k", RawWaiting: true}, api.Change{Kind: "raw_waiting", Printer: "k"}, true},
 		{agent.Event{Printer: "k", Switch: true, FailoverTo: "b"}, api.Change{Kind: "printer", Printer: "k"}, true},
 		{agent.Event{Printer: "k", State: "PAPER_OUT"}, api.Change{Kind: "printer", Printer: "k", State: "PAPER_OUT"}, true},
 		{agent.Event{Printer: "k", Task: &spool.Task{TaskNo: "A_v1", State: spool.StateQueued}, Err: fmt.Errorf("disk full")}, api.Change{}, false},

@@ -32,6 +32,15 @@ const (
 	// answerTimeout bounds the write of one answer. A client that does not
 	// read its answers gets no more of them (a printer drops them too).
 	answerTimeout = 2 * time.Second
+	// answerQuiet and answerHold gather the answers to a burst of queries
+	// into one write: the answers wait until the client has sent nothing
+	// for answerQuiet, and never longer than answerHold. A library that
+	// asks DLE EOT 1-4 at once reads the four answers as one chunk
+	// (@node-escpos/core's getStatuses fails on fewer than 4 bytes), and
+	// sends each query as a write of its own, which reach the port in
+	// several reads.
+	answerQuiet = 20 * time.Millisecond
+	answerHold  = 100 * time.Millisecond
 	// decoderSteps is how many commands one Decoder executes before the port
 	// starts a fresh one. The port only needs command lengths and cuts from
 	// it, but the Decoder keeps what it prints (a row per LF, an item per
@@ -39,6 +48,11 @@ const (
 	// decoder bounds that memory. The only mode that changes command
 	// lengths, Kanji mode (FS &), is carried over.
 	decoderSteps = 1024
+	// decoderBytes bounds the bytes one Decoder executes the same way: it
+	// keeps a copy of them and expands bit images into rows (an ESC * 0
+	// band six times over), which for a job of bands was several times
+	// the job.
+	decoderBytes = 8 << 10
 )
 
 // conn reads one client connection: it answers queries as they arrive and
@@ -49,10 +63,11 @@ type conn struct {
 	remote string
 	log    *slog.Logger
 
-	dec   *decode.Decoder
-	steps int           // commands run by dec
-	cjk   bool          // Kanji mode, carried to a fresh decoder
-	q     *decode.Query // the query the last Step raised
+	dec     *decode.Decoder
+	steps   int           // commands run by dec
+	stepped int           // bytes run by dec
+	cjk     bool          // Kanji mode, carried to a fresh decoder
+	q       *decode.Query // the query the last Step raised
 
 	buf []byte // bytes read and not executed yet: an incomplete command
 	rt  byte   // real-time scanner: 1 after DLE, 2 after DLE EOT
@@ -66,7 +81,18 @@ type conn struct {
 	opened  time.Time // real time the job opened (content or a partial command); zero when none
 	started time.Time // Options.Now at its first content
 
-	lastRead    time.Time
+	// lastRead is when the job last grew: bytes that went into Data or
+	// into a command still arriving. Status queries, their answers and
+	// stripped commands are not activity (DESIGN.md invariant 13): a
+	// client polling the status keeps neither a job open nor its turn.
+	lastRead time.Time
+	// grown counts the bytes added to Data, to tell activity (lastRead).
+	grown uint64
+	// out holds answers not written yet, since outSince; lastByte is when
+	// the client last sent anything (answerQuiet).
+	out         []byte
+	outSince    time.Time
+	lastByte    time.Time
 	answersDead bool
 
 	// strips counts the commands the strip table took out of the job being
@@ -87,12 +113,20 @@ type conn struct {
 	ran         uint64
 	countedIdle bool
 
+	// charged is what the job being read holds of the shared memory
+	// budget (Limiter, memory.go).
+	charged int
+
 	// The connection's place in the port's line (turns): held from its
 	// arrival, or from the first bytes of a later job, until the job is
 	// stored or dropped; given up when no job opens within IdleGap.
 	turn    uint64
 	hasTurn bool
 	turnAt  time.Time
+	// slow says the job being read gave up its place for arriving slower
+	// than the floor rate (floorExpiry): it takes a new one, at the
+	// back, only once it is whole.
+	slow bool
 }
 
 func newConn(p *Port, c net.Conn, remote string, ip netip.Addr, turn uint64) *conn {
@@ -127,24 +161,50 @@ func (c *conn) giveTurn() {
 // IdleGap after the place was taken (a connection that is silent, or only
 // asks status); with a job stalled inside a command (which quiet does not
 // end), IdleGap after its last byte: the job then takes a new place, behind
-// the ones that passed it, when it goes on. A job with content and no
-// partial command needs none: that quiet ends it.
+// the ones that passed it, when it goes on. And a job open longer than
+// its bytes take at the floor rate (floorExpiry) gives its place up for
+// good: it is stored, whole, behind the jobs that passed it.
 func (c *conn) turnExpiry() (time.Time, bool) {
 	switch {
 	case !c.hasTurn:
 		return time.Time{}, false
 	case !c.open():
 		return c.turnAt.Add(c.p.o.IdleGap), true
-	case len(c.buf) > 0:
-		return c.lastRead.Add(c.p.o.IdleGap), true
 	}
-	return time.Time{}, false
+	e := c.floorExpiry()
+	if len(c.buf) > 0 {
+		e = earlier(e, c.lastRead.Add(c.p.o.IdleGap))
+	}
+	return e, true
+}
+
+// floorExpiry is when the open job has taken longer than its bytes may at
+// the floor rate: TurnAllowance plus one second per MinJobRate bytes,
+// from when it opened. A POS sends a ticket in milliseconds; a client that
+// trickles a byte a second keeps its job (it is still read and stored),
+// not the port's turn.
+func (c *conn) floorExpiry() time.Time {
+	size := len(c.data) + len(c.buf)
+	return c.opened.Add(TurnAllowance + time.Duration(size)*time.Second/MinJobRate)
+}
+
+// yieldTurn gives up the connection's place when turnExpiry passed at now.
+// A job over its floor time is marked slow, so it queues again only once
+// whole, and the port says so (rate-limited): its client is not a POS
+// printing at a POS's pace.
+func (c *conn) yieldTurn(now time.Time) {
+	if c.content && !now.Before(c.floorExpiry()) && !c.slow {
+		c.slow = true
+		c.p.lines.log(c.log, slog.LevelWarn, "rawport: a job arriving slower than the floor rate gave up its place in line; the jobs behind it print first and it prints once whole",
+			"open_for", now.Sub(c.opened).Round(time.Millisecond), "size", len(c.data)+len(c.buf), "floor_bytes_per_second", MinJobRate)
+	}
+	c.giveTurn()
 }
 
 func (c *conn) newDecoder() {
 	c.dec = decode.NewWith(c.p.o.Decode)
 	c.dec.OnQuery = func(q decode.Query) { c.q = &q }
-	c.steps = 0
+	c.steps, c.stepped = 0, 0
 	switch {
 	case c.cjk && !c.p.o.Decode.PowerOnCJK:
 		c.dec.Step([]byte{0x1C, '&'})
@@ -166,6 +226,9 @@ func (c *conn) deadline() time.Time {
 	d := c.quietDeadline()
 	if e, ok := c.turnExpiry(); ok && e.Before(d) {
 		d = e
+	}
+	if f, ok := c.flushAt(); ok && f.Before(d) {
+		d = f
 	}
 	if closing, until := c.p.draining(); closing && until.Before(d) {
 		return until
@@ -198,30 +261,42 @@ func (c *conn) serve() {
 	completed := false // the client ended the stream and its job was accepted
 	defer c.giveTurn()
 	defer func() {
-		if closing, _ := c.p.draining(); closing && !completed {
-			// Agent shutdown with a job not accepted: the client must see
-			// a reset, not an end it could take for a printed job. (Close
-			// resets too, but this goroutine may get here first.)
-			resetClose(c.c)
+		// In order (FIN) only once the client ended its stream and its
+		// job was stored. Every other end is a reset: a POS that keeps
+		// its connection open and sees a FIN (an idle close, a stop, a
+		// reload) writes its next ticket into a closed connection
+		// without an error, while after a reset that write fails and
+		// the POS reconnects or says so.
+		if completed {
+			orderlyClose(c.c)
 			return
 		}
-		orderlyClose(c.c) // after the last job was accepted
+		resetClose(c.c)
 	}()
+	defer c.flush()
+	defer c.releaseMem()
 	rbuf := make([]byte, readChunk)
 	c.lastRead = time.Now()
 	for {
+		c.awaitRoom()
 		if err := c.c.SetReadDeadline(c.deadline()); err != nil {
 			return // closed under us
 		}
 		n, err := c.c.Read(rbuf)
 		now := time.Now()
 		if n > 0 {
-			c.lastRead = now
-			ran := c.ran
+			c.lastByte = now
+			ran, grown := c.ran, c.grown
 			if !c.receive(rbuf[:n], now) {
 				return
 			}
+			if c.grown != grown || len(c.buf) > 0 {
+				c.lastRead = now
+			}
 			c.noteNoJob(now, c.ran > ran)
+		}
+		if f, ok := c.flushAt(); ok && !now.Before(f) {
+			c.flush()
 		}
 		if c.p.isDropping() {
 			// Agent shutdown, drain and grace over: the job is not
@@ -251,7 +326,7 @@ func (c *conn) serve() {
 				// to a printer: it is dropped, reported, and the client
 				// reset.
 				if !c.open() {
-					completed = true
+					c.resetAtClose()
 					return
 				}
 				if len(c.buf) > 0 {
@@ -261,11 +336,13 @@ func (c *conn) serve() {
 				if !c.cutEnd {
 					c.p.lines.log(c.log, slog.LevelWarn, "rawport: port closing while a job had no cut yet, taking it truncated", "size", len(c.data))
 				}
-				completed = c.finish(!c.cutEnd)
+				if c.finish(!c.cutEnd) {
+					c.resetAtClose()
+				}
 				return
 			}
 			if e, ok := c.turnExpiry(); ok && !now.Before(e) {
-				c.giveTurn() // quiet while first in line: the next job goes first
+				c.yieldTurn(now) // the next job goes first
 				continue
 			}
 			if !c.content {
@@ -274,6 +351,9 @@ func (c *conn) serve() {
 				}
 				c.closeNoJob(now)
 				return
+			}
+			if now.Before(c.quietDeadline()) {
+				continue // the deadline was the answers' (flushed above)
 			}
 			if !c.finish(false) { // quiet after a complete command: the job ends
 				return
@@ -330,7 +410,8 @@ func (c *conn) receive(b []byte, now time.Time) bool {
 		_, cut := c.dec.Cut()
 		barrier := c.command(cmd, cut)
 		c.ran++
-		if c.steps++; c.steps >= decoderSteps {
+		c.stepped += n
+		if c.steps++; c.steps >= decoderSteps || c.stepped >= decoderBytes {
 			c.newDecoder()
 		}
 		if barrier != nil {
@@ -354,7 +435,9 @@ func (c *conn) receive(b []byte, now time.Time) bool {
 		if c.opened.IsZero() {
 			c.opened = now
 		}
-		c.takeTurn() // a new place if the job gave its own up (turnExpiry)
+		if !c.slow {
+			c.takeTurn() // a new place if the job gave its own up (turnExpiry)
+		}
 	}
 	return true
 }
@@ -405,6 +488,7 @@ func (c *conn) command(cmd []byte, cut bool) *[4]byte {
 				c.data = c.data[:0] // ESC @ clears what came before it
 			}
 			c.data = append(c.data, cmd...)
+			c.grown += uint64(len(cmd))
 			return nil
 		}
 	}
@@ -420,6 +504,7 @@ func (c *conn) command(cmd []byte, cut bool) *[4]byte {
 		}
 	}
 	c.data = append(c.data, cmd...)
+	c.grown += uint64(len(cmd))
 	k := classify(cmd)
 	if cut {
 		k = kindPrint
@@ -446,6 +531,7 @@ func (c *conn) command(cmd []byte, cut bool) *[4]byte {
 func (c *conn) finish(truncated bool) bool {
 	defer c.resetJob()
 	defer c.giveTurn()
+	c.flush() // the answers to what came before the job's end go first
 	c.logStrips()
 	if !c.content {
 		return true
@@ -462,13 +548,23 @@ func (c *conn) finish(truncated bool) bool {
 		Truncated: truncated,
 		Remote:    c.remote,
 		Started:   c.started,
-		Ended:     c.p.o.Now(),
 	}
-	dup, forget := c.p.dups.note(j.Data, j.Ended)
-	j.Duplicate = dup
-	taskNo, err := c.p.sink.Accept(c.p.ctx, j)
-	if err != nil {
-		forget() // never stored: its retry is not a duplicate
+	var taskNo string
+	for {
+		j.Ended = c.p.o.Now()
+		dup, forget := c.p.dups.note(j.Data, j.Ended)
+		j.Duplicate = dup
+		var err error
+		if taskNo, err = c.p.sink.Accept(c.p.ctx, j); err == nil {
+			break
+		}
+		forget() // not stored: its retry is not a duplicate
+		// A spool that cannot take a job now (Sink.Ready fails too): the
+		// job waits here, whole, until it can (ready.go), and is offered
+		// again; at the port's close it is refused as below.
+		if c.p.sink.Ready(c.p.printer) != nil && c.p.awaitReady(c.p.ctx, c.p.lnClosed) {
+			continue
+		}
 		c.p.refuse(c.log, c.remote, len(j.Data), fmt.Errorf("printer %s: spool did not take the job: %w", c.p.printer, err))
 		resetClose(c.c)
 		return false
@@ -491,11 +587,12 @@ func (c *conn) finish(truncated bool) bool {
 // resetJob starts a new job: fresh data (the Sink owns the old slice) and a
 // fresh decoder, so its memory is that of one job.
 func (c *conn) resetJob() {
+	c.releaseMem()
 	if c.content {
 		c.newDecoder()
 		c.hadJob, c.idleSince, c.grace = true, time.Now(), time.Time{}
 	}
-	c.data, c.content, c.cutEnd, c.opened, c.started = nil, false, false, time.Time{}, time.Time{}
+	c.data, c.content, c.cutEnd, c.opened, c.started, c.slow = nil, false, false, time.Time{}, time.Time{}, false
 	c.syncIdle()
 }
 
@@ -513,11 +610,34 @@ func (c *conn) dropAtClose() {
 	c.p.refuse(c.log, c.remote, len(c.data)+len(c.buf), fmt.Errorf("printer %s: %w", c.p.printer, err))
 }
 
-// answer sends a status answer to the client.
+// answer queues a status answer to the client, written by flush with the
+// answers to the rest of the burst its query came in (answerQuiet).
 func (c *conn) answer(b []byte) {
 	if c.answersDead {
 		return
 	}
+	if len(c.out) == 0 {
+		c.outSince = time.Now()
+	}
+	c.out = append(c.out, b...)
+}
+
+// flushAt is when the queued answers are written: once the client has
+// been quiet for answerQuiet, at most answerHold after the first.
+func (c *conn) flushAt() (time.Time, bool) {
+	if len(c.out) == 0 {
+		return time.Time{}, false
+	}
+	return earlier(c.lastByte.Add(answerQuiet), c.outSince.Add(answerHold)), true
+}
+
+// flush writes the queued answers in one write.
+func (c *conn) flush() {
+	if len(c.out) == 0 {
+		return
+	}
+	b := c.out
+	c.out = nil
 	_ = c.c.SetWriteDeadline(time.Now().Add(answerTimeout))
 	if _, err := c.c.Write(b); err != nil {
 		c.answersDead = true
@@ -538,4 +658,15 @@ func (p *Port) refuse(log *slog.Logger, remote string, size int, err error) {
 	p.refused.Add(1)
 	p.lines.log(log, slog.LevelError, "rawport: job refused", "size", size, "err", err)
 	p.sink.Refused(p.printer, remote, size, err)
+}
+
+// resetAtClose notes that the port's close (agent stop, or a reload that
+// closed or reopened the port) resets a connection its client kept open
+// after everything it sent was stored or was no job: the POS's next write
+// fails instead of going into a closed connection, so it reconnects.
+func (c *conn) resetAtClose() {
+	if !c.hadJob && c.ran == 0 {
+		return // it sent nothing: nothing to say
+	}
+	c.p.lines.log(c.log, slog.LevelWarn, "rawport: port closing (agent stop or reload): a connection kept open is reset; the POS's next write fails and it reconnects, so no ticket is lost")
 }

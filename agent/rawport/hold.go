@@ -33,8 +33,10 @@ const (
 // addrState is one client address's connections on a port.
 type addrState struct {
 	// idle counts the connections being read that carry no job (no
-	// content); only these count against Options.MaxPerAddress.
-	idle int
+	// content); only these count against Options.MaxPerAddress. read
+	// counts every connection being read, idle or with a job, against
+	// Options.MaxReadPerAddress.
+	idle, read int
 	// waiting counts connections held unread until idle drops below the
 	// bound. They are read in the order they came: each has a number
 	// from nextWait, and the one numbered headWait goes next.
@@ -47,7 +49,8 @@ type addrState struct {
 
 // addrs tracks the connections of a port by client address.
 type addrs struct {
-	max int // Options.MaxPerAddress
+	max     int // Options.MaxPerAddress
+	maxRead int // Options.MaxReadPerAddress
 	// waitMax bounds the connections waiting from one address, and
 	// waitTotal those waiting on the port. They hold no slot (see
 	// acceptLoop), only a socket and a goroutine, so the bounds are
@@ -62,7 +65,7 @@ type addrs struct {
 
 // newAddrs returns the per-address bookkeeping for o.
 func newAddrs(o Options) addrs {
-	return addrs{max: o.MaxPerAddress, waitMax: o.MaxConns, waitTotal: waitingPerPort * o.MaxConns}
+	return addrs{max: o.MaxPerAddress, maxRead: o.MaxReadPerAddress, waitMax: o.MaxConns, waitTotal: waitingPerPort * o.MaxConns}
 }
 
 // waitingPerPort is how many times MaxConns connections may wait for
@@ -83,21 +86,23 @@ func (a *addrs) state(ip netip.Addr) *addrState {
 
 // forget drops ip's entry once nothing of it is counted; a.mu is held.
 func (a *addrs) forget(ip netip.Addr, st *addrState) {
-	if st.idle == 0 && st.waiting == 0 {
+	if st.idle == 0 && st.read == 0 && st.waiting == 0 {
 		delete(a.m, ip)
 	}
 }
 
 // reserve decides on a connection from ip that arrived and counts it:
-// read while ip has fewer than max idle connections, else held while
+// read while ip has fewer than max idle connections and fewer than maxRead
+// read at all, else held while
 // fewer than waitMax of ip and waitTotal of the port wait, else refused.
 func (a *addrs) reserve(ip netip.Addr) admission {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	st := a.state(ip)
 	switch {
-	case st.idle < a.max && st.waiting == 0: // none of ip's waits before it
+	case st.room(a) && st.waiting == 0: // none of ip's waits before it
 		st.idle++
+		st.read++
 		return admitRead
 	case st.waiting < a.waitMax && a.waiting < a.waitTotal:
 		st.waiting++
@@ -119,6 +124,9 @@ func (a *addrs) queue(ip netip.Addr) uint64 {
 	return n
 }
 
+// room reports whether st has room for one more connection to be read.
+func (st *addrState) room(a *addrs) bool { return st.idle < a.max && st.read < a.maxRead }
+
 // moved wakes the waiting connections of st; a.mu is held.
 func (st *addrState) moved() {
 	close(st.roomy)
@@ -129,7 +137,7 @@ func (st *addrState) moved() {
 func (a *addrs) unreserve(ip netip.Addr, how admission) {
 	switch how {
 	case admitRead:
-		a.setIdle(ip, false)
+		a.leave(ip, true)
 	case admitWait:
 		a.mu.Lock()
 		st := a.state(ip)
@@ -155,6 +163,20 @@ func (a *addrs) setIdle(ip netip.Addr, idle bool) {
 	a.forget(ip, st)
 }
 
+// leave uncounts a connection of ip that was read and ended; idle says it
+// was counted idle.
+func (a *addrs) leave(ip netip.Addr, idle bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st := a.state(ip)
+	if idle {
+		st.idle--
+	}
+	st.read--
+	st.moved()
+	a.forget(ip, st)
+}
+
 // wait holds a connection reserve put to wait, numbered n by queue, until
 // ip has room for it to be read and every connection that waited before it
 // has gone on, then counts it idle; the caller calls next once it has its
@@ -166,8 +188,9 @@ func (a *addrs) wait(ctx context.Context, stop <-chan struct{}, ip netip.Addr, n
 	for {
 		a.mu.Lock()
 		st := a.state(ip)
-		if st.idle < a.max && st.headWait == n {
+		if st.room(a) && st.headWait == n {
 			st.idle++ // still waiting too until next: arrivals go behind it
+			st.read++
 			a.mu.Unlock()
 			return true
 		}
@@ -306,13 +329,11 @@ func (c *conn) noteNoJob(now time.Time, ran bool) {
 func (c *conn) closeNoJob(now time.Time) {
 	c.p.idleClosed.Add(1)
 	if c.hadJob {
-		c.log.Debug("rawport: connection closed: no new job since its last one", "limit", c.p.o.ConnIdle)
+		c.p.lines.log(c.log, slog.LevelWarn, "rawport: connection kept open after its job reset: no new job within its idle limit; the POS's next write fails and it reconnects, so no ticket is lost",
+			"limit", c.p.o.ConnIdle)
 	} else {
 		c.p.lines.log(c.log, slog.LevelInfo, "rawport: connection closed: it sent nothing to print within raw_first_byte_timeout (a POS sends its job at once; status queries and padding do not keep a connection open); raise raw_first_byte_timeout if a POS of yours connects long before it prints",
 			"limit", c.p.o.FirstByteTimeout, "open_for", now.Sub(c.idleSince).Round(time.Millisecond), "key", "raw_first_byte_timeout")
-	}
-	if len(c.buf) > 0 {
-		resetClose(c.c)
 	}
 }
 
@@ -325,12 +346,10 @@ func (c *conn) syncIdle() {
 	}
 }
 
-// leave takes the ended connection out of its address's count.
+// leave takes the ended connection out of its address's counts.
 func (c *conn) leave() {
-	if c.countedIdle {
-		c.countedIdle = false
-		c.p.addrs.setIdle(c.ip, false)
-	}
+	c.p.addrs.leave(c.ip, c.countedIdle)
+	c.countedIdle = false
 }
 
 func later(a, b time.Time) time.Time {

@@ -32,6 +32,9 @@ type Port struct {
 	dropping   bool
 	conns      map[net.Conn]struct{}
 	wg         sync.WaitGroup
+	// notReady is the Sink's last Ready error while the port waits for
+	// the spool (ready.go); nil while it accepts.
+	notReady error
 
 	// slots bounds the connections served at once (Options.MaxConns): over
 	// it the port stops accepting and the kernel's listen backlog holds the
@@ -144,6 +147,7 @@ func (p *Port) Close() error {
 		resetClose(c)
 	}
 	<-done
+	p.setNotReady(nil) // a closed port waits for nothing
 	if err != nil && !errors.Is(err, net.ErrClosed) {
 		return fmt.Errorf("rawport: printer %s: close listener: %w", p.printer, err)
 	}
@@ -321,13 +325,14 @@ func (p *Port) admit(c net.Conn, ip netip.Addr, how admission, shared bool) {
 			p.releaseSlots(shared)
 		}
 	}
-	if err := p.sink.Ready(p.printer); err != nil {
+	// While the spool cannot take a job the port accepts nothing more:
+	// this connection waits here unread, the next ones in the listen
+	// backlog, as at a printer that is busy (ready.go).
+	if !p.awaitReady(p.ctx, p.lnClosed) {
 		release()
 		p.rejected.Add(1)
-		// The Sink says why, rate-limited: a flood of connections must
-		// not become a flood of log lines.
-		p.o.Logger.Debug("rawport: connection refused", "printer", p.printer, "remote", remote, "reason", "spool not ready", "err", err)
-		resetClose(c)
+		p.o.Logger.Debug("rawport: connection reset unread: the port closed while the spool could not take a job", "printer", p.printer, "remote", remote)
+		resetClose(c) // as the listener's close resets its backlog
 		return
 	}
 	p.mu.Lock()

@@ -53,14 +53,12 @@ type Sink interface {
 	// the job is on disk. An error makes the port call Refused and reset
 	// the connection.
 	Accept(ctx context.Context, j Job) (taskNo string, err error)
-	// Ready reports whether the printer's spool can take a job now. A
-	// non-nil error makes the port refuse new connections (accept, then
-	// reset), so the POS shows its own error instead of losing the job.
-	// It is asked once per connection, on the accepting goroutine, so it
-	// must be quick; a job on a connection already open when the spool
-	// fills is refused by Accept instead. The port logs the refusal at
-	// debug only: the Sink reports it (a flood of connections must not
-	// be a flood of log lines).
+	// Ready reports whether the printer's spool can take a job now. While
+	// it returns an error the port accepts no connection (they wait in
+	// the listen backlog) and hands over no job (it waits on its
+	// connection), asking again every half second, so no job is read
+	// and then refused (Options.NotReady). It is asked once per
+	// connection and before each job, so it must be quick.
 	Ready(printer string) error
 	// Refused reports a job the port read but could not hand over (too
 	// large, Accept failed). A client that goes away before sending any
@@ -137,6 +135,12 @@ type Options struct {
 	// rate-limited WARN naming the address and the config key
 	// raw_max_per_address.
 	MaxPerAddress int
+	// MaxReadPerAddress bounds the connections from one client address
+	// that are read at once, with a job or without; default 8. Further
+	// ones from the address wait, unread and without a slot, as over
+	// MaxPerAddress, until one of them ends: one address cannot take the
+	// port's slots, nor its memory, with jobs it sends slowly.
+	MaxReadPerAddress int
 	// Allow, when not empty, lists the client addresses the port serves
 	// (config raw_allow); a connection from any other address is reset on
 	// arrival, before any byte is read, with a rate-limited WARN. Allowed
@@ -169,6 +173,10 @@ type Options struct {
 	// Now is the clock of Job.Started/Ended and the duplicate window;
 	// default time.Now. Read deadlines use the real clock (the kernel's).
 	Now func() time.Time
+	// NotReady, if set, hears when the port stops accepting because
+	// Sink.Ready failed (with its error) and when it accepts again (nil),
+	// so the agent can warn the manager: POS connections wait meanwhile.
+	NotReady func(err error)
 	// Logger receives one INFO line per accepted job and WARN/ERROR lines
 	// for refusals; default slog.Default().
 	Logger *slog.Logger
@@ -176,15 +184,16 @@ type Options struct {
 
 // Defaults of Options.
 const (
-	DefaultIdleGap          = 2 * time.Second
-	DefaultCutIdle          = 300 * time.Millisecond
-	DefaultDupWindow        = 10 * time.Second
-	DefaultMaxConns         = 64
-	DefaultFirstByteTimeout = 10 * time.Second
-	DefaultConnIdle         = 5 * time.Minute
-	DefaultMaxPerAddress    = 2
-	DefaultMaxJobDuration   = 5 * time.Minute
-	DefaultDrainTime        = 500 * time.Millisecond
+	DefaultIdleGap           = 2 * time.Second
+	DefaultCutIdle           = 300 * time.Millisecond
+	DefaultDupWindow         = 10 * time.Second
+	DefaultMaxConns          = 64
+	DefaultFirstByteTimeout  = 10 * time.Second
+	DefaultConnIdle          = 5 * time.Minute
+	DefaultMaxPerAddress     = 2
+	DefaultMaxReadPerAddress = 8
+	DefaultMaxJobDuration    = 5 * time.Minute
+	DefaultDrainTime         = 500 * time.Millisecond
 )
 
 // withDefaults checks o and fills in the defaults.
@@ -210,6 +219,10 @@ func (o Options) withDefaults() (Options, error) {
 	if o.MaxPerAddress <= 0 {
 		o.MaxPerAddress = DefaultMaxPerAddress
 	}
+	if o.MaxReadPerAddress <= 0 {
+		o.MaxReadPerAddress = DefaultMaxReadPerAddress
+	}
+	o.MaxReadPerAddress = max(o.MaxReadPerAddress, o.MaxPerAddress)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -219,6 +232,18 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
+// The floor rate of a job: a job keeps its place in the port's line (the
+// jobs that arrived after it wait for it to be stored) for TurnAllowance
+// plus one second for every MinJobRate bytes it holds, counted from its
+// first byte. A POS sends a ticket in milliseconds, a logo of 100 KiB in
+// well under a second; a job slower than that is still read and stored
+// whole, behind the jobs that passed it, so a client that trickles a byte
+// a second holds no one's ticket.
+const (
+	TurnAllowance = 5 * time.Second
+	MinJobRate    = 1024 // bytes a second
+)
+
 // Stats are a port's counters, for the manager page and metrics.
 type Stats struct {
 	Conns      int    // connections open now
@@ -226,8 +251,8 @@ type Stats struct {
 	Refused    uint64 // jobs read but not handed over (too large, Accept failed)
 	Duplicates uint64 // accepted jobs flagged Duplicate
 	Truncated  uint64 // accepted jobs flagged Truncated
-	// Rejected counts connections reset on arrival because the spool
-	// could not take a job.
+	// Rejected counts connections that waited for the spool (Sink.Ready)
+	// and were reset because the port closed meanwhile.
 	Rejected uint64
 	// TurnedAway counts connections reset on arrival, unread, by Allow or
 	// MaxPerAddress.

@@ -486,26 +486,71 @@ func TestSilentConnectionGivesUpItsTurn(t *testing.T) {
 	}
 }
 
-// While the spool cannot take a job, connections are reset and make no job;
-// once it can, they are served.
-func TestNotReadyResets(t *testing.T) {
+// While the spool cannot take a job, the port reads nothing: a POS that
+// wrote its ticket and waits for the close is neither reset nor ended (its
+// ticket waits, unread), the port says it is not accepting, and once the
+// spool can take it the ticket is stored. Before, the port accepted the
+// connection and reset it, which a write-and-close POS never hears.
+func TestNotReadyWaits(t *testing.T) {
 	s := newSink()
 	s.readyErr = errors.New("spool full")
-	p := startPort(t, s, Options{})
-	dialExpectReset(t, p, ticket("lost?"))
+	var heard []error
+	var mu sync.Mutex
+	p := startPort(t, s, Options{NotReady: func(err error) { mu.Lock(); heard = append(heard, err); mu.Unlock() }})
+	c := dial(t, p)
+	write(t, c, ticket("kept"))
+	c.CloseWrite()
+	_ = c.SetReadDeadline(time.Now().Add(700 * time.Millisecond))
+	if _, err := c.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("while not ready the connection ended with %v, want it left waiting", err)
+	}
 	if n := s.AcceptCalls(); n != 0 {
 		t.Fatalf("not ready, yet %d jobs", n)
 	}
-	if st := p.Stats(); st.Rejected != 1 {
-		t.Fatalf("stats %+v", st)
+	if p.NotAccepting() == nil {
+		t.Fatal("NotAccepting is nil while the spool is not ready")
 	}
 	s.mu.Lock()
 	s.readyErr = nil
 	s.mu.Unlock()
+	_ = c.SetReadDeadline(time.Time{})
+	if j := waitJob(t, s); !bytes.Equal(j.Data, ticket("kept")) {
+		t.Fatalf("job %q", j.Data)
+	}
+	expectEOF(t, c)
+	waitFor(t, "accepting again", func() bool { return p.NotAccepting() == nil })
+	mu.Lock()
+	defer mu.Unlock()
+	if len(heard) != 2 || heard[0] == nil || heard[1] != nil {
+		t.Fatalf("NotReady heard %v, want the error then nil", heard)
+	}
+}
+
+// A job read whole while the spool fills (Accept fails and Ready says the
+// spool cannot take a job) is not refused: it waits on its connection and
+// is offered again once the spool can take it. Before, it was refused and
+// its POS, gone after a write-and-close, never heard.
+func TestJobWaitsWhenSpoolFillsMidJob(t *testing.T) {
+	s := newSink()
+	s.acceptErr, s.readyErr = errors.New("spool full"), nil
+	p := startPort(t, s, Options{})
 	c := dial(t, p)
-	write(t, c, ticket("now"))
+	syncPort(t, c) // served while ready
+	s.mu.Lock()
+	s.readyErr = errors.New("spool full")
+	s.mu.Unlock()
+	write(t, c, ticket("FILLED MID-JOB"))
 	c.Close()
-	waitJob(t, s)
+	waitFor(t, "not accepting", func() bool { return p.NotAccepting() != nil })
+	s.mu.Lock()
+	s.acceptErr, s.readyErr = nil, nil
+	s.mu.Unlock()
+	if j := waitJob(t, s); !bytes.Equal(j.Data, ticket("FILLED MID-JOB")) {
+		t.Fatalf("job %q", j.Data)
+	}
+	if n := len(s.refusals); n != 0 {
+		t.Fatalf("%d refusals, want none", n)
+	}
 }
 
 // Accept failing: Refused, and the client sees a reset instead of a
@@ -602,7 +647,7 @@ func TestPortCloseMidJobTakesItTruncated(t *testing.T) {
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
-	expectEOF(t, c)
+	expectReset(t, c) // stored; its client kept the connection: no FIN
 	if jobs := s.Jobs(); len(jobs) != 1 || !bytes.Equal(jobs[0].Data, part) || !jobs[0].Truncated {
 		t.Fatalf("Close mid-job took %+v, want %q truncated", jobs, part)
 	}
@@ -613,7 +658,9 @@ func TestPortCloseMidJobTakesItTruncated(t *testing.T) {
 
 // Port.Close while a kept-open connection has sent a ticket that ends with
 // a cut and then a drawer kick (or a beep), the common ending: the drain
-// takes it whole, not truncated, and closes the connection in order.
+// takes it whole, not truncated, and resets the connection: its POS kept
+// it open, and a FIN would let its next ticket go into a closed connection
+// without an error.
 func TestPortCloseTakesJobEndingAfterCut(t *testing.T) {
 	for _, tail := range [][]byte{
 		{0x1B, 'p', 0, 25, 250},               // ESC p: drawer kick
@@ -629,7 +676,7 @@ func TestPortCloseTakesJobEndingAfterCut(t *testing.T) {
 		if err := p.Close(); err != nil {
 			t.Fatal(err)
 		}
-		expectEOF(t, c)
+		expectReset(t, c)
 		if jobs := s.Jobs(); len(jobs) != 1 || !bytes.Equal(jobs[0].Data, tk) || jobs[0].Truncated {
 			t.Fatalf("tail % x: jobs %+v, want % x whole", tail, jobs, tk)
 		}
@@ -768,7 +815,7 @@ func TestPortCloseDrainsSentJob(t *testing.T) {
 
 // Port.Close while a POS that keeps its connection open has sent a whole
 // ticket (ending in a cut) whose quiet time has not run out: the drain takes
-// it, and closes the connection in order.
+// it, and resets the connection (never a FIN on a connection kept open).
 func TestPortCloseDrainsCutJobOnOpenConnection(t *testing.T) {
 	s := newSink()
 	p := startPort(t, s, Options{IdleGap: time.Minute, CutIdle: time.Minute, DrainTime: DefaultDrainTime})
@@ -779,7 +826,7 @@ func TestPortCloseDrainsCutJobOnOpenConnection(t *testing.T) {
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
-	expectEOF(t, c)
+	expectReset(t, c)
 	if jobs := s.Jobs(); len(jobs) != 1 || !bytes.Equal(jobs[0].Data, tk) {
 		t.Fatalf("jobs %+v", jobs)
 	}
@@ -826,8 +873,20 @@ func TestIdleConnectionClosed(t *testing.T) {
 	p := startPort(t, s, Options{FirstByteTimeout: 100 * time.Millisecond})
 	c := dial(t, p)
 	syncPort(t, c)
-	expectEOF(t, c)
+	expectReset(t, c)
 	waitFor(t, "connection gone", func() bool { return p.Stats().Conns == 0 })
+}
+
+// A connection kept open after its job is reset, not ended in order, when
+// it has had no job for ConnIdle: after a FIN the POS's next ticket would
+// be written without an error and lost.
+func TestKeptOpenConnectionResetAfterConnIdle(t *testing.T) {
+	s := newSink()
+	p := startPort(t, s, Options{IdleGap: 50 * time.Millisecond, ConnIdle: 200 * time.Millisecond})
+	c := dial(t, p)
+	write(t, c, ticket("FIRST"))
+	waitJob(t, s)
+	expectReset(t, c)
 }
 
 // GS ( H fn48 asks to hear when everything before it has printed; the port

@@ -73,6 +73,7 @@ func feedConn(t *testing.T, chunks ...[]byte) (data, answers []byte) {
 	if len(cn.buf) != 0 {
 		t.Fatalf("% x left unframed", cn.buf)
 	}
+	cn.flush() // the answers serve queues, as it writes them
 	cn.giveTurn()
 	server.Close()
 	answers, _ = io.ReadAll(client)

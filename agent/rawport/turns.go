@@ -54,6 +54,14 @@ func (t *turns) give(n uint64) {
 	t.moved = make(chan struct{})
 }
 
+// first reports whether n is first in line, and returns a channel closed
+// when the line next moves.
+func (t *turns) first(n uint64) (bool, <-chan struct{}) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.head == n, t.moved
+}
+
 // wait blocks until n is first in line, or ctx ends.
 func (t *turns) wait(ctx context.Context, n uint64) error {
 	for {

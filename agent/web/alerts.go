@@ -22,6 +22,7 @@ const (
 	alertSpool       = "spool"
 	alertUnpaired    = "link_unpaired"
 	alertRawRefused  = "raw_refused"
+	alertRawWaiting  = "raw_waiting"
 	alertPINPaused   = "pin_paused"
 )
 
@@ -126,6 +127,8 @@ func (a *alertTracker) apply(c api.Change) {
 		key := alertRawRefused + "/" + c.Printer + "/" + strconv.FormatUint(a.refusals, 10)
 		a.mu.Unlock()
 		a.raise(alert{Key: key, Kind: alertRawRefused, Printer: c.Printer, Detail: c.Detail})
+	case alertRawWaiting:
+		a.condition(alertRawWaiting+"/"+c.Printer, c.Detail != "", alert{Kind: alertRawWaiting, Printer: c.Printer, Detail: c.Detail})
 	case "task":
 		if st := spool.State(c.State); taskAlert(st) {
 			al := alert{Key: alertTask + "/" + c.TaskNo + "/" + c.State, Kind: alertTask, TaskNo: c.TaskNo, State: c.State, Printer: c.Printer}
@@ -255,6 +258,8 @@ func (al alert) Text(l lang) string {
 		return l.T("alert.link_unpaired")
 	case alertRawRefused:
 		return l.T("alert.raw_refused", al.Printer, al.Detail)
+	case alertRawWaiting:
+		return l.T("alert.raw_waiting", al.Printer, al.Detail)
 	case alertPINPaused:
 		return l.T("alert.pin_paused", al.Clients, duration(l, al.Pause))
 	}
@@ -286,6 +291,8 @@ func (al alert) Short(l lang) string {
 		return l.T("attn.failover", al.Printer, al.Detail)
 	case al.Kind == alertRawRefused:
 		return l.T("attn.raw_refused", al.Printer)
+	case al.Kind == alertRawWaiting:
+		return l.T("attn.raw_waiting", al.Printer)
 	}
 	return al.Text(l)
 }

@@ -291,6 +291,7 @@ var catalog = map[string]msg{
 	"alert.task":          {"Task %s: %s", "任务 %s：%s"},
 	"alert.spool":         {"Agent %s: %s", "代理%s：%s"},
 	"alert.raw_refused":   {"Printer %s: a job the POS sent to its printer port was refused and did not print (%s); print it again from the POS", "打印机 %s：收银机发到打印端口的一单被拒收，未打印（%s）；请在收银机上重新打印"},
+	"alert.raw_waiting":   {"Printer %s: its printer port takes no new job from the POS for now (%s). POS tickets wait in the network queue and print once there is room; a POS that waits too long shows a printer error. Free disk space, or raise the spool's size or quota_raw", "打印机 %s：打印端口暂时不再接收收银机的新单（%s）。收银机的小票在网络队列中等待，有空间后即打印；等待过久的收银机会显示打印机错误。请释放磁盘空间，或调大缓存大小或 quota_raw"},
 	"alert.pin_paused":    {"Someone tried many wrong PINs from %d addresses; PIN sign-in is paused for %s. If it was not you, check who is on the store's network.", "有人从 %d 个地址多次输错 PIN；PIN 登录已暂停 %s。如果不是您，请检查门店网络上有哪些设备。"},
 	"dur.minute":          {"1 minute", "1 分钟"},
 	"dur.minutes":         {"%d minutes", "%d 分钟"},

@@ -137,6 +137,29 @@ func TestAlertRawRefused(t *testing.T) {
 	}
 }
 
+// TestAlertRawWaiting ensures a raw port that stopped accepting (the spool
+// cannot take a job) raises one alert naming the printer, the reason and
+// what to do, in both languages, resolved when it accepts again.
+func TestAlertRawWaiting(t *testing.T) {
+	a := newAlertTracker(newFake(), newClock().Now, 10)
+	a.apply(api.Change{Kind: "raw_waiting", Printer: "kitchen", Detail: "the disk holding the spool is down to [spool] keep_free"})
+	a.apply(api.Change{Kind: "raw_waiting", Printer: "kitchen", Detail: "the disk holding the spool is down to [spool] keep_free"})
+	l := a.list()
+	if len(l) != 1 {
+		t.Fatalf("%d alerts while one port waits, want 1", len(l))
+	}
+	if got := l[0].Text(langEN); !strings.Contains(got, "kitchen") || !strings.Contains(got, "keep_free") || !strings.Contains(got, "Free disk space") {
+		t.Errorf("alert text %q", got)
+	}
+	if got := l[0].Text(langZH); !strings.Contains(got, "打印端口") || !strings.Contains(got, "释放磁盘空间") {
+		t.Errorf("Chinese alert text %q", got)
+	}
+	a.apply(api.Change{Kind: "raw_waiting", Printer: "kitchen"})
+	if l := a.list(); len(l) != 1 || !l[0].Resolved {
+		t.Fatalf("after the port accepts again: %+v, want the alert resolved", l)
+	}
+}
+
 // TestDashboard ensures the DOM hooks of the printers and the link box.
 func TestDashboard(t *testing.T) {
 	h := newHarness(t)

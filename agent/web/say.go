@@ -259,6 +259,7 @@ var sayCatalog = map[string]msg{
 	"attn.held":              {"Task %s: held, may not have printed", "任务 %s：已暂停，可能未打印"},
 	"attn.pin_paused":        {"PIN sign-in is paused for everyone", "所有人的 PIN 登录已暂停"},
 	"attn.raw_refused":       {"Printer %s: a job from the POS was refused and did not print", "打印机 %s：收银机的一单被拒收，未打印"},
+	"attn.raw_waiting":       {"Printer %s: its port takes no new POS job for now", "打印机 %s：打印端口暂不接收收银机新单"},
 	"attn.task":              {"Task %s: NOT printed (%s)", "任务 %s：未打印（%s）"},
 	"confirm.failover.note":  {"Printer %s's tickets print on its backup %s now: what is sent to %s prints there, marked FAILOVER, until it has been ready again for failback_after.", "打印机 %s 的小票目前由备用打印机 %s 打印：发往 %s 的小票会在备用打印机上打印（标记为“故障转移”），直到它恢复就绪并持续 failback_after。"},
 	"confirm.where":          {"It prints on %s.", "将在 %s 上打印。"},
