@@ -250,3 +250,38 @@ func TestInstallUsage(t *testing.T) {
 		t.Errorf("a positional argument: exit %d, want 2", code)
 	}
 }
+
+// TestInstallNextStepsForTheShell ensures the next steps after install work
+// pasted where install ran: in a root shell, where a fresh Debian may have
+// no sudo, without sudo (runuser for the service's account); after `sudo
+// printgate install`, with sudo. They said sudo everywhere.
+func TestInstallNextStepsForTheShell(t *testing.T) {
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
+		t.Skip("a root shell on Linux only")
+	}
+	emu := startLANEmulator(t)
+	for _, tc := range []struct {
+		sudoUser string
+		want     []string
+		wantNot  string
+	}{
+		{"", []string{"printgate pin set", "runuser -u printgate -- printgate pair"}, "sudo"},
+		{"someone", []string{"sudo printgate pin set", "sudo -u printgate printgate pair"}, "runuser"},
+	} {
+		t.Setenv("SUDO_USER", tc.sudoUser)
+		path := filepath.Join(t.TempDir(), "printgate.toml")
+		code, out, errOut := runInstallTest(t, testInstallEnv(t, emu), "--config", path, "--yes")
+		if code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+		}
+		steps := out[strings.Index(out, "Next steps:"):]
+		for _, w := range tc.want {
+			if !strings.Contains(steps, w) {
+				t.Errorf("SUDO_USER=%q: next steps lack %q:\n%s", tc.sudoUser, w, steps)
+			}
+		}
+		if strings.Contains(steps, tc.wantNot) {
+			t.Errorf("SUDO_USER=%q: next steps say %s:\n%s", tc.sudoUser, tc.wantNot, steps)
+		}
+	}
+}
