@@ -140,7 +140,7 @@ func NextSteps(w io.Writer, sh Shell, path string, cfg *config.Config, service b
 		n++
 	}
 	if cfg == nil || len(cfg.Printers) == 0 {
-		step("add a printer to %s (see `printgate printers --scan 192.168.1.0/24`)", path)
+		step("add a printer: on the manager page's Printers tab (scan, or Add a printer by address, which tests it first), or in %s (see `printgate printers --scan 192.168.1.0/24`)", path)
 	}
 	if service {
 		step("start the service: %s", sh.Admin("printgate start"+cfgArg))
