@@ -41,7 +41,10 @@ func waitScanned(t *testing.T, h *harness) scanState {
 // printer instead.
 func TestScanNamesItsNetworks(t *testing.T) {
 	var fake *netsFake
-	h := newHarnessOver(t, func(f *fakeBackend) Backend { fake = &netsFake{fakeBackend: f, nets: []string{"192.168.7.0/24"}}; return fake })
+	h := newHarnessOver(t, func(f *fakeBackend) Backend {
+		fake = &netsFake{fakeBackend: f, nets: []string{"192.168.7.0/24"}}
+		return fake
+	})
 	h.setPIN()
 	c := h.session()
 	w := h.post(c, "/printers/scan", nil)
