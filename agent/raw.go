@@ -113,7 +113,7 @@ func (a *Agent) openRawPort(pc config.Printer) error {
 		Status:           status,
 		Recent:           recent,
 		IdleGap:          pc.RawIdleGap,
-		DupWindow:        pc.RawDuplicateWindow,
+		DupWindow:        rawDupWindow(pc.RawDuplicateWindow),
 		FirstByteTimeout: pc.RawFirstByteTimeout,
 		MaxPerAddress:    pc.RawMaxPerAddress,
 		Allow:            pc.RawAllow,
@@ -275,6 +275,16 @@ func (a *Agent) syncRawPorts(cfg *config.Config) []string {
 		}
 	}
 	return notes
+}
+
+// rawDupWindow is the raw port's duplicate window for the config's: 0 is
+// off there, where rawport's zero means its default, so off goes as a
+// negative window, within which no job ever falls.
+func rawDupWindow(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 // sameRawPort reports whether a port opened for x serves y unchanged.

@@ -413,6 +413,8 @@ var catalog = map[string]msg{
 	"add.lines":                {"Lines to append:", "将追加的内容："},
 	"add.unavailable":          {"Adding printers from this page is unavailable: the agent did not say which config file it runs from. Put the lines in the config by hand and reload.", "无法在此页面添加打印机：代理未提供其运行所用的配置文件。请手动将内容加入配置后重新加载。"},
 	"add.nourl":                {"No printer address was given.", "未提供打印机地址。"},
+	"task.dupof":               {"Marked POSSIBLE DUPLICATE because the POS sent exactly the same bytes to this printer's raw port %s earlier, as a POS resending a ticket does:", "标记为“可能重复”，因为 POS 在 %s 前向此打印机的原始端口发送过完全相同的内容，POS 重发单据时就是这样："},
+	"task.dupof.off":           {"If the POS prints copies on purpose, ask whoever set up printgate to turn this check off for the printer (raw_duplicate_window = \"0s\" in its config).", "如果 POS 是有意打印多份，请让负责安装 printgate 的人为此打印机关闭该检查（在配置中设置 raw_duplicate_window = \"0s\"）。"},
 	"add.badaddr":              {"“%s” is not a printer address: type its IP address, such as 192.168.1.50, or 192.168.1.50:9100.", "“%s”不是打印机地址：请输入其 IP 地址，例如 192.168.1.50 或 192.168.1.50:9100。"},
 	"add.notprivate":           {"%s is not on a private network (%s): printgate connects to printers there only.", "%s 不在私有网络（%s）中：printgate 只连接其中的打印机。"},
 	"add.noanswer":             {"Nothing answers at %s, so it was not added: check that the printer is on and connected, its address (print its self-test page) and the port.", "%s 无应答，未添加：请检查打印机已开机并联网，核对其地址（打印自检页查看）和端口。"},

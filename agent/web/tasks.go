@@ -248,6 +248,8 @@ type taskData struct {
 	// Failover names the printers whose tickets print on a backup now.
 	Where    string
 	Failover []string
+	// DupOf is the earlier raw job a raw task's POSSIBLE DUPLICATE matched.
+	DupOf *dupMatch
 }
 
 // loadTask fetches the task named in the path, answering 404 itself.
@@ -276,6 +278,7 @@ func (p *Page) taskPage(w http.ResponseWriter, r *http.Request, sess *session) {
 	v.Title = v.L.T("task.title", t.TaskNo)
 	d := taskData{Task: t, Actions: map[string]bool{}, Tries: tries(t), Timeline: timeline(t), TargetLabel: targetLabel(v.L, t.State)}
 	d.Say, d.Bad = taskSay(v.L, t, p.printerDetail(t.Lane()))
+	d.DupOf = p.rawDupOf(t)
 	for _, a := range []string{actReprint, actRetry, actCancel} {
 		d.Actions[a] = allowed(a, t)
 	}
