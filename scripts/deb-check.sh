@@ -142,6 +142,7 @@ else
 		check "dpkg -r stopped the agent run without systemd" bash -c '
 			for _ in $(seq 50); do kill -0 "$0" 2>/dev/null || exit 0; sleep 0.2; done
 			echo "pid $0 still runs:"; ps -o pid,user,args -p "$0"; exit 1' "$agent"
+		kill "$agent" 2>/dev/null || true # when the check above failed
 		wait "$agent" 2>/dev/null || true
 		agent=
 		check "no process of printgate's left, port 8631 free" bash -c '
