@@ -284,10 +284,11 @@ var catalog = map[string]msg{
 
 	// Alerts.
 	"alert.ack":           {"Acknowledge", "确认"},
+	"alert.dismiss":       {"Dismiss", "移除"},
 	"alert.since":         {"since %s", "自 %s 起"},
 	"alert.resolved":      {"resolved", "已恢复"},
 	"alert.printer_down":  {"Printer %s: %s", "打印机 %s：%s"},
-	"alert.failover":      {"Printer %s: its tickets are printing on its backup %s. They go back to it once it has been ready for failback_after.", "打印机 %s：小票改由备用打印机 %s 打印。它持续就绪 failback_after 后，小票会转回。"},
+	"alert.failover":      {"Printer %s: its tickets are printing on its backup %s. They go back to it by themselves once it has stayed ready for a while (a minute unless the setup says otherwise); nothing to do unless it stays down.", "打印机 %s：小票改由备用打印机 %s 打印。它恢复就绪并持续一段时间（默认一分钟）后，小票会自动转回；除非它一直无法恢复，否则无需处理。"},
 	"alert.task":          {"Task %s: %s", "任务 %s：%s"},
 	"alert.spool":         {"Agent %s: %s", "代理%s：%s"},
 	"alert.raw_refused":   {"Printer %s: a job the POS sent to its printer port was refused and did not print (%s); print it again from the POS", "打印机 %s：收银机发到打印端口的一单被拒收，未打印（%s）；请在收银机上重新打印"},
@@ -323,7 +324,7 @@ var catalog = map[string]msg{
 	"flag.truncated.why": {"The POS's connection to the printer port ended mid-job: what arrived printed between INCOMPLETE JOB and an end line. Print the order again from the POS.",
 		"收银机与打印端口的连接在传输中断开：已收到的部分在“接收不完整”标记之间打印。请在收银机上重新打印该单。"},
 	"origin.cloud":   {"cloud", "云端"},
-	"origin.local":   {"POS", "收银机"},
+	"origin.local":   {"local API (a POS, or printgate on this PC)", "本地接口（收银机，或本机的 printgate 命令）"},
 	"origin.manager": {"manager", "管理员"},
 	"origin.raw":     {"POS (printer port)", "收银机（打印端口）"},
 
