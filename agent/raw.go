@@ -121,7 +121,9 @@ func (a *Agent) openRawPort(pc config.Printer) error {
 		Decode:           pc.Profile.DecodeOptions(),
 		Limit:            limit,
 		Now:              a.opts.Clock.Now,
-		Logger:           a.log.With("component", "raw", "printer", pc.Name),
+		// rawport names the printer on each line itself: naming it here
+		// too put "printer" twice in a JSON line.
+		Logger: a.log.With("component", "raw"),
 	})
 	if err != nil {
 		return fmt.Errorf("open the raw port of printer %s on %s (its raw_listen): %w", pc.Name, pc.RawListen, err)
