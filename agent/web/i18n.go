@@ -317,7 +317,7 @@ var catalog = map[string]msg{
 	"tasks.more":       {"Older tasks", "更早的任务"},
 	"tasks.first":      {"Newest", "最新"},
 	"tasks.scanlimit":  {"Searched the %d most recent tasks in this range without finishing; continue to search older ones.", "已在此范围内搜索最近 %d 个任务，尚未搜索完；可继续搜索更早的任务。"},
-	"tasks.badtime":    {"The time filter is not a date and time; it was ignored.", "时间筛选不是有效的日期时间，已忽略。"},
+	"tasks.badtime":    {"The time filter is not a date and time such as 2026-12-03 14:30; it was ignored.", "时间筛选不是有效的日期时间（例如 2026-12-03 14:30），已忽略。"},
 	"flag.duplicate":   {"POSSIBLE DUPLICATE", "可能重复"},
 	"flag.reprint":     {"REPRINT of %s", "%s 的重印"},
 	"flag.truncated":   {"INCOMPLETE JOB", "接收不完整"},

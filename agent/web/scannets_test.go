@@ -80,3 +80,13 @@ func TestScanNamesItsNetworks(t *testing.T) {
 		}
 	}
 }
+
+// TestWhenKeepsDateAndTimeTogether ensures the page's times cannot wrap
+// between the date and the time (they wrapped in the dashboard's and the
+// printers' narrow columns at 1280 px): a no-break space joins them.
+func TestWhenKeepsDateAndTimeTogether(t *testing.T) {
+	got := templateFuncs["when"].(func(time.Time) string)(time.Date(2026, 12, 3, 14, 30, 5, 0, time.Local))
+	if got != "2026-12-03\u00a014:30:05" {
+		t.Errorf("when = %q, want the date and time joined by a no-break space", got)
+	}
+}
