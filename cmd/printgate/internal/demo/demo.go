@@ -439,6 +439,11 @@ func (d *Demo) startAgent(ctx context.Context) error {
 		}
 	}
 	d.api = apiclient.New(d.pageURL, d.apiToken, d.client)
+	// A kept --dir holds the tasks of earlier runs: the steps follow only
+	// the tasks accepted from here on.
+	if err := d.skipEarlierTasks(wctx); err != nil {
+		return err
+	}
 	d.say("page: %s   (PIN %s)", d.pageURL, demoPIN)
 	d.say("   the LAN API answers at %sapi/v1/ with the token %s", d.pageURL, d.apiToken)
 	d.say("   the agent's log: %s", filepath.Join(d.dataDir, "printgate.log"))
@@ -592,6 +597,27 @@ func (d *Demo) settle(ctx context.Context, n int) error {
 	return nil
 }
 
+// skipEarlierTasks sets settled past every task the agent already holds
+// (a kept --dir's earlier runs), a page of the list at a time.
+func (d *Demo) skipEarlierTasks(ctx context.Context) error {
+	for {
+		var page struct {
+			Tasks []apiclient.Task `json:"tasks"`
+			Next  *uint64          `json:"next"`
+		}
+		if _, err := d.api.Do(ctx, http.MethodGet, fmt.Sprintf("/api/v1/tasks?after=%d&limit=1000", d.settled), nil, &page); err != nil {
+			return fmt.Errorf("list the agent's earlier tasks: %w", err)
+		}
+		for _, t := range page.Tasks {
+			d.settled = max(d.settled, t.Seq)
+		}
+		if page.Next == nil {
+			return nil
+		}
+	}
+}
+
+// allTerminal reports whether every task of ts is in a final state.
 func allTerminal(ts []apiclient.Task) bool {
 	for _, t := range ts {
 		if !t.Terminal() {
