@@ -12,7 +12,7 @@ FUZZTIME ?= 60s
 BENCHTIME  ?= 1s
 BENCHCOUNT ?= 1
 
-.PHONY: all deps build test test-windows test-usb bench-slowpc test-browser vet fmt-check bench bench-cups bench-cups-raw demo fuzz soak package clean chaos
+.PHONY: all deps build test test-windows test-usb bench-slowpc test-browser vet fmt-check race-check bench bench-cups bench-cups-raw demo fuzz soak package clean chaos
 
 all: build
 
@@ -33,9 +33,18 @@ vet:
 
 # The race detector allocates on its own, so allocation tests (named
 # *Allocs*) skip under -race and run again here without it.
-test: fmt-check vet
+test: fmt-check vet race-check
 	$(GO) test -race -timeout 30m $(PKGS)
 	$(GO) test -count=1 -run 'Allocs' $(PKGS)
+
+# race-check: go test -race needs cgo, and cgo a C compiler; without one Go
+# turns cgo off and -race fails every package. Say so once, with the fix.
+race-check:
+	@cc=$$($(GO) env CC); if ! command -v "$${cc%% *}" >/dev/null 2>&1 || [ "$$($(GO) env CGO_ENABLED)" != 1 ]; then \
+		echo "make test: go test -race needs a C compiler (cgo; CC=$$cc, CGO_ENABLED=$$($(GO) env CGO_ENABLED))" >&2; \
+		echo "fix: install one (Debian/Ubuntu: apt-get install gcc; .ci/run does), or run go test ./... without -race" >&2; \
+		exit 1; \
+	fi
 
 # test-windows runs the Windows build under Wine (issue 24; see README,
 # "How Windows is tested"): it installs wine, wine64 and

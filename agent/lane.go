@@ -154,6 +154,7 @@ type lane struct {
 	snap     api.PrinterInfo
 	lastTask string    // the last task this printer put on paper
 	lastAt   time.Time // and when
+	lastRead bool      // the spool was asked for lastTask once (lastPrinted)
 
 	// held indexes every task the lane holds, wherever it is: a task
 	// delivered twice is taken once. Agent.owner records the same from

@@ -144,6 +144,7 @@ func (a *Agent) PrinterDetails() []api.PrinterDetail {
 	_, lanes := a.laneList()
 	out := make([]api.PrinterDetail, 0, len(lanes))
 	for _, l := range lanes {
+		a.lastPrinted(l)
 		l.infoMu.Lock()
 		d := api.PrinterDetail{PrinterInfo: l.snap, LastTask: l.lastTask, LastAt: l.lastAt}
 		l.infoMu.Unlock()
@@ -164,6 +165,36 @@ func (a *Agent) PrinterDetails() []api.PrinterDetail {
 		out = append(out, d)
 	}
 	return out
+}
+
+// lastPrinted fills in l's last ticket from the spool, once per lane, when
+// it has printed none since it started: a restart or a reload starts a new
+// lane, and the page showed "Last ticket —" for a printer that had printed.
+// The last is the newest PRINTED task this printer put on paper (its own,
+// or one it printed as a backup), among the newest tasks of the printer.
+func (a *Agent) lastPrinted(l *lane) {
+	l.infoMu.Lock()
+	ask := l.lastTask == "" && !l.lastRead
+	l.lastRead = true
+	l.infoMu.Unlock()
+	if !ask {
+		return
+	}
+	pg, err := a.spool.List(spool.ListOptions{Printer: l.name, Desc: true, Limit: 64})
+	if err != nil {
+		return // the page shows none, as before a first ticket
+	}
+	for _, t := range pg.Tasks {
+		if t.State != spool.StatePrinted || t.Lane() != l.name {
+			continue
+		}
+		l.infoMu.Lock()
+		if l.lastTask == "" { // a ticket printed meanwhile is newer
+			l.lastTask, l.lastAt = t.TaskNo, t.UpdatedAt
+		}
+		l.infoMu.Unlock()
+		return
+	}
 }
 
 // capabilityPhrases describes a probed printer: its paper and text from the

@@ -116,7 +116,7 @@ func (a *Agent) openRawPort(pc config.Printer) error {
 		Status:           status,
 		Recent:           recent,
 		IdleGap:          pc.RawIdleGap,
-		DupWindow:        pc.RawDuplicateWindow,
+		DupWindow:        rawDupWindow(pc.RawDuplicateWindow),
 		FirstByteTimeout: pc.RawFirstByteTimeout,
 		MaxPerAddress:    pc.RawMaxPerAddress,
 		Allow:            pc.RawAllow,
@@ -124,7 +124,9 @@ func (a *Agent) openRawPort(pc config.Printer) error {
 		Decode:           pc.Profile.DecodeOptions(),
 		Limit:            limit,
 		Now:              a.opts.Clock.Now,
-		Logger:           a.log.With("component", "raw", "printer", pc.Name),
+		// rawport names the printer on each line itself: naming it here
+		// too put "printer" twice in a JSON line.
+		Logger: a.log.With("component", "raw"),
 	})
 	if err != nil {
 		return fmt.Errorf("open the raw port of printer %s on %s (its raw_listen): %w", pc.Name, pc.RawListen, err)
@@ -278,6 +280,16 @@ func (a *Agent) syncRawPorts(cfg *config.Config) []string {
 		}
 	}
 	return notes
+}
+
+// rawDupWindow is the raw port's duplicate window for the config's: 0 is
+// off there, where rawport's zero means its default, so off goes as a
+// negative window, within which no job ever falls.
+func rawDupWindow(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 // sameRawPort reports whether a port opened for x serves y unchanged.

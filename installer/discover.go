@@ -2,77 +2,24 @@ package installer
 
 import (
 	"fmt"
-	"net"
 	"net/netip"
 	"strings"
 
 	"printgate/drivers"
 )
 
-// MaxScanNetworks bounds how many networks install scans: a store PC has
-// one LAN, maybe a second adapter; more is a VPN or a virtual switch whose
-// hosts are not the store's printers.
-const MaxScanNetworks = 3
+// MaxScanNetworks bounds how many networks install scans
+// (drivers.MaxScanNetworks, the page's bound too).
+const MaxScanNetworks = drivers.MaxScanNetworks
 
 // LocalNetworks picks the networks worth scanning for printers from the
-// PC's interface addresses: private IPv4 networks only (RFC 1918), each
-// narrowed to the /24 around the PC's own address, since a shop's printers
-// sit next to its PC and a larger scan is slow and looks like an attack.
-// Loopback, link-local, public and IPv6 addresses are left out; so are
-// duplicates, and all past MaxScanNetworks.
-func LocalNetworks(addrs []netip.Prefix) []string {
-	var out []string
-	seen := map[netip.Prefix]bool{}
-	for _, a := range addrs {
-		ip := a.Addr().Unmap()
-		if !ip.Is4() || !ip.IsPrivate() {
-			continue
-		}
-		bits := max(a.Bits(), 24)
-		p, err := ip.Prefix(bits)
-		if err != nil || seen[p] {
-			continue
-		}
-		seen[p] = true
-		out = append(out, p.String())
-		if len(out) == MaxScanNetworks {
-			break
-		}
-	}
-	return out
-}
+// PC's interface addresses: drivers.LocalScanNetworks, the rule the
+// page's scan follows too (private IPv4 only, the /24 around the PC).
+func LocalNetworks(addrs []netip.Prefix) []string { return drivers.LocalScanNetworks(addrs) }
 
 // InterfacePrefixes lists the addresses of the PC's interfaces that are up,
 // with their prefix lengths, for LocalNetworks.
-func InterfacePrefixes() ([]netip.Prefix, error) {
-	ifs, err := net.Interfaces()
-	if err != nil {
-		return nil, fmt.Errorf("list network interfaces: %w", err)
-	}
-	var out []netip.Prefix
-	for _, in := range ifs {
-		if in.Flags&net.FlagUp == 0 || in.Flags&net.FlagLoopback != 0 {
-			continue
-		}
-		addrs, err := in.Addrs()
-		if err != nil {
-			continue
-		}
-		for _, a := range addrs {
-			n, ok := a.(*net.IPNet)
-			if !ok {
-				continue
-			}
-			ip, ok := netip.AddrFromSlice(n.IP)
-			if !ok {
-				continue
-			}
-			ones, _ := n.Mask.Size()
-			out = append(out, netip.PrefixFrom(ip.Unmap(), ones))
-		}
-	}
-	return out, nil
-}
+func InterfacePrefixes() ([]netip.Prefix, error) { return drivers.InterfacePrefixes() }
 
 // Describe says in one line what a discovered printer or port is, for the
 // offer and for the comment above its [[printers]] entry.

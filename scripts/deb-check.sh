@@ -10,8 +10,11 @@
 #    (without systemd: its message and fix, then the agent run as printgate
 #    the way the fix says), `printgate status`, `printgate pin set`, doctor's
 #    service-files check, and a login with the PIN that must get a session
-#    (issue 26 §1: the PIN root wrote locked the manager out); dpkg -r
-#    (binary gone, config kept) and dpkg -P (user, group and config gone).
+#    (issue 26 §1: the PIN root wrote locked the manager out); without
+#    systemd, stop's fix names the agent, which is left running for dpkg -r
+#    to stop (prerm finds it in /proc); dpkg -r (agent stopped, binary gone,
+#    config kept) and dpkg -P (user, group and config gone, no process of
+#    printgate's in the way).
 # It ends with "deb-check: N passed, N failed" and exits 1 on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -107,10 +110,14 @@ else
 	if [ -d /run/systemd/system ]; then
 		check "printgate start" /usr/bin/printgate start
 	else
+		# The fix is written for this shell: runuser in a root shell (a fresh
+		# Debian may have no sudo), sudo after sudo.
+		as_service="runuser -u printgate --"
+		[ -z "${SUDO_USER:-}" ] || as_service="sudo -u printgate"
 		check "printgate start without systemd says it needs it, with a fix" bash -c '
 			! /usr/bin/printgate start 2>"$0" && cat "$0" &&
 			grep -q "it needs systemd" "$0" &&
-			grep -q "^fix: run the agent in the foreground instead: sudo -u printgate printgate run --config /etc/printgate/printgate.toml" "$0"' "$tmp/start.err"
+			grep -qF "fix: run the agent in the foreground instead: $1 printgate run --config /etc/printgate/printgate.toml" "$0"' "$tmp/start.err" "$as_service"
 		# What the fix says: the agent in the foreground, as the service's account.
 		runuser -u printgate -- /usr/bin/printgate run --config /etc/printgate/printgate.toml >"$tmp/agent.log" 2>&1 &
 		agent=$!
@@ -122,19 +129,30 @@ else
 	check "doctor: printgate can read its files" bash -c '/usr/bin/printgate doctor >"$0" 2>&1; cat "$0"; grep -q "^✓ service files: printgate" "$0"' "$tmp/doctor.out"
 	check "a login with the PIN gets a session" login "$pin"
 	if [ -n "$agent" ]; then
-		kill "$agent"
-		wait "$agent" || true
-		agent=
+		check "printgate stop without systemd names the agent to stop" bash -c '
+			! /usr/bin/printgate stop 2>"$0" && cat "$0" &&
+			grep -qE "^fix: stop the agent where it runs \(Ctrl-C in its terminal\), or: kill [0-9]+ \(the agent, printgate \(pid [0-9]+\)" "$0"' "$tmp/stop.err"
+		# Left running: the remove must stop it (prerm, from /proc).
 	else
 		check "printgate stop" /usr/bin/printgate stop
 	fi
 	echo "== dpkg -r"
 	check "dpkg -r" dpkg -r printgate
+	if [ -n "$agent" ]; then
+		check "dpkg -r stopped the agent run without systemd" bash -c '
+			for _ in $(seq 50); do kill -0 "$0" 2>/dev/null || exit 0; sleep 0.2; done
+			echo "pid $0 still runs:"; ps -o pid,user,args -p "$0"; exit 1' "$agent"
+		kill "$agent" 2>/dev/null || true # when the check above failed
+		wait "$agent" 2>/dev/null || true
+		agent=
+		check "no process of printgate's left, port 8631 free" bash -c '
+			! ps -u printgate -o pid,args --no-headers && ! curl -fsS -o /dev/null http://127.0.0.1:8631/healthz'
+	fi
 	check "/usr/bin/printgate removed" test ! -e /usr/bin/printgate
 	check "unit removed" test ! -e /lib/systemd/system/printgate.service
 	check "remove keeps the config and the user" bash -c 'test -f /etc/printgate/printgate.toml && id printgate'
 	echo "== dpkg -P"
-	check "dpkg -P" dpkg -P printgate
+	check "dpkg -P" bash -c 'dpkg -P printgate 2>&1 | tee "$0"; [ "${PIPESTATUS[0]}" = 0 ] && ! grep -q "currently used by process" "$0"' "$tmp/purge.out"
 	check "user printgate removed" bash -c '! getent passwd printgate'
 	check "group printgate removed" bash -c '! getent group printgate'
 	check "config and data removed" bash -c 'test ! -e /etc/printgate && test ! -e /var/lib/printgate'

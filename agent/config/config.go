@@ -226,7 +226,7 @@ type Printer struct {
 	// POS keeps open; default 2s.
 	RawIdleGap time.Duration
 	// RawDuplicateWindow is how long a byte-identical raw job counts as a
-	// POS retry and prints marked POSSIBLE DUPLICATE; default 10s.
+	// POS retry and prints marked POSSIBLE DUPLICATE; default 10s, 0 off.
 	RawDuplicateWindow time.Duration
 	// RawStatus is what the raw port's status answers (DLE EOT, GS r) say:
 	// RawStatusSpooled (the default) a ready printer, since the job is
@@ -994,7 +994,14 @@ func (p *parser) printer(i int, m map[string]any, d *Defaults, defaultProfileOK 
 		}
 	}
 	t.positive("raw_idle_gap", &pc.RawIdleGap)
-	t.positive("raw_duplicate_window", &pc.RawDuplicateWindow)
+	// "0s" turns the window off, for a POS that prints copies on purpose.
+	if d, ok := t.duration("raw_duplicate_window"); ok {
+		if d < 0 {
+			t.errf("raw_duplicate_window", `%s is negative: use "0s" to turn the duplicate window off, or a duration such as "10s"`, formatDuration(d))
+		} else {
+			pc.RawDuplicateWindow = d
+		}
+	}
 	if s, ok := t.str("raw_status"); ok {
 		switch s {
 		case RawStatusSpooled, RawStatusPrinter:

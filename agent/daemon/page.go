@@ -44,3 +44,15 @@ func (b pageBackend) Discover() ([]drivers.Found, error) {
 func (b pageBackend) Scan(ctx context.Context, cidr string, progress func(done, total int)) ([]drivers.Found, error) {
 	return lanescan.Scan(ctx, cidr, drivers.DefaultTCPPort, progress)
 }
+
+// ScanNetworks names the networks Scan covers on this PC: the /24 around
+// each private IPv4 address, as install scans.
+func (b pageBackend) ScanNetworks() ([]string, error) {
+	return lanescan.Networks()
+}
+
+// ProbePrinter tests the printer the manager typed by its address (IP:port)
+// before the page adds it.
+func (b pageBackend) ProbePrinter(ctx context.Context, addr string) (drivers.Found, error) {
+	return lanescan.Probe(ctx, addr)
+}

@@ -8,8 +8,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
+	"time"
 
 	"printgate/drivers"
 )
@@ -34,22 +34,41 @@ func Discover() ([]drivers.Found, error) {
 	return found, errors.Join(serr, uerr, qerr)
 }
 
+// ErrNoPrivateNetwork is Scan's answer, before any connection, when this PC
+// has no address on a private network (drivers.ScanRanges): the page scans
+// no other, and says so in the manager's language.
+var ErrNoPrivateNetwork = errors.New("scan: this PC has no address on a private network (" + drivers.ScanRanges + "), and printgate scans no other; enter the printer's address instead")
+
+// Networks lists the networks a scan of this PC's LAN covers, by the rule
+// `printgate install` follows too (drivers.LocalScanNetworks): the /24
+// around each of its private IPv4 addresses.
+func Networks() ([]string, error) {
+	addrs, err := drivers.InterfacePrefixes()
+	if err != nil {
+		return nil, fmt.Errorf("scan: %w", err)
+	}
+	return drivers.LocalScanNetworks(addrs), nil
+}
+
 // Scan looks for printers listening on port (0 means
-// drivers.DefaultTCPPort; tests point it at an emulator) on cidr, or on this PC's own
-// IPv4 networks when cidr is "", each cut down to the largest network
-// ScanTCP accepts around the PC's address. progress, if set, counts hosts
-// over every network, as one scan.
+// drivers.DefaultTCPPort; tests point it at an emulator) on cidr, or on
+// this PC's own private networks (Networks) when cidr is "". A cidr outside
+// the private ranges and loopback is refused before any connection, as is a
+// PC with no private network (ErrNoPrivateNetwork). progress, if set,
+// counts hosts over every network, as one scan.
 func Scan(ctx context.Context, cidr string, port int, progress func(done, total int)) ([]drivers.Found, error) {
 	nets := []string{cidr}
 	if cidr == "" {
-		own, err := localNetworks()
+		own, err := Networks()
 		if err != nil {
 			return nil, err
 		}
 		if len(own) == 0 {
-			return nil, errors.New("scan: this PC has no IPv4 network up besides loopback; enter the printers' network, such as 192.168.1.0/24")
+			return nil, ErrNoPrivateNetwork
 		}
 		nets = own
+	} else if err := allowed(cidr); err != nil {
+		return nil, err
 	}
 	// Progress counts hosts over every network, as one scan. ScanTCP calls
 	// it from one goroutine at a time and has returned before base moves.
@@ -95,51 +114,46 @@ func hostsIn(cidr string) int {
 	return n
 }
 
-// localNetworks lists this PC's IPv4 networks (interfaces up, not
-// loopback), each narrowed around the PC's own address to at most
-// drivers.MaxScanHostBits host bits.
-func localNetworks() ([]string, error) {
-	ifs, err := net.Interfaces()
+// allowed refuses a network to scan outside the private ranges and
+// loopback (drivers.ScanAllowed), naming the ranges.
+func allowed(cidr string) error {
+	p, err := netip.ParsePrefix(cidr)
 	if err != nil {
-		return nil, fmt.Errorf("scan: list network interfaces: %w", err)
+		a, aerr := netip.ParseAddr(cidr)
+		if aerr != nil {
+			return fmt.Errorf("scan: bad network %q: write it like 192.168.1.0/24", cidr)
+		}
+		p = netip.PrefixFrom(a, a.BitLen())
 	}
-	seen := map[netip.Prefix]bool{}
-	var out []string
-	for _, ifc := range ifs {
-		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
-			continue
-		}
-		addrs, err := ifc.Addrs()
-		if err != nil {
-			continue
-		}
-		for _, ad := range addrs {
-			ipn, ok := ad.(*net.IPNet)
-			if !ok {
-				continue
-			}
-			p, ok := scanPrefix(ipn)
-			if ok && !seen[p] {
-				seen[p] = true
-				out = append(out, p.String())
-			}
-		}
+	if !drivers.ScanAllowed(p) {
+		return fmt.Errorf("scan: %s is not a private network (%s): printgate scans no other", cidr, drivers.ScanRanges)
 	}
-	return out, nil
+	return nil
 }
 
-// scanPrefix is the network of an interface address to scan: IPv4 only,
-// not loopback or link-local, at most drivers.MaxScanHostBits host bits.
-func scanPrefix(ipn *net.IPNet) (netip.Prefix, bool) {
-	addr, ok := netip.AddrFromSlice(ipn.IP)
-	if !ok {
-		return netip.Prefix{}, false
+// Probe tests the one printer at addr (an IP address, with :port when not
+// 9100) before the page adds it: a connection and the ESC/POS status
+// query, as a scan does. An address outside the private ranges and
+// loopback is refused before any connection.
+func Probe(ctx context.Context, addr string) (drivers.Found, error) {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		a, aerr := netip.ParseAddr(addr)
+		if aerr != nil {
+			return drivers.Found{}, fmt.Errorf("%q is not a printer's address: write its IP address, such as 192.168.1.50, or 192.168.1.50:9100", addr)
+		}
+		ap = netip.AddrPortFrom(a, drivers.DefaultTCPPort)
 	}
-	addr = addr.Unmap()
-	if !addr.Is4() || addr.IsLoopback() || addr.IsLinkLocalUnicast() {
-		return netip.Prefix{}, false
+	a := ap.Addr().Unmap()
+	if !drivers.ScanAllowed(netip.PrefixFrom(a, a.BitLen())) {
+		return drivers.Found{}, fmt.Errorf("%s is not on a private network (%s): printgate connects to printers there only", a, drivers.ScanRanges)
 	}
-	ones, _ := ipn.Mask.Size()
-	ones = max(ones, 32-drivers.MaxScanHostBits)
-	return netip.PrefixFrom(addr, ones).Masked(), true
+	found, err := drivers.ScanTCP(ctx, a.String(), int(ap.Port()), drivers.ScanOptions{Probe: true, Timeout: 2 * time.Second})
+	if err != nil {
+		return drivers.Found{}, fmt.Errorf("test %s: %w", ap, err)
+	}
+	if len(found) == 0 {
+		return drivers.Found{}, fmt.Errorf("nothing answers at %s: check the printer is on, its address (print its self-test page) and the port", netip.AddrPortFrom(a, ap.Port()))
+	}
+	return found[0], nil
 }

@@ -3,10 +3,11 @@ package lanescan
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/netip"
+	"strings"
 	"testing"
 
+	"printgate/drivers"
 	"printgate/drivers/printertest"
 )
 
@@ -36,30 +37,62 @@ func TestScanFindsEmulator(t *testing.T) {
 	}
 }
 
-// TestScanPrefix ensures the PC's own networks are scanned around its
-// address, never wider than ScanTCP allows, and loopback, link-local and
-// IPv6 are left out.
-func TestScanPrefix(t *testing.T) {
+// TestScanOnlyPrivate ensures the page's scan covers what install's does
+// and nothing that is not private: the /24 around each private IPv4
+// address of the PC, never a public one (the page once scanned the /24 of
+// any address, so a PC with a public one would have probed 254 strangers),
+// loopback, link-local or IPv6; and a network or an address named for a
+// scan or a test outside the private ranges and loopback is refused before
+// any connection. Addresses only: nothing here connects.
+func TestScanOnlyPrivate(t *testing.T) {
 	for in, want := range map[string]string{
 		"192.168.1.23/24": "192.168.1.0/24",
-		"10.1.2.3/8":      "10.1.0.0/22",
+		"10.1.2.3/8":      "10.1.2.0/24",
 		"172.16.5.4/30":   "172.16.5.4/30",
 		"127.0.0.1/8":     "",
 		"169.254.3.4/16":  "",
 		"fd00::5/64":      "",
+		"203.0.113.5/24":  "",
+		"8.8.8.8/16":      "",
+		"100.64.1.2/10":   "",
+		"172.32.0.9/24":   "",
 	} {
-		ip, ipn, err := net.ParseCIDR(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ipn.IP = ip
-		p, ok := scanPrefix(ipn)
-		got := ""
-		if ok {
-			got = p.String()
-		}
+		got := strings.Join(drivers.LocalScanNetworks([]netip.Prefix{netip.MustParsePrefix(in)}), " ")
 		if got != want {
-			t.Errorf("scanPrefix(%s) = %q, want %q", in, got, want)
+			t.Errorf("the PC at %s scans %q, want %q", in, got, want)
 		}
+	}
+	for _, cidr := range []string{"203.0.113.0/24", "8.8.8.8", "100.64.0.0/24", "0.0.0.0/24", "10.0.0.0/7", "::1", "fd00::/120"} {
+		if err := allowed(cidr); err == nil || !strings.Contains(err.Error(), "not a private network") && !strings.Contains(err.Error(), "bad network") {
+			t.Errorf("a scan of %s is allowed (%v), want it refused", cidr, err)
+		}
+	}
+	for _, cidr := range []string{"192.168.1.0/24", "10.9.8.0/24", "172.20.1.7", "127.0.0.1/32"} {
+		if err := allowed(cidr); err != nil {
+			t.Errorf("a scan of %s is refused: %v", cidr, err)
+		}
+	}
+}
+
+// TestProbeOneAddress ensures the page's test of a printer typed by its
+// address finds the emulator on loopback answering, says when nothing
+// answers, and refuses a public address before any connection.
+func TestProbeOneAddress(t *testing.T) {
+	p := printertest.New(printertest.Options{Name: "k", Model: printertest.ModelEpson})
+	if err := p.ListenTCP(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Probe(context.Background(), p.Addr())
+	if err != nil || !f.Answers || f.URL != "tcp://"+p.Addr() {
+		t.Errorf("probe of the emulator at %s: %+v, %v; want it answering", p.Addr(), f, err)
+	}
+	p.Close()
+	if _, err := Probe(context.Background(), p.Addr()); err == nil || !strings.Contains(err.Error(), "nothing answers at "+p.Addr()) {
+		t.Errorf("probe of a closed port: %v, want \"nothing answers\"", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // were the check missing, a cancelled dial sends nothing
+	if _, err := Probe(ctx, "203.0.113.5:9100"); err == nil || !strings.Contains(err.Error(), "not on a private network") {
+		t.Errorf("probe of a public address: %v, want it refused", err)
 	}
 }

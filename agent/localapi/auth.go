@@ -68,6 +68,9 @@ func (s *server) checkToken(r *http.Request) (*apiError, bool) {
 		return newError(http.StatusUnauthorized, api.CodeUnauthorized, "this agent has no api_token configured, so its API is closed; set api_token in the agent's config"), false
 	}
 	got, ok := bearer(r)
+	if !ok && emptyBearer(r) {
+		return newError(http.StatusUnauthorized, api.CodeUnauthorized, "the token sent was empty: the header says \"Authorization: Bearer\" with nothing after it, so whatever read the token read nothing (a token file this account may not read, a variable not set); send the agent's api_token after \"Bearer \""), false
+	}
 	if !ok {
 		return newError(http.StatusUnauthorized, api.CodeUnauthorized, "send the agent's api_token as the header \"Authorization: Bearer <token>\""), false
 	}
@@ -107,6 +110,14 @@ func bearer(r *http.Request) (string, bool) {
 	}
 	token = normalizeToken(token)
 	return token, token != ""
+}
+
+// emptyBearer reports whether r's Authorization header names the Bearer
+// scheme with no token after it, as a shell sends "Bearer $TOKEN" when
+// TOKEN is empty (net/http trims the trailing space away).
+func emptyBearer(r *http.Request) bool {
+	scheme, rest, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	return strings.EqualFold(scheme, "Bearer") && normalizeToken(rest) == ""
 }
 
 // normalizeToken is applied to both the configured token and the presented

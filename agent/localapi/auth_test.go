@@ -1,6 +1,7 @@
 package localapi_test
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -55,5 +56,39 @@ func TestTokenTrimmedOverTheWire(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("configured \"tok \", sent \"Bearer tok \": %d, want 200", resp.StatusCode)
+	}
+}
+
+// TestEmptyTokenSaysSo ensures a 401 says when the token sent was empty:
+// `curl -H "Authorization: Bearer $TOKEN"` with a TOKEN the shell could not
+// read (the token file is the service's, and sudo is not everywhere) sends
+// "Bearer " and nothing more, which was answered as if no header came, and
+// the person looked for a wrong token instead of an unread file. A missing
+// header and a wrong token keep their own answers.
+func TestEmptyTokenSaysSo(t *testing.T) {
+	srv := newLoopbackServer(t, localapi.New(newFake(), localapi.Options{Token: testToken}))
+	for _, tc := range []struct {
+		auth string // "-": no header
+		want string
+	}{
+		{"Bearer ", "token sent was empty"},
+		{"Bearer", "token sent was empty"},
+		{"bearer \t", "token sent was empty"},
+		{"-", "send the agent's api_token as the header"},
+		{"Bearer wrong", "is not this agent's api_token"},
+	} {
+		req, _ := http.NewRequest("GET", srv.URL+"/api/v1/printers", nil)
+		if tc.auth != "-" {
+			req.Header.Set("Authorization", tc.auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(body), tc.want) {
+			t.Errorf("Authorization %q: %d %s, want 401 saying %q", tc.auth, resp.StatusCode, body, tc.want)
+		}
 	}
 }

@@ -101,7 +101,7 @@ type Options struct {
 	// that ends a job; default 300ms.
 	CutIdle time.Duration
 	// DupWindow is how long an accepted job's bytes are remembered to flag
-	// a retry as Duplicate; default 10s.
+	// a retry as Duplicate; default 10s, negative off (no job is flagged).
 	DupWindow time.Duration
 	// MaxJobBytes bounds a job, and so the memory of a connection. A longer
 	// stream is cut off and refused (Sink.Refused, reset). Required (> 0):
@@ -208,7 +208,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	def(&o.IdleGap, DefaultIdleGap)
 	def(&o.CutIdle, DefaultCutIdle)
-	def(&o.DupWindow, DefaultDupWindow)
+	if o.DupWindow == 0 {
+		o.DupWindow = DefaultDupWindow
+	}
 	def(&o.FirstByteTimeout, DefaultFirstByteTimeout)
 	def(&o.ConnIdle, DefaultConnIdle)
 	def(&o.MaxJobDuration, DefaultMaxJobDuration)

@@ -2,20 +2,24 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
 	"html/template"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"regexp"
 	"strings"
+	"time"
 
 	"printgate/agent/api"
 	"printgate/agent/config"
 	"printgate/agent/localapi"
+	"printgate/drivers"
 )
 
 // validPrinterName is the rule config.AppendPrinter enforces; the form
@@ -52,7 +56,73 @@ type configConfirmData struct {
 	URL    string
 	Block  string
 	Sum    string
-	CanRun bool // the backend can reload its config
+	CanRun bool   // the backend can reload its config
+	Tested string // what the test of a printer typed by its address found
+}
+
+// printerProber is a backend that tests one printer's address (IP:port)
+// before the page adds it: a connection and the ESC/POS status query.
+type printerProber interface {
+	ProbePrinter(ctx context.Context, addr string) (drivers.Found, error)
+}
+
+// probeWait bounds the test of a printer typed by its address.
+const probeWait = 5 * time.Second
+
+// testAddress serves POST /printers/test-address: the manager typed a
+// network printer's address; it is tested first (on a private network or
+// this PC only, as a scan), and only a printer that accepts the connection
+// goes on to the add form, which says what the test found.
+func (p *Page) testAddress(w http.ResponseWriter, r *http.Request, sess *session) {
+	l := pickLang(r)
+	back := "/printers#add-address"
+	if p.opts.ConfigPath == "" {
+		p.flashTo(w, r, sess, back, &flash{Error: true, Text: l.T("add.unavailable")})
+		return
+	}
+	prober, ok := p.b.(printerProber)
+	if !ok {
+		p.flashTo(w, r, sess, back, &flash{Error: true, Text: l.T("add.notest")})
+		return
+	}
+	raw := strings.TrimSpace(r.PostFormValue("addr"))
+	ap, err := netip.ParseAddrPort(raw)
+	if err != nil {
+		a, aerr := netip.ParseAddr(raw)
+		if aerr != nil || a.Zone() != "" {
+			p.flashTo(w, r, sess, back, &flash{Error: true, Text: l.T("add.badaddr", raw)})
+			return
+		}
+		ap = netip.AddrPortFrom(a, drivers.DefaultTCPPort)
+	}
+	ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	if !drivers.ScanAllowed(netip.PrefixFrom(ap.Addr(), ap.Addr().BitLen())) {
+		p.flashTo(w, r, sess, back, &flash{Error: true, Text: l.T("add.notprivate", ap.Addr().String(), drivers.ScanRanges)})
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), probeWait)
+	defer cancel()
+	found, err := prober.ProbePrinter(ctx, ap.String())
+	if err != nil {
+		p.log.Info("manager page: printer address test failed", "addr", ap.String(), "err", err)
+		p.flashTo(w, r, sess, back, &flash{Error: true, Text: l.T("add.noanswer", ap.String())})
+		return
+	}
+	data, err := os.ReadFile(p.opts.ConfigPath)
+	if err != nil {
+		p.serverError(w, r, "problem.config.read", err)
+		return
+	}
+	fv := foundViews([]drivers.Found{found}, p.printerNames(), 0)[0]
+	tested := l.T("add.tested", ap.String())
+	if !found.Answers {
+		tested = l.T("add.tested.silent", ap.String())
+	}
+	v := p.newView(r, sess, "printers")
+	v.Title = l.T("add.title")
+	v.Data = configConfirmData{Action: "add", Config: p.opts.ConfigPath, Name: fv.Suggested, URL: found.URL,
+		Block: appendedBlock(fv.Suggested, found.URL), Sum: fileSum(data), Tested: tested}
+	p.render(w, r, http.StatusOK, "config-confirm.html", v)
 }
 
 // reloadConfirm serves GET /printers/reload.

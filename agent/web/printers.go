@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 
 	"printgate/agent/api"
@@ -60,6 +61,8 @@ type printersData struct {
 	Found       []foundView
 	DiscoverErr string
 	Scan        scanState
+	ScanText    string // the scan box's line (scanText)
+	ScanRanges  string // the private ranges a scan may cover
 	ScanFound   []foundView
 }
 
@@ -75,6 +78,8 @@ func (p *Page) printersPage(w http.ResponseWriter, r *http.Request, sess *sessio
 	}
 	d.Found = foundViews(found, names, 0)
 	d.Scan = p.scan.state()
+	d.ScanText = scanText(v.L, d.Scan)
+	d.ScanRanges = drivers.ScanRanges
 	d.ScanFound = foundViews(d.Scan.Found, names, len(d.Found))
 	v.Data = d
 	p.render(w, r, http.StatusOK, "printers.html", v)
@@ -106,6 +111,17 @@ type scanState struct {
 	Total    int
 	Found    []drivers.Found
 	Err      string
+	// Networks names what the scan covers ("192.168.1.0/24"), "" when the
+	// backend does not say.
+	Networks string
+	// NoPrivate: the PC has no private network, so nothing was scanned.
+	NoPrivate bool
+}
+
+// scanNetworker is a backend that says which networks its scan of this
+// PC's LAN covers, for the page to name them.
+type scanNetworker interface {
+	ScanNetworks() ([]string, error)
 }
 
 // scanner runs at most one LAN scan at a time for the page, under the
@@ -134,6 +150,15 @@ func (s *scanner) start() bool {
 		return false
 	}
 	s.st = scanState{Running: true}
+	if n, ok := s.b.(scanNetworker); ok {
+		nets, err := n.ScanNetworks()
+		if err == nil && len(nets) == 0 {
+			s.st = scanState{Finished: true, NoPrivate: true}
+			s.notifyLocked()
+			return true
+		}
+		s.st.Networks = strings.Join(nets, ", ")
+	}
 	s.notifyLocked()
 	s.wg.Add(1)
 	go func() {
@@ -176,12 +201,14 @@ func (s *scanner) state() scanState {
 
 // startScan serves POST /printers/scan.
 func (p *Page) startScan(w http.ResponseWriter, r *http.Request, sess *session) {
-	l := pickLang(r)
-	f := &flash{Text: l.T("flash.scanstarted")}
-	if !p.scan.start() {
-		f = &flash{Text: l.T("flash.scanrunning")}
+	// A started scan says so in its own box, which follows it to the end;
+	// a flash "Scan started." would stay on the page after it finished.
+	if p.scan.start() {
+		http.Redirect(w, r, "/printers#lan-scan", http.StatusSeeOther)
+		return
 	}
-	p.flashTo(w, r, sess, "/printers#scan", f)
+	l := pickLang(r)
+	p.flashTo(w, r, sess, "/printers#lan-scan", &flash{Text: l.T("flash.scanrunning")})
 }
 
 // scanProgress and scanResult are the events of GET /printers/scan.
@@ -220,11 +247,7 @@ func (p *Page) scanStream(w http.ResponseWriter, r *http.Request, _ *session) {
 	for {
 		st, changed := p.scan.watch()
 		if !st.Running {
-			res := scanResult{Error: st.Err, Found: []scanFoundJSON{}}
-			res.Text = l.T("printers.scan.done", len(st.Found))
-			if st.Err != "" {
-				res.Text = l.T("printers.scan.error", st.Err)
-			}
+			res := scanResult{Error: st.Err, Found: []scanFoundJSON{}, Text: scanText(l, st)}
 			names := p.printerNames()
 			for _, f := range foundViews(st.Found, names, 0) {
 				res.Found = append(res.Found, scanFoundJSON{Name: f.Name, URL: f.URL, Model: f.Model, Config: f.Config, Suggested: f.Suggested})
@@ -248,4 +271,22 @@ func (p *Page) scanStream(w http.ResponseWriter, r *http.Request, _ *session) {
 			return
 		}
 	}
+}
+
+// scanText is the scan box's line: what is being scanned, or what the
+// scan found and where.
+func scanText(l lang, st scanState) string {
+	switch {
+	case st.NoPrivate:
+		return l.T("printers.scan.noprivate", drivers.ScanRanges)
+	case st.Running && st.Networks != "":
+		return l.T("printers.scan.runningon", st.Networks)
+	case st.Running:
+		return l.T("printers.scan.running")
+	case st.Err != "":
+		return l.T("printers.scan.error", st.Err)
+	case st.Networks != "":
+		return l.T("printers.scan.doneon", st.Networks, len(st.Found))
+	}
+	return l.T("printers.scan.done", len(st.Found))
 }

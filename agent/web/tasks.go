@@ -23,9 +23,28 @@ const (
 	// filtering by text or time, so a search over a large spool answers
 	// quickly; the page says when it stopped and offers to go on.
 	MaxSearchScan = 5000
-	// timeLayout is the value of an <input type="datetime-local">.
-	timeLayout = "2006-01-02T15:04"
+	// timeLayout is how the filter shows a time: ISO, as the page shows
+	// dates everywhere (a datetime-local input showed the browser's
+	// locale, such as mm/dd/yyyy).
+	timeLayout = "2006-01-02 15:04"
 )
+
+// filterLayouts are the times the filter takes: timeLayout, the same with
+// a T (what the datetime-local input sent, in links kept from before), and
+// a date alone, its first minute.
+var filterLayouts = []string{timeLayout, "2006-01-02T15:04", "2006-01-02"}
+
+// parseFilterTime reads a filter time as typed, in the agent's zone, and
+// returns it with its text in timeLayout; date-only is its first minute.
+func parseFilterTime(s string) (time.Time, string, bool) {
+	s = strings.TrimSpace(s)
+	for _, layout := range filterLayouts {
+		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
+			return t, t.Format(timeLayout), true
+		}
+	}
+	return time.Time{}, "", false
+}
 
 // taskFilter is the task list's query.
 type taskFilter struct {
@@ -53,19 +72,16 @@ func parseTaskFilter(q url.Values) (taskFilter, bool) {
 	f.After, _ = strconv.ParseUint(q.Get("after"), 10, 64)
 	ok := true
 	if f.From != "" {
-		t, err := time.ParseInLocation(timeLayout, f.From, time.Local)
-		if err != nil {
-			ok, f.From = false, ""
-		}
-		f.from = t
+		t, text, good := parseFilterTime(f.From)
+		ok, f.From, f.from = ok && good, text, t
 	}
 	if f.To != "" {
-		t, err := time.ParseInLocation(timeLayout, f.To, time.Local)
-		if err != nil {
-			ok, f.To = false, ""
+		t, text, good := parseFilterTime(f.To)
+		ok, f.To = ok && good, text
+		if good {
+			// The minute named is included.
+			f.to = t.Add(time.Minute)
 		}
-		// The minute named is included.
-		f.to = t.Add(time.Minute)
 	}
 	return f, ok
 }
@@ -248,6 +264,8 @@ type taskData struct {
 	// Failover names the printers whose tickets print on a backup now.
 	Where    string
 	Failover []string
+	// DupOf is the earlier raw job a raw task's POSSIBLE DUPLICATE matched.
+	DupOf *dupMatch
 }
 
 // loadTask fetches the task named in the path, answering 404 itself.
@@ -276,6 +294,7 @@ func (p *Page) taskPage(w http.ResponseWriter, r *http.Request, sess *session) {
 	v.Title = v.L.T("task.title", t.TaskNo)
 	d := taskData{Task: t, Actions: map[string]bool{}, Tries: tries(t), Timeline: timeline(t), TargetLabel: targetLabel(v.L, t.State)}
 	d.Say, d.Bad = taskSay(v.L, t, p.printerDetail(t.Lane()))
+	d.DupOf = p.rawDupOf(t)
 	for _, a := range []string{actReprint, actRetry, actCancel} {
 		d.Actions[a] = allowed(a, t)
 	}

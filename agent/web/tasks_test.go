@@ -58,9 +58,17 @@ func TestTaskSearch(t *testing.T) {
 	wantBody(t, w, `<option value="HELD" selected>`)
 	from := base.Add(30 * time.Minute).Format(timeLayout)
 	to := base.Add(time.Hour).Format(timeLayout)
-	w = h.get(c, "/tasks?from="+from+"&to="+to)
+	w = h.get(c, "/tasks?from="+url.QueryEscape(from)+"&to="+url.QueryEscape(to))
 	if got := strings.Join(rows(w.Body.String()), ","); got != "POS1-0002" {
 		t.Errorf("from %s to %s: %s", from, to, got)
+	}
+	// The filter shows its times in ISO, as the page shows dates, in a
+	// field of its own (a datetime-local input showed mm/dd/yyyy), and
+	// takes the T form of older links too.
+	wantBody(t, w, `name="from" value="`+from+`"`, `type="text" name="from"`)
+	tForm := base.Add(30 * time.Minute).Format("2006-01-02T15:04")
+	if got := strings.Join(rows(h.get(c, "/tasks?from="+tForm+"&to="+url.QueryEscape(to)).Body.String()), ","); got != "POS1-0002" {
+		t.Errorf("from %s (T form) to %s: %s", tForm, to, got)
 	}
 	wantBody(t, h.get(c, "/tasks?from=yesterday"), catalog["tasks.badtime"].en)
 	// Flags.

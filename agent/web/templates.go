@@ -16,7 +16,9 @@ var templateFuncs = template.FuncMap{
 		if t.IsZero() {
 			return ""
 		}
-		return t.Local().Format("2006-01-02 15:04:05")
+		// A no-break space: the date and its time stay on one line (a
+		// narrow column wrapped them at 1280 px).
+		return t.Local().Format("2006-01-02\u00a015:04:05")
 	},
 	// tone is the CSS class of a printer, task, link or health state.
 	"tone": tone,

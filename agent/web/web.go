@@ -204,6 +204,7 @@ func (p *Page) routes() {
 	m.HandleFunc("POST /printers/reload", p.action(p.reloadAction))
 	m.HandleFunc("GET /printers/add", p.page(p.addConfirm))
 	m.HandleFunc("POST /printers/add", p.action(p.addAction))
+	m.HandleFunc("POST /printers/test-address", p.action(p.testAddress))
 
 	m.HandleFunc("GET /pairing", p.page(p.pairingPage))
 	m.HandleFunc("POST /pairing/unpair", p.action(p.unpair))

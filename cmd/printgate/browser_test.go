@@ -48,6 +48,7 @@ func TestBrowser(t *testing.T) {
 		{"TaskWords", browserTaskWords},
 		{"ReprintWhileFailbackPending", browserReprintWhileFailbackPending},
 		{"ErrorPage", browserErrorPage},
+		{"AddPrinterByAddress", browserAddByAddress},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, s) })
 	}
@@ -662,4 +663,57 @@ func browserReprintWhileFailbackPending(t *testing.T, s *browserSuite) {
 	if n := len(a.printers["kitchen"].Tickets()); n != kitchenBefore {
 		t.Errorf("kitchen printed %d tickets; the page said bar", n-kitchenBefore)
 	}
+}
+
+// browserAddByAddress: a printer the scan cannot find (another network,
+// a PC with no private address) is added by typing its address on the
+// printers page. The agent tests it first: an address where nothing
+// answers comes back with the reason and changes nothing; the emulated
+// printer on loopback is tested, shown as answering, added under the name
+// typed, and prints a ticket.
+func browserAddByAddress(t *testing.T, s *browserSuite) {
+	a := s.startPageAgent(t, agentSetup{pin: browserPIN})
+	counter := printertest.New(printertest.Options{Name: "counter", Model: printertest.ModelEpson})
+	if err := counter.ListenTCP(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { counter.Close() })
+	a.printers["counter"] = counter
+
+	b := s.openTab(t, a.base, 390, 844)
+	b.login(browserPIN)
+	typeAddr := func(addr string) {
+		b.open("/printers")
+		b.do("type the address", chromedp.WaitVisible(chromedp.CSS("form#add-by-address")),
+			chromedp.SetValue(chromedp.CSS(`form#add-by-address input[name=addr]`), addr))
+		b.clickAndWait(`form#add-by-address button[type=submit]`)
+	}
+
+	dead := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	typeAddr(dead)
+	b.do("the refusal", chromedp.WaitVisible(chromedp.CSS("#flash")))
+	if msg := eval[string](b, "the flash", `document.querySelector("#flash").innerText`); !strings.Contains(msg, "Nothing answers at "+dead) {
+		t.Errorf("an address where nothing answers: flash %q", msg)
+	}
+	if eval[bool](b, "the add form?", `!!document.querySelector("form#confirm")`) {
+		t.Error("an address where nothing answers was offered for adding")
+	}
+
+	typeAddr(counter.Addr())
+	b.do("the tested add form", chromedp.WaitVisible(chromedp.CSS("#add-tested")))
+	if msg := eval[string](b, "the test's result", `document.querySelector("#add-tested").innerText`); !strings.Contains(msg, counter.Addr()+" answers as a receipt printer") {
+		t.Errorf("the add form says %q of the emulator's test", msg)
+	}
+	if u := eval[string](b, "the URL", `document.querySelector("#add-url").innerText`); u != "tcp://"+counter.Addr() {
+		t.Errorf("the add form's URL %q, want tcp://%s", u, counter.Addr())
+	}
+	b.noHorizontalScroll("/printers/test-address")
+	b.screenshot("printers-add-by-address")
+	b.do("name it", chromedp.SetValue(chromedp.CSS(`form#confirm input[name=name]`), "counter"))
+	b.clickAndWait(`form#confirm button[type=submit]`)
+	b.do("the flash", chromedp.WaitVisible(chromedp.CSS("#flash")))
+	b.open("/printers")
+	b.do("counter listed", chromedp.WaitVisible(chromedp.CSS(`[data-printer="counter"]`)))
+	a.submit(t, "ADDR1_v1", "counter", "")
+	a.waitTicket(t, "counter", "TICKET ADDR1_v1")
 }

@@ -73,6 +73,34 @@ func TestFixStartWithoutSystemd(t *testing.T) {
 	}
 }
 
+// TestFixStopWithoutSystemd ensures `printgate stop` on a machine without
+// systemd, where the agent was started by hand, says how to stop that agent
+// and names its process (it advised running the agent in the foreground,
+// which is what was already running).
+func TestFixStopWithoutSystemd(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("systemd is Linux's")
+	}
+	if _, err := os.Stat("/run/systemd/system"); err == nil {
+		t.Skip("systemd runs here: stop would stop a service")
+	}
+	bin := buildPrintgate(t)
+	config, _, base, _ := promiseSetup(t)
+	realAgent(t, config, base)
+	code, _, errs := runBinary(t, bin, exec.Command(bin, "stop", "--config", config))
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	wantFix(t, "stop", errs, `printgate stop: the service was not stopped: it needs systemd`,
+		"stop the agent where it runs (Ctrl-C in its terminal), or: ")
+	if !regexp.MustCompile(`kill \d+ \(the agent, printgate \(pid \d+\), holds 127\.0\.0\.1:\d+\)`).MatchString(errs) {
+		t.Errorf("the fix does not name the agent's process:\n%s", errs)
+	}
+	if strings.Contains(errs, "foreground") {
+		t.Errorf("stop advises running the agent, which runs already:\n%s", errs)
+	}
+}
+
 // TestFixStatusWrongToken ensures `status` with a token the running agent
 // does not hold says that the token the command read is not the agent's,
 // where it read it, and what to do (it said the agent answered 401, check

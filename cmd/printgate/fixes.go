@@ -13,6 +13,7 @@ import (
 
 	"printgate/agent/apiclient"
 	"printgate/agent/config"
+	"printgate/cmd/printgate/internal/screen"
 	"printgate/installer"
 	"printgate/internal/fileowner"
 	"printgate/internal/portowner"
@@ -97,7 +98,7 @@ func tokenRefused(cfg *config.Config, err error) (msg, fix string, ok bool) {
 		read = cfg.APITokenFile + " (api_token_file at " + cfg.Where("api_token_file") + ")"
 	}
 	msg = fmt.Sprintf("the agent at %s refused the API token this command read from %s: it is not the token the running agent read from its own config when it started", apiclient.URL(cfg), read)
-	fix = fmt.Sprintf("if the token changed since the agent started, restart it (sudo printgate restart, or stop and start printgate run); if the agent runs with another config, name that one with --config (the service's is %s)", config.DefaultConfigPath())
+	fix = fmt.Sprintf("if the token changed since the agent started, restart it ("+screen.ThisShell().Admin("printgate restart")+", or stop and start printgate run); if the agent runs with another config, name that one with --config (the service's is %s)", config.DefaultConfigPath())
 	return msg, fix, true
 }
 
@@ -107,7 +108,7 @@ func agentDownFix(cfg *config.Config) string {
 	if installer.NoServiceManager() != "" {
 		return "start the agent: " + foregroundCommand(cfg.Path) + " (no service manager runs here)"
 	}
-	return "start the agent: sudo printgate start (the service), or printgate run --config " + cfg.Path
+	return "start the agent: " + screen.ThisShell().Admin("printgate start") + " (the service), or printgate run --config " + cfg.Path
 }
 
 // agentSilentFix is what to do when something holds the agent's port of
@@ -122,7 +123,7 @@ func agentSilentFix(cfg *config.Config) string {
 	holder, found := portowner.Listening(n)
 	switch {
 	case found && holder.Name == "printgate":
-		return fmt.Sprintf("the agent, %s, holds port %d but does not answer: restart it (sudo printgate restart, or Ctrl-C and printgate run where it runs), and send its log to support if it happens again", holder, n)
+		return fmt.Sprintf("the agent, %s, holds port %d but does not answer: restart it (%s, or Ctrl-C and printgate run where it runs), and send its log to support if it happens again", holder, n, screen.ThisShell().Admin("printgate restart"))
 	case found:
 		return fmt.Sprintf("%s holds port %d, the agent's listen port: stop it, or set listen in %s to a free port and restart the agent", holder, n, cfg.Path)
 	}

@@ -118,7 +118,7 @@ func installCmd(ctx context.Context, env installEnv, args []string, stdout, stde
 		fmt.Fprintf(stdout, "\nNo printer is configured yet: the agent starts and serves its page, but prints nothing until one is added (the page's Printers page, or a [[printers]] table in %s, then printgate reload).\n", path)
 	}
 	// Without a service manager (a container) the agent runs by hand.
-	screen.NextSteps(stdout, env.GOOS, path, cfg, register != nil && installer.NoServiceManager() == "")
+	screen.NextSteps(stdout, screen.Shell{GOOS: env.GOOS, Root: screen.ThisShell().Root}, path, cfg, register != nil && installer.NoServiceManager() == "")
 	return 0
 }
 

@@ -235,7 +235,7 @@ func TestInstallNoDiscover(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 	data, _ := os.ReadFile(path)
-	if !strings.Contains(string(data), "# [[printers]]") || !strings.Contains(out, "add a printer to "+path) {
+	if !strings.Contains(string(data), "# [[printers]]") || !strings.Contains(out, "add a printer: on the manager page's Printers tab") || !strings.Contains(out, "or in "+path) {
 		t.Errorf("expected a commented example and a step to add a printer:\n%s\n%s", data, out)
 	}
 }
@@ -248,5 +248,59 @@ func TestInstallUsage(t *testing.T) {
 	code, _, _ = runInstallTest(t, installEnv{}, "extra")
 	if code != 2 {
 		t.Errorf("a positional argument: exit %d, want 2", code)
+	}
+}
+
+// TestInstallNextStepsForTheShell ensures the next steps after install work
+// pasted where install ran: in a root shell, where a fresh Debian may have
+// no sudo, without sudo (runuser for the service's account); after `sudo
+// printgate install`, with sudo. They said sudo everywhere.
+func TestInstallNextStepsForTheShell(t *testing.T) {
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
+		t.Skip("a root shell on Linux only")
+	}
+	emu := startLANEmulator(t)
+	for _, tc := range []struct {
+		sudoUser string
+		want     []string
+		wantNot  string
+	}{
+		{"", []string{"printgate pin set", "runuser -u printgate -- printgate pair"}, "sudo"},
+		{"someone", []string{"sudo printgate pin set", "sudo -u printgate printgate pair"}, "runuser"},
+	} {
+		t.Setenv("SUDO_USER", tc.sudoUser)
+		path := filepath.Join(t.TempDir(), "printgate.toml")
+		code, out, errOut := runInstallTest(t, testInstallEnv(t, emu), "--config", path, "--yes")
+		if code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+		}
+		steps := out[strings.Index(out, "Next steps:"):]
+		for _, w := range tc.want {
+			if !strings.Contains(steps, w) {
+				t.Errorf("SUDO_USER=%q: next steps lack %q:\n%s", tc.sudoUser, w, steps)
+			}
+		}
+		if strings.Contains(steps, tc.wantNot) {
+			t.Errorf("SUDO_USER=%q: next steps say %s:\n%s", tc.sudoUser, tc.wantNot, steps)
+		}
+	}
+}
+
+// TestInstallSaysWhichNetworks ensures install names the networks it scans
+// and the rule it shares with the page's scan (private ranges only), and,
+// on a PC with no private address, says it scanned nothing and where to add
+// a printer by its address (it said "no local network to scan", and sent
+// the person to a page that could add only printers it found).
+func TestInstallSaysWhichNetworks(t *testing.T) {
+	emu := startLANEmulator(t)
+	env := testInstallEnv(t, emu)
+	_, _, errOut := runInstallTest(t, env, "--config", filepath.Join(t.TempDir(), "printgate.toml"), "--yes")
+	if !strings.Contains(errOut, "looking for network printers on 127.0.0.1/32") || !strings.Contains(errOut, "printgate scans only "+drivers.ScanRanges) {
+		t.Errorf("install does not name the networks it scans and the rule:\n%s", errOut)
+	}
+	env.Networks = func() ([]string, error) { return nil, nil }
+	_, _, errOut = runInstallTest(t, env, "--config", filepath.Join(t.TempDir(), "printgate.toml"), "--yes")
+	if !strings.Contains(errOut, "no address on a private network ("+drivers.ScanRanges+")") || !strings.Contains(errOut, "Add a printer by address") {
+		t.Errorf("install on a PC with no private network:\n%s", errOut)
 	}
 }

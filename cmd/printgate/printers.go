@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"os/signal"
 	"time"
@@ -90,6 +91,10 @@ func printersCmd(ctx context.Context, env printersEnv, args []string, stdout, st
 	rep.Discovered, rep.Warnings = probe.Discover(env.serial, env.usb, env.spooler)
 	code := 0
 	if *scan != "" {
+		if pfx, ok := scanPrefix(*scan); ok && !drivers.ScanAllowed(pfx) {
+			fmt.Fprintf(stderr, "printgate printers: %s is not a private network (%s): printgate scans no other, so it probes no stranger's hosts\nfix: scan the printers' own network, such as 192.168.1.0/24 (the printer's self-test page shows its address)\n", *scan, drivers.ScanRanges)
+			return 2
+		}
 		p := &probe.Progress{W: stderr, CIDR: *scan}
 		found, err := env.scan(ctx, *scan, *port, drivers.ScanOptions{Timeout: *timeout, Probe: true, Progress: p.Report})
 		p.Finish()
@@ -119,4 +124,17 @@ func printersCmd(ctx context.Context, env printersEnv, args []string, stdout, st
 	}
 	rep.WriteText(stdout, *scan == "")
 	return code
+}
+
+// scanPrefix reads --scan's network (a CIDR or one address) for the
+// private-ranges check; what it cannot read, ScanTCP refuses with its own
+// words.
+func scanPrefix(s string) (netip.Prefix, bool) {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p, true
+	}
+	if a, err := netip.ParseAddr(s); err == nil {
+		return netip.PrefixFrom(a, a.BitLen()), true
+	}
+	return netip.Prefix{}, false
 }

@@ -153,6 +153,8 @@ func TestPrintersUsage(t *testing.T) {
 		{[]string{"--bogus"}, 2, "flag provided but not defined"},
 		{[]string{"--scan", "10.0.0.0/8"}, 2, "scan at most a /22"},
 		{[]string{"--scan", "kitchen"}, 2, "bad network"},
+		{[]string{"--scan", "203.0.113.0/24"}, 2, "203.0.113.0/24 is not a private network"},
+		{[]string{"--scan", "8.8.8.8"}, 2, "8.8.8.8 is not a private network"},
 	}
 	for _, tt := range tests {
 		var out, errb bytes.Buffer

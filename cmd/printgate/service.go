@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"printgate/agent/web"
 	"printgate/cmd/printgate/internal/screen"
 	"printgate/installer"
+	"printgate/internal/portowner"
 )
 
 func init() {
@@ -64,8 +67,12 @@ func serviceAction(action string) func(args []string, stdout, stderr io.Writer) 
 			}
 		}
 		if why := installer.NoServiceManager(); why != "" {
-			fmt.Fprintf(stderr, "printgate %s: the service was not %s: it needs systemd, and systemd is not running on this machine (a container or a chroot)\nfix: run the agent in the foreground instead: %s, or boot this machine with systemd\n",
-				action, map[string]string{"start": "started", "stop": "stopped", "restart": "restarted"}[action], foregroundCommand(path))
+			fix := "run the agent in the foreground instead: " + foregroundCommand(path) + ", or boot this machine with systemd"
+			if action == "stop" {
+				fix = stopByHandFix(path)
+			}
+			fmt.Fprintf(stderr, "printgate %s: the service was not %s: it needs systemd, and systemd is not running on this machine (a container or a chroot)\nfix: %s\n",
+				action, map[string]string{"start": "started", "stop": "stopped", "restart": "restarted"}[action], fix)
 			return 1
 		}
 		did, err := installer.Control(action, path)
@@ -79,12 +86,39 @@ func serviceAction(action string) func(args []string, stdout, stderr io.Writer) 
 }
 
 // foregroundCommand is how to run the agent of the config at path by
-// hand, as the service's account when this machine has it.
+// hand, as the service's account when this machine has it, written for the
+// shell this command runs in (runuser in a root shell, where sudo may be
+// missing; sudo otherwise).
 func foregroundCommand(path string) string {
+	cmd := "printgate run --config " + path
 	if _, err := user.Lookup(installer.ServiceUser); err == nil {
-		return fmt.Sprintf("sudo -u %s printgate run --config %s", installer.ServiceUser, path)
+		return screen.ThisShell().AsService(cmd)
 	}
-	return "printgate run --config " + path
+	return cmd
+}
+
+// stopByHandFix is how to stop the agent of the config at path where no
+// service manager runs it: the agent was started by hand, so it stops where
+// it runs, and the process that holds its port is named when /proc says.
+func stopByHandFix(path string) string {
+	const where = "stop the agent where it runs (Ctrl-C in its terminal)"
+	cfg, err := config.Load(path)
+	if err != nil {
+		return where
+	}
+	_, port, err := net.SplitHostPort(cfg.Listen)
+	n, _ := strconv.Atoi(port)
+	if err != nil || n <= 0 {
+		return where
+	}
+	holder, found := portowner.Listening(n)
+	switch {
+	case found && holder.Name == "printgate":
+		return fmt.Sprintf("%s, or: %s (the agent, %s, holds %s)", where, screen.ThisShell().Admin(fmt.Sprintf("kill %d", holder.PID)), holder, cfg.Listen)
+	case found:
+		return fmt.Sprintf("%s; %s holds %s, the config's listen address, and it is not printgate", where, holder, cfg.Listen)
+	}
+	return fmt.Sprintf("no agent holds %s, the config's listen address, so none of this config is running; an agent started by hand stops with Ctrl-C in its terminal", cfg.Listen)
 }
 
 func capitalize(s string) string { return strings.ToUpper(s[:1]) + s[1:] }

@@ -123,15 +123,11 @@ func Tasks(w io.Writer, last []apiclient.Task) {
 
 // NextSteps tells the technician how to get from here to the first
 // ticket: start, pair, the page and its PIN.
-func NextSteps(w io.Writer, goos, path string, cfg *config.Config, service bool) {
+// Its commands are written for sh, the shell install ran in.
+func NextSteps(w io.Writer, sh Shell, path string, cfg *config.Config, service bool) {
 	url := "http://127.0.0.1:8631/"
 	if cfg != nil {
 		url = apiclient.URL(cfg) + "/"
-	}
-	sudo, asService := "", ""
-	if goos == "linux" {
-		sudo = "sudo "
-		asService = "sudo -u printgate "
 	}
 	cfgArg := ""
 	if path != config.DefaultConfigPath() {
@@ -144,18 +140,18 @@ func NextSteps(w io.Writer, goos, path string, cfg *config.Config, service bool)
 		n++
 	}
 	if cfg == nil || len(cfg.Printers) == 0 {
-		step("add a printer to %s (see `printgate printers --scan 192.168.1.0/24`)", path)
+		step("add a printer: on the manager page's Printers tab (scan, or Add a printer by address, which tests it first), or in %s (see `printgate printers --scan 192.168.1.0/24`)", path)
 	}
 	if service {
-		step("start the service: %sprintgate start%s", sudo, cfgArg)
+		step("start the service: %s", sh.Admin("printgate start"+cfgArg))
 	} else {
 		step("run the agent: printgate run --config %s", path)
 	}
-	step("pair with the cloud: set [cloud] in %s, then %sprintgate pair%s", path, asService, cfgArg)
+	step("pair with the cloud: set [cloud] in %s, then %s", path, sh.AsService("printgate pair"+cfgArg))
 	step("open the manager page on this PC: %s", url)
-	step("set the page's PIN: %sprintgate pin set%s, or from this PC's browser on the page", sudo, cfgArg)
+	step("set the page's PIN: %s, or from this PC's browser on the page", sh.Admin("printgate pin set"+cfgArg))
 	if service {
-		step("check everything: %sprintgate status%s", sudo, cfgArg)
+		step("check everything: %s", sh.Admin("printgate status"+cfgArg))
 	}
 }
 

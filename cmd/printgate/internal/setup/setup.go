@@ -148,7 +148,9 @@ func discoverPrinters(ctx context.Context, env Env, stderr io.Writer) []drivers.
 		fmt.Fprintf(stderr, "warning: %v\n", err)
 	}
 	if len(nets) == 0 {
-		fmt.Fprintln(stderr, "no local network to scan for network printers")
+		fmt.Fprintf(stderr, "no network printers looked for: this PC has no address on a private network (%s), and printgate scans no other; add a network printer by its address on the page's Printers tab (Add a printer by address)\n", drivers.ScanRanges)
+	} else {
+		fmt.Fprintf(stderr, "looking for network printers on %s: the /24 around this PC's private addresses (printgate scans only %s)\n", strings.Join(nets, ", "), drivers.ScanRanges)
 	}
 	ctx, cancel := context.WithTimeout(ctx, env.ScanBudget)
 	defer cancel()
