@@ -84,6 +84,7 @@ var peerLogAllowed = map[string]string{
 	"printgate/agent/web/addprinter.go (*Page).addAction: manager page: add printer refused":                                                                                   "a signed-in manager's action",
 	"printgate/agent/web/addprinter.go (*Page).addAction: manager page: printer added to the config":                                                                           "a signed-in manager's action",
 	"printgate/agent/web/addprinter.go (*Page).addAction: manager page: config reload after add refused":                                                                       "a signed-in manager's action",
+	"printgate/agent/web/addprinter.go (*Page).testAddress: manager page: printer address test failed":                                                                         "a signed-in manager's action",
 	"printgate/agent/web/pairing.go (*Page).unpair: manager page: unpaired from the cloud":                                                                                     "a signed-in manager's action, with the PIN",
 	"printgate/agent/web/tasks.go (*Page).taskAction: manager page: task action refused":                                                                                       "a signed-in manager's action",
 	"printgate/agent/web/tasks.go (*Page).taskAction: manager page: task action":                                                                                               "a signed-in manager's action",
