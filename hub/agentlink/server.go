@@ -1,0 +1,218 @@
+package agentlink
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"printgate/hub/store"
+	"printgate/internal/clock"
+	"printgate/internal/warnlimit"
+	"printgate/sync/wire"
+)
+
+// Path is where agents open the websocket (the path of the [cloud] url in
+// the agent's config), as the reference cloud's.
+const Path = "/agent/v1"
+
+// Defaults of Options, those of PROTOCOL.md §5.
+const (
+	DefaultWriteTimeout = 10 * time.Second
+	// storeTimeout bounds one write to the store on behalf of a frame.
+	storeTimeout = 10 * time.Second
+	// closeGrace is how long a connection the hub closes waits for the
+	// agent's close frame, so the agent reads what was sent last.
+	closeGrace = time.Second
+	// outFrames bounds the frames queued for one connection's writer; a
+	// sender waits for room (jobs are read from the store one at a time, so
+	// a backlog costs this many frames of memory, not the backlog).
+	outFrames = 64
+)
+
+// Options configures a Server.
+type Options struct {
+	// Clock stamps records (default the real clock).
+	Clock clock.Clock
+	// Logger receives the link's lines (default slog.Default()).
+	Logger *slog.Logger
+	// PingInterval, SilenceTimeout and WriteTimeout default to §5's 20 s,
+	// 60 s and 10 s.
+	PingInterval, SilenceTimeout, WriteTimeout time.Duration
+}
+
+// Server serves the agents' websocket of PROTOCOL.md §5 for one hub node.
+// Serve it at Path; stop it with Close.
+type Server struct {
+	st       *store.Store
+	opts     Options
+	log      *slog.Logger
+	warn     warnlimit.Limiter
+	upgrader websocket.Upgrader
+	seq      atomic.Uint64
+	wg       sync.WaitGroup
+
+	mu     sync.Mutex
+	owners map[string]*conn // by store: the connection holding it on this node
+	all    map[*conn]struct{}
+	closed bool
+}
+
+// New makes a Server over st.
+func New(st *store.Store, opts Options) *Server {
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.PingInterval <= 0 {
+		opts.PingInterval = wire.PingInterval
+	}
+	if opts.SilenceTimeout <= 0 {
+		opts.SilenceTimeout = wire.SilenceTimeout
+	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = DefaultWriteTimeout
+	}
+	s := &Server{
+		st: st, opts: opts, log: opts.Logger,
+		owners: map[string]*conn{}, all: map[*conn]struct{}{},
+	}
+	s.warn.Now = opts.Clock.Now
+	s.upgrader = websocket.Upgrader{
+		Subprotocols: []string{wire.Subprotocol},
+		// Agents are not browsers: the device token authenticates.
+		CheckOrigin: func(*http.Request) bool { return true },
+	}
+	return s
+}
+
+// Connected is how many agents have a welcomed connection on this node.
+func (s *Server) Connected() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.owners)
+}
+
+// Close ends every connection (close 1001) and refuses new ones, and
+// returns once every goroutine serving one has ended.
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.closed = true
+	for c := range s.all {
+		c.closeWith(websocket.CloseGoingAway, "the hub is shutting down")
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+// ServeHTTP checks the handshake of §5 (device token, agent id,
+// subprotocol) and serves the connection until it ends.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	agentID := r.Header.Get(wire.HeaderAgent)
+	if agentID == "" || len(agentID) > 128 {
+		writeError(w, http.StatusBadRequest, "bad_request", wire.HeaderAgent+" is required: the agent's id, at most 128 characters")
+		return
+	}
+	tok, ok := bearer(r)
+	if !ok {
+		unauthorized(w, "Authorization: Bearer <device token> is required")
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
+	defer cancel()
+	dev, err := s.st.AuthDevice(ctx, tok, agentID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		unauthorized(w, "unknown device token: pair this agent again")
+		return
+	case errors.Is(err, store.ErrRevoked):
+		unauthorized(w, "the device token was revoked: pair this agent again")
+		return
+	case errors.Is(err, store.ErrExists):
+		unauthorized(w, "the device token belongs to another agent: pair this agent again")
+		return
+	case err != nil:
+		s.log.Error("hub: device token check", "agent", agentID, "err", err)
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "the hub cannot check tokens now; retry")
+		return
+	}
+	st, err := s.st.StoreInfo(ctx, dev.Store)
+	if err != nil {
+		unauthorized(w, "the device token's store is gone: pair this agent again")
+		return
+	}
+	if !slices.Contains(websocket.Subprotocols(r), wire.Subprotocol) {
+		writeError(w, http.StatusBadRequest, "bad_request", "Sec-WebSocket-Protocol must offer "+wire.Subprotocol)
+		return
+	}
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "the hub is shutting down; retry")
+		return
+	}
+	ws, err := s.upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		s.log.Info("hub: websocket handshake failed", "agent", agentID, "err", err)
+		return // the upgrader has answered
+	}
+	c := &conn{
+		srv: s, ws: ws, id: s.opts.Clock.Now().UTC().Format("20060102T150405") + "-" + strconv.FormatUint(s.seq.Add(1), 10),
+		agentID: agentID, store: st,
+		log:  s.log.With("store", st.ID, "agent", agentID, "remote", r.RemoteAddr),
+		out:  make(chan []byte, outFrames),
+		ctl:  make(chan closeFrame, 1),
+		done: make(chan struct{}),
+		read: make(chan struct{}),
+		kick: make(chan struct{}, 1),
+		sent: map[string]bool{},
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		ws.Close()
+		return
+	}
+	s.all[c] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer s.wg.Done()
+	c.log.Info("hub: agent connected")
+	c.run()
+}
+
+// bearer reads the token of "Authorization: Bearer <token>".
+func bearer(r *http.Request) (string, bool) {
+	scheme, tok, ok := strings.Cut(r.Header.Get(wire.HeaderAuthorization), " ")
+	tok = strings.TrimSpace(tok)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
+		return "", false
+	}
+	return tok, true
+}
+
+// unauthorized answers 401 with the challenge of RFC 6750: the agent then
+// goes unpaired instead of reconnecting (PROTOCOL.md §6).
+func unauthorized(w http.ResponseWriter, msg string) {
+	w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+	writeError(w, http.StatusUnauthorized, "unauthorized", msg)
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	body, _ := json.Marshal(map[string]map[string]string{"error": {"code": code, "message": msg}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(body, '\n'))
+}

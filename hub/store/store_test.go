@@ -1,0 +1,211 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"printgate/sync/wire"
+)
+
+// open opens a Store in dir and closes it when the test ends.
+func open(t *testing.T, dir string) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), Options{Dir: dir, Node: "n1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// seed adds tenant "acme" with store "s1".
+func seed(t *testing.T, s *Store) StoreInfo {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := s.AddTenant(ctx, "acme", "Acme"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.AddStore(ctx, "acme", "s1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func job(no string) wire.Job {
+	return wire.Job{TaskNo: no, Printer: "kitchen", Document: []byte(`{"lines":[{"text":"` + no + `"}]}`)}
+}
+
+// TestSubmitDedupe ensures a task_no is stored once per store, answered
+// ErrDuplicate with its state on every later submit (also after the job
+// was acknowledged and its pending mark cleared), and that the same
+// task_no in another store is another job.
+func TestSubmitDedupe(t *testing.T) {
+	s := open(t, t.TempDir())
+	ctx := context.Background()
+	st := seed(t, s)
+	other, err := s.AddStore(ctx, "acme", "s2", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1_800_000_000, 0).UTC()
+	// ':' and '.' are task_no characters a key may not hold as such.
+	no := "ORD:1.2_KITCHEN_v1"
+	if _, err := s.Submit(ctx, st, job(no), "aa", now); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		tk, err := s.Submit(ctx, st, job(no), "aa", now)
+		if !errors.Is(err, ErrDuplicate) || tk.State != StateStored || tk.TaskNo != no {
+			t.Fatalf("resend %d: %v, %+v; want ErrDuplicate with the STORED task", i, err, tk)
+		}
+	}
+	if p, err := s.Pending(ctx, "s1"); err != nil || len(p) != 1 || p[0] != no {
+		t.Fatalf("pending %v, %v; want [%s]", p, err, no)
+	}
+	if _, err := s.Submit(ctx, other, job(no), "aa", now); err != nil {
+		t.Fatalf("the same task_no in another store: %v", err)
+	}
+	if err := s.ApplyAck(ctx, "s1", wire.JobAck{TaskNo: no, Result: wire.ResultAccepted, State: "ACCEPTED"}, now); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := s.Pending(ctx, "s1"); err != nil || len(p) != 0 {
+		t.Fatalf("pending after the ack %v, %v; want none", p, err)
+	}
+	tk, err := s.Submit(ctx, st, job(no), "aa", now)
+	if !errors.Is(err, ErrDuplicate) || tk.State != "ACCEPTED" || tk.Job == nil || tk.Job.Document != nil {
+		t.Fatalf("after the ack: %v, %+v; want ErrDuplicate, ACCEPTED, the body dropped", err, tk)
+	}
+	if p, _ := s.Pending(ctx, "s1"); len(p) != 0 {
+		t.Fatalf("a duplicate of an acknowledged job marked it pending again: %v", p)
+	}
+	if p, _ := s.Pending(ctx, "s2"); len(p) != 1 {
+		t.Fatalf("s2 pending %v, want its own job", p)
+	}
+}
+
+// TestRestartKeepsEverything ensures what was acknowledged as written is
+// there after the engine is stopped and started again on the same dir:
+// jobs, their order of pending, states, timelines, the directory, owners.
+func TestRestartKeepsEverything(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	now := time.Unix(1_800_000_000, 0).UTC()
+	s := open(t, dir)
+	st := seed(t, s)
+	_, secret, err := s.AddAPIKey(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if _, err := s.Submit(ctx, st, job(fmt.Sprintf("T%d", 5-i)), "", now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.ApplyEvents(ctx, st, "T5", []wire.Event{{TaskNo: "T5", N: 1, State: "ACCEPTED", At: now}, {TaskNo: "T5", N: 2, State: "PRINTED", Confirmation: "printed", At: now}}, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Claim(ctx, "s1", "c1", "agent-1", now); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s = open(t, dir)
+	if k, err := s.APIKey(ctx, secret); err != nil || k.Tenant != "acme" {
+		t.Fatalf("API key after restart: %+v, %v", k, err)
+	}
+	p, err := s.Pending(ctx, "s1")
+	if want := []string{"T5", "T4", "T3", "T2", "T1"}; err != nil || fmt.Sprint(p) != fmt.Sprint(want) {
+		t.Fatalf("pending after restart %v, %v; want %v (submit order)", p, err, want)
+	}
+	tk, err := s.Task(ctx, "s1", "T5")
+	if err != nil || tk.State != "PRINTED" || len(tk.Timeline) != 3 {
+		t.Fatalf("T5 after restart: %+v, %v; want PRINTED with STORED, ACCEPTED, PRINTED", tk, err)
+	}
+	if o, err := s.OwnerOf(ctx, "s1"); err != nil || o.Conn != "c1" {
+		t.Fatalf("owner after restart %+v, %v", o, err)
+	}
+}
+
+// TestOpenLocksDir ensures a second Open of a data dir in use is refused.
+func TestOpenLocksDir(t *testing.T) {
+	dir := t.TempDir()
+	open(t, dir)
+	if s, err := Open(context.Background(), Options{Dir: dir}); !errors.Is(err, ErrLocked) {
+		if s != nil {
+			s.Close()
+		}
+		t.Fatalf("second Open: %v; want ErrLocked", err)
+	}
+}
+
+// TestEventsDedupe ensures each (store, task_no, n) is applied once, gaps
+// are kept as gaps, the state is the highest n's, and an event of another
+// store's task_no creates a record in its own store only.
+func TestEventsDedupe(t *testing.T) {
+	s := open(t, t.TempDir())
+	ctx := context.Background()
+	st := seed(t, s)
+	now := time.Unix(1_800_000_000, 0).UTC()
+	evs := []wire.Event{
+		{TaskNo: "LAN-1", N: 1, State: "ACCEPTED", Origin: "local", At: now,
+			Job: &wire.JobInfo{Printer: "bar", Origin: "local", SHA256: "ab"}},
+		{TaskNo: "LAN-1", N: 4, State: "PRINTED", Confirmation: "printed", Printer: "bar", At: now},
+	}
+	if n, err := s.ApplyEvents(ctx, st, "LAN-1", evs, now); err != nil || n != 2 {
+		t.Fatalf("first batch: %d new, %v", n, err)
+	}
+	// The batch resent (a lost events_ack), with a late n=2 and n=3.
+	evs = append(evs, wire.Event{TaskNo: "LAN-1", N: 3, State: "SENDING", At: now}, wire.Event{TaskNo: "LAN-1", N: 2, State: "QUEUED", At: now})
+	if n, err := s.ApplyEvents(ctx, st, "LAN-1", evs, now); err != nil || n != 2 {
+		t.Fatalf("resend: %d new, %v; want only n=2 and n=3", n, err)
+	}
+	tk, err := s.Task(ctx, "s1", "LAN-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ns []int
+	for _, e := range tk.Timeline {
+		ns = append(ns, e.N)
+	}
+	if tk.State != "PRINTED" || fmt.Sprint(ns) != "[1 2 3 4]" || tk.Origin != "local" || tk.Printer != "bar" {
+		t.Fatalf("LAN-1: state %s, timeline n %v, origin %s, printer %s; want PRINTED, [1 2 3 4], local, bar", tk.State, ns, tk.Origin, tk.Printer)
+	}
+	if _, err := s.Task(ctx, "s2", "LAN-1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("another store sees LAN-1: %v", err)
+	}
+}
+
+// TestOwnerCompareAndSet ensures a newer claim replaces an older one and
+// an older connection's release leaves the newer claim in place.
+func TestOwnerCompareAndSet(t *testing.T) {
+	s := open(t, t.TempDir())
+	ctx := context.Background()
+	now := time.Unix(1_800_000_000, 0).UTC()
+	_, rev1, err := s.Claim(ctx, "s1", "c1", "a", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev, rev2, err := s.Claim(ctx, "s1", "c2", "a", now)
+	if err != nil || prev.Conn != "c1" {
+		t.Fatalf("second claim: prev %+v, %v; want c1", prev, err)
+	}
+	if ok, err := s.Release(ctx, "s1", rev1); err != nil || ok {
+		t.Fatalf("stale release: removed %v, %v; want kept", ok, err)
+	}
+	if o, err := s.OwnerOf(ctx, "s1"); err != nil || o.Conn != "c2" {
+		t.Fatalf("owner %+v, %v; want c2", o, err)
+	}
+	if ok, err := s.Release(ctx, "s1", rev2); err != nil || !ok {
+		t.Fatalf("own release: removed %v, %v", ok, err)
+	}
+	if _, err := s.OwnerOf(ctx, "s1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("owner after release: %v; want none", err)
+	}
+	if _, _, err := s.Claim(ctx, "s1", "c3", "a", now); err != nil {
+		t.Fatalf("claim after release: %v", err)
+	}
+}
