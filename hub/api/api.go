@@ -1,0 +1,389 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"printgate/drivers/escpos"
+	"printgate/hub/store"
+	"printgate/internal/clock"
+	"printgate/sync/wire"
+)
+
+// Error codes, the agent's (PROTOCOL.md §3) where the case is the same.
+const (
+	CodeBadJSON         = "bad_json"
+	CodeUnknownField    = "unknown_field"
+	CodeInvalidTask     = "invalid_task"
+	CodeBadPayload      = "bad_payload"
+	CodeBadDocument     = "bad_document"
+	CodeBadTimeout      = "bad_timeout"
+	CodeUnauthorized    = "unauthorized"
+	CodeNotFound        = "not_found"
+	CodeConflict        = "conflict"
+	CodePayloadTooLarge = "payload_too_large"
+	CodeStorageFull     = "storage_full"
+	CodeUnavailable     = "unavailable"
+	CodeInternal        = "internal"
+)
+
+// maxBodyBytes bounds a submit request: a 1 MiB payload is 1.34 MiB as
+// base64, with room for the other fields.
+const maxBodyBytes = 2 << 20
+
+// requestTimeout bounds the store's work for one request.
+const requestTimeout = 15 * time.Second
+
+// Options configures a Handler.
+type Options struct {
+	// Clock stamps submissions (default the real clock).
+	Clock clock.Clock
+	// Logger receives the API's lines (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// API serves the order API over a store.
+type API struct {
+	st   *store.Store
+	opts Options
+	log  *slog.Logger
+	mux  *http.ServeMux
+}
+
+// New makes the order API over st.
+func New(st *store.Store, opts Options) *API {
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	a := &API{st: st, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
+	a.mux.HandleFunc("POST /v1/stores/{store}/jobs", a.auth(a.submit))
+	a.mux.HandleFunc("GET /v1/stores/{store}/jobs/{task_no}", a.auth(a.getJob))
+	return a
+}
+
+// ServeHTTP serves the routes under /v1/.
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTTP(w, r) }
+
+// handler is a route that knows its caller's store.
+type handler func(w http.ResponseWriter, r *http.Request, st store.StoreInfo)
+
+// auth checks the API key and that the path's store is the key's tenant's.
+// Another tenant's store is answered exactly as a store that does not
+// exist, so a key learns nothing of other tenants.
+func (a *API) auth(next handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		scheme, secret, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+		secret = strings.TrimSpace(secret)
+		if !ok || !strings.EqualFold(scheme, "Bearer") || secret == "" {
+			unauthorized(w, "Authorization: Bearer <API key> is required; make a key with `printgate-hub key add --tenant ID`")
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+		defer cancel()
+		key, err := a.st.APIKey(ctx, secret)
+		switch {
+		case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrRevoked):
+			unauthorized(w, "the API key is unknown or revoked; use a key `printgate-hub key add` made for your tenant")
+			return
+		case err != nil:
+			a.log.Error("hub api: check an API key", "err", err)
+			writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "the hub cannot check keys now; retry")
+			return
+		}
+		id := r.PathValue("store")
+		st, err := a.st.StoreInfo(ctx, id)
+		if err == nil && st.Tenant != key.Tenant {
+			err = store.ErrNotFound
+		}
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			writeError(w, http.StatusNotFound, CodeNotFound, fmt.Sprintf("no store %q in your tenant; add it with `printgate-hub store add`", id))
+			return
+		case err != nil:
+			a.log.Error("hub api: read a store", "store", id, "err", err)
+			writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "the hub cannot read stores now; retry")
+			return
+		}
+		next(w, r.WithContext(ctx), st)
+	}
+}
+
+// submitBody is the body of POST /v1/stores/{store}/jobs: the agent's
+// submit fields.
+type submitBody struct {
+	TaskNo   string          `json:"task_no"`
+	Printer  string          `json:"printer"`
+	Priority string          `json:"priority"`
+	Payload  *string         `json:"payload"`
+	Document json.RawMessage `json:"document"`
+	Timeout  string          `json:"timeout"`
+}
+
+// submitAnswer is the answer to a submit.
+type submitAnswer struct {
+	TaskNo    string `json:"task_no"`
+	Store     string `json:"store"`
+	State     string `json:"state"`
+	Duplicate bool   `json:"duplicate"`
+}
+
+// submit stores a job: 202 once it is on disk, 200 duplicate for a known
+// task_no (checked before anything else can refuse it), 400 for bad
+// input, 409 for a known task_no resent with other content.
+func (a *API) submit(w http.ResponseWriter, r *http.Request, st store.StoreInfo) {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, CodePayloadTooLarge, fmt.Sprintf("the request is over %d bytes; a job's payload or document is at most 1 MiB", maxBodyBytes))
+			return
+		}
+		writeError(w, http.StatusBadRequest, CodeBadJSON, "the request body could not be read: "+err.Error())
+		return
+	}
+	var b submitBody
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&b); err != nil {
+		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			writeError(w, http.StatusBadRequest, CodeUnknownField, "unknown field "+f+"; the fields are task_no, printer, priority, payload, document, timeout")
+			return
+		}
+		writeError(w, http.StatusBadRequest, CodeBadJSON, "the body is not a job object: "+err.Error())
+		return
+	}
+	if dec.More() {
+		writeError(w, http.StatusBadRequest, CodeBadJSON, "the body has data after the job object")
+		return
+	}
+	if err := checkTaskNo(b.TaskNo); err != nil {
+		writeError(w, http.StatusBadRequest, CodeInvalidTask, err.Error())
+		return
+	}
+	// A known task_no is answered as the duplicate it is before any other
+	// check can refuse it (DESIGN.md invariant 7).
+	payload, payloadErr := decodePayload(b.Payload)
+	digest := ""
+	if payloadErr == nil {
+		digest = contentDigest(payload, b.Document)
+	}
+	if t, err := a.st.Task(r.Context(), st.ID, b.TaskNo); err == nil {
+		a.answerDuplicate(w, t, b.Printer, digest)
+		return
+	} else if !errors.Is(err, store.ErrNotFound) {
+		a.internal(w, "read a task", err)
+		return
+	}
+	if code, msg := checkJob(&b, payload, payloadErr); code != "" {
+		status := http.StatusBadRequest
+		if code == CodePayloadTooLarge {
+			status = http.StatusRequestEntityTooLarge
+		}
+		writeError(w, status, code, msg)
+		return
+	}
+	job := wire.Job{TaskNo: b.TaskNo, Printer: b.Printer, Payload: payload, Timeout: b.Timeout}
+	setPriority(&job, b.Priority)
+	if b.Document != nil {
+		job.Document = compact(b.Document)
+	}
+	t, err := a.st.Submit(r.Context(), st, job, digest, a.opts.Clock.Now().UTC())
+	switch {
+	case errors.Is(err, store.ErrDuplicate):
+		a.answerDuplicate(w, t, b.Printer, digest)
+		return
+	case errors.Is(err, store.ErrFull):
+		a.log.Error("hub api: storage full", "store", st.ID, "err", err)
+		w.Header().Set("Retry-After", "60")
+		writeError(w, http.StatusInsufficientStorage, CodeStorageFull, "the hub's storage limit is reached; nothing was stored: retry later (the operator raises max_store_mb or shortens retention)")
+		return
+	case err != nil:
+		a.internal(w, "store a job", err)
+		return
+	}
+	a.log.Info("hub api: job stored", "store", st.ID, "task_no", b.TaskNo, "printer", b.Printer)
+	writeJSON(w, http.StatusAccepted, submitAnswer{TaskNo: t.TaskNo, Store: st.ID, State: t.State})
+}
+
+// answerDuplicate answers a known task_no: 200 with its current state, or
+// 409 when the resend names another printer or carries other content
+// (DESIGN.md invariant 12: a duplicate is the same ticket).
+func (a *API) answerDuplicate(w http.ResponseWriter, t store.Task, printer, digest string) {
+	if t.Origin == "cloud" && (printer != "" && printer != t.Job.Printer || digest != "" && t.SHA256 != "" && digest != t.SHA256) {
+		writeError(w, http.StatusConflict, CodeConflict, fmt.Sprintf("task_no %s is already stored for this store with another printer or content; a resend must be the same job, a new ticket needs a new task_no (e.g. _v2)", t.TaskNo))
+		return
+	}
+	writeJSON(w, http.StatusOK, submitAnswer{TaskNo: t.TaskNo, Store: t.Store, State: t.State, Duplicate: true})
+}
+
+// checkJob returns the code and message of the first thing wrong with a
+// job, or "" when it is one the agent takes.
+func checkJob(b *submitBody, payload []byte, payloadErr error) (code, msg string) {
+	if err := checkPrinter(b.Printer); err != nil {
+		return CodeInvalidTask, err.Error()
+	}
+	switch b.Priority {
+	case "", "normal", "urgent":
+	default:
+		return CodeInvalidTask, fmt.Sprintf("priority %q is not normal or urgent", b.Priority)
+	}
+	hasPayload, hasDoc := b.Payload != nil, b.Document != nil
+	switch {
+	case hasPayload && hasDoc:
+		return CodeInvalidTask, "the job has both payload and document; send exactly one"
+	case !hasPayload && !hasDoc:
+		return CodeInvalidTask, "the job has neither payload (base64 ESC/POS) nor document (ticket lines); send exactly one"
+	case hasPayload && payloadErr != nil:
+		return CodeBadPayload, payloadErr.Error()
+	case hasPayload && len(payload) == 0:
+		return CodeInvalidTask, "payload is empty; it carries the ESC/POS bytes as base64"
+	case hasPayload && len(payload) > maxTaskBytes:
+		return CodePayloadTooLarge, fmt.Sprintf("the payload is %d bytes; the limit is %d", len(payload), maxTaskBytes)
+	case hasDoc && len(b.Document) > maxTaskBytes:
+		return CodePayloadTooLarge, fmt.Sprintf("the document is %d bytes; the limit is %d", len(b.Document), maxTaskBytes)
+	case hasDoc:
+		if _, err := escpos.ParseDocument(b.Document); err != nil {
+			return CodeBadDocument, err.Error()
+		}
+	}
+	if err := checkTimeout(b.Timeout); err != nil {
+		return CodeBadTimeout, err.Error()
+	}
+	return "", ""
+}
+
+// setPriority sets a checked priority on a job. The field's type is the
+// spool's, which the hub does not import (deps_test: the hub links the
+// wire, not the agent's storage), so the value goes through its JSON form.
+func setPriority(j *wire.Job, p string) {
+	if p != "" {
+		quoted, _ := json.Marshal(p)
+		json.Unmarshal(quoted, &j.Priority)
+	}
+}
+
+// decodePayload reads a base64 payload; nil when there is none.
+func decodePayload(p *string) ([]byte, error) {
+	if p == nil {
+		return nil, nil
+	}
+	b, err := base64.StdEncoding.DecodeString(*p)
+	if err != nil {
+		return nil, fmt.Errorf("payload is not base64: %v", err)
+	}
+	return b, nil
+}
+
+// contentDigest is the hex SHA-256 of what the job prints: the payload
+// bytes, or the document with insignificant space removed, so a resend
+// that only reformats the JSON is the same ticket.
+func contentDigest(payload []byte, doc json.RawMessage) string {
+	var sum [32]byte
+	switch {
+	case payload != nil:
+		sum = sha256.Sum256(payload)
+	case doc != nil:
+		sum = sha256.Sum256(compact(doc))
+	default:
+		return ""
+	}
+	return hex.EncodeToString(sum[:])
+}
+
+func compact(doc json.RawMessage) json.RawMessage {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, doc); err != nil {
+		return doc
+	}
+	return buf.Bytes()
+}
+
+// jobView is the answer of GET /v1/stores/{store}/jobs/{task_no}.
+type jobView struct {
+	TaskNo            string        `json:"task_no"`
+	Store             string        `json:"store"`
+	State             string        `json:"state"`
+	Reason            string        `json:"reason,omitempty"`
+	Error             *wire.Problem `json:"error,omitempty"`
+	Printer           string        `json:"printer,omitempty"`
+	Target            string        `json:"target,omitempty"`
+	Confirmation      string        `json:"confirmation,omitempty"`
+	Attempts          int           `json:"attempts"`
+	PossibleDuplicate bool          `json:"possible_duplicate"`
+	Origin            string        `json:"origin,omitempty"`
+	Submitted         *time.Time    `json:"submitted,omitempty"`
+	Acked             *time.Time    `json:"acked,omitempty"`
+	AckResult         string        `json:"ack_result,omitempty"`
+	Updated           time.Time     `json:"updated"`
+	Timeline          []store.Entry `json:"timeline"`
+	DroppedEvents     int           `json:"dropped_events,omitempty"`
+}
+
+func (a *API) getJob(w http.ResponseWriter, r *http.Request, st store.StoreInfo) {
+	no := r.PathValue("task_no")
+	if err := checkTaskNo(no); err != nil {
+		writeError(w, http.StatusBadRequest, CodeInvalidTask, err.Error())
+		return
+	}
+	t, err := a.st.Task(r.Context(), st.ID, no)
+	if errors.Is(err, store.ErrNotFound) {
+		writeError(w, http.StatusNotFound, CodeNotFound, fmt.Sprintf("store %s has no job %s (jobs are kept for the retention window after their last change)", st.ID, no))
+		return
+	}
+	if err != nil {
+		a.internal(w, "read a task", err)
+		return
+	}
+	v := jobView{TaskNo: t.TaskNo, Store: t.Store, State: t.State, Reason: t.Reason, Error: t.Error, Printer: t.Printer,
+		Target: t.Target, Confirmation: t.Confirmation, Attempts: t.Attempts, PossibleDuplicate: t.PossibleDuplicate,
+		Origin: t.Origin, AckResult: t.AckResult, Updated: t.Updated, Timeline: t.Timeline, DroppedEvents: t.Dropped}
+	if !t.Submitted.IsZero() {
+		v.Submitted = &t.Submitted
+	}
+	if !t.Acked.IsZero() {
+		v.Acked = &t.Acked
+	}
+	if v.Timeline == nil {
+		v.Timeline = []store.Entry{}
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+func (a *API) internal(w http.ResponseWriter, what string, err error) {
+	a.log.Error("hub api: "+what, "err", err)
+	writeError(w, http.StatusInternalServerError, CodeInternal, "the hub failed to "+what+"; the cause is in its log")
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, "encode", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(body, '\n'))
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, map[string]map[string]string{"error": {"code": code, "message": msg}})
+}
+
+func unauthorized(w http.ResponseWriter, msg string) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="printgate-hub"`)
+	writeError(w, http.StatusUnauthorized, CodeUnauthorized, msg)
+}

@@ -1,0 +1,115 @@
+// Package hub is printgate's cloud side, `printgate-hub`: it composes the
+// record on the embedded engine (hub/store), the agents' websocket
+// (hub/agentlink) and the order API (hub/api) behind one HTTP listener,
+// with /healthz. docs/HUB.md describes what it does and what it does not
+// do yet.
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"printgate/hub/agentlink"
+	"printgate/hub/api"
+	"printgate/hub/config"
+	"printgate/hub/store"
+)
+
+// Hub is one running hub node.
+type Hub struct {
+	cfg   *config.Config
+	log   *slog.Logger
+	st    *store.Store
+	link  *agentlink.Server
+	api   *api.API
+	ln    net.Listener
+	srv   *http.Server
+	start time.Time
+}
+
+// OpenStore opens the record of cfg's data dir: for `printgate-hub run`
+// and for the commands that add tenants, stores and keys (which refuse
+// while a hub runs on the same data dir: store.ErrLocked).
+func OpenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*store.Store, error) {
+	return store.Open(ctx, store.Options{
+		Dir: cfg.DataDir, Node: cfg.Node, ClientListen: cfg.NATSListen,
+		Retention: cfg.Retention, MaxBytes: cfg.MaxStoreMB << 20, Logger: log,
+	})
+}
+
+// Start opens the record and listens; Serve then serves until Close.
+func Start(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Hub, error) {
+	st, err := OpenStore(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	h := &Hub{cfg: cfg, log: log, st: st, ln: ln, start: time.Now()}
+	h.link = agentlink.New(st, agentlink.Options{Logger: log})
+	h.api = api.New(st, api.Options{Logger: log})
+	mux := http.NewServeMux()
+	mux.Handle("GET "+agentlink.Path, h.link)
+	mux.Handle("/v1/", h.api)
+	mux.HandleFunc("GET /healthz", h.healthz)
+	h.srv = &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	return h, nil
+}
+
+// Addr is the address the hub listens on.
+func (h *Hub) Addr() net.Addr { return h.ln.Addr() }
+
+// Serve serves HTTP until Close; it returns nil after Close.
+func (h *Hub) Serve() error {
+	err := h.srv.Serve(h.ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Close stops taking requests, ends the agents' connections and stops the
+// engine.
+func (h *Hub) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := h.srv.Shutdown(ctx)
+	h.link.Close()
+	h.st.Close()
+	return err
+}
+
+// health is the answer of /healthz.
+type health struct {
+	Status string `json:"status"` // "ok" or "down"
+	Reason string `json:"reason,omitempty"`
+	Node   string `json:"node"`
+	Agents int    `json:"agents"`
+	Uptime string `json:"uptime"`
+}
+
+func (h *Hub) healthz(w http.ResponseWriter, r *http.Request) {
+	v := health{Status: "ok", Node: h.st.Node(), Agents: h.link.Connected(), Uptime: time.Since(h.start).Round(time.Second).String()}
+	status := http.StatusOK
+	if err := h.st.Ready(); err != nil {
+		v.Status, v.Reason, status = "down", err.Error()+": restart printgate-hub; its log says why the engine stopped", http.StatusServiceUnavailable
+	}
+	body, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(body, '\n'))
+}
