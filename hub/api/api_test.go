@@ -1,0 +1,173 @@
+package api
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"printgate/hub/store"
+)
+
+// rig is an API over a real embedded store with two tenants: "acme" with
+// store "s1" and key acmeKey, "rival" with store "r1" and key rivalKey.
+type rig struct {
+	st                *store.Store
+	url               string
+	acmeKey, rivalKey string
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Node: "n1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	r := &rig{st: st}
+	for _, x := range []struct {
+		tenant, store string
+		key           *string
+	}{{"acme", "s1", &r.acmeKey}, {"rival", "r1", &r.rivalKey}} {
+		if _, err := st.AddTenant(ctx, x.tenant, ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.AddStore(ctx, x.tenant, x.store, ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, *x.key, err = st.AddAPIKey(ctx, x.tenant); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := httptest.NewServer(New(st, Options{}))
+	t.Cleanup(srv.Close)
+	r.url = srv.URL
+	return r
+}
+
+// do sends a request and returns the status and the decoded body.
+func (r *rig) do(t *testing.T, method, path, key, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, r.url+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	var v map[string]any
+	json.Unmarshal(data, &v)
+	return resp.StatusCode, v
+}
+
+func code(v map[string]any) string {
+	e, _ := v["error"].(map[string]any)
+	c, _ := e["code"].(string)
+	return c
+}
+
+const doc = `{"lines":[{"text":"hello"},{"cut":"partial"}]}`
+
+// TestSubmitAndDuplicate ensures a job is 202 STORED, the same task_no
+// again is 200 duplicate with its current state (a reformatted document
+// too), and the same task_no with another printer or content is 409,
+// never a second job.
+func TestSubmitAndDuplicate(t *testing.T) {
+	r := newRig(t)
+	body := `{"task_no":"A_v1","printer":"kitchen","document":` + doc + `}`
+	if st, v := r.do(t, "POST", "/v1/stores/s1/jobs", r.acmeKey, body); st != 202 || v["state"] != "STORED" || v["duplicate"] != false {
+		t.Fatalf("submit: %d %v", st, v)
+	}
+	spaced := `{"task_no":"A_v1", "printer":"kitchen", "document": {"lines": [{"text": "hello"}, {"cut": "partial"}]}}`
+	if st, v := r.do(t, "POST", "/v1/stores/s1/jobs", r.acmeKey, spaced); st != 200 || v["duplicate"] != true || v["state"] != "STORED" {
+		t.Fatalf("resend: %d %v; want 200 duplicate STORED", st, v)
+	}
+	for _, b := range []string{
+		`{"task_no":"A_v1","printer":"bar","document":` + doc + `}`,
+		`{"task_no":"A_v1","printer":"kitchen","document":{"lines":[{"text":"other"}]}}`,
+	} {
+		if st, v := r.do(t, "POST", "/v1/stores/s1/jobs", r.acmeKey, b); st != 409 || code(v) != CodeConflict {
+			t.Errorf("%s: %d %v; want 409 conflict", b, st, v)
+		}
+	}
+	// A known task_no is a duplicate before any other check: a resend
+	// with a now-bad timeout still gets its answer.
+	if st, v := r.do(t, "POST", "/v1/stores/s1/jobs", r.acmeKey, `{"task_no":"A_v1","printer":"kitchen","document":`+doc+`,"timeout":"9d"}`); st != 200 || v["duplicate"] != true {
+		t.Errorf("resend with a bad timeout: %d %v; want 200 duplicate", st, v)
+	}
+	st, v := r.do(t, "GET", "/v1/stores/s1/jobs/A_v1", r.acmeKey, "")
+	if tl, _ := v["timeline"].([]any); st != 200 || v["state"] != "STORED" || len(tl) != 1 {
+		t.Fatalf("get: %d %v", st, v)
+	}
+	if p, err := r.st.Pending(context.Background(), "s1"); err != nil || len(p) != 1 {
+		t.Fatalf("pending %v, %v; want one job", p, err)
+	}
+}
+
+// TestBadInputStoresNothing ensures each kind of bad request is refused
+// with its code and leaves nothing stored, and another tenant's store is
+// answered as one that does not exist.
+func TestBadInputStoresNothing(t *testing.T) {
+	r := newRig(t)
+	big := base64.StdEncoding.EncodeToString(make([]byte, 1<<20+1))
+	for _, c := range []struct {
+		name, path, key, body string
+		status                int
+		code                  string
+	}{
+		{"no key", "/v1/stores/s1/jobs", "", `{}`, 401, CodeUnauthorized},
+		{"wrong key", "/v1/stores/s1/jobs", "pgk_wrong", `{}`, 401, CodeUnauthorized},
+		{"unknown store", "/v1/stores/nope/jobs", r.acmeKey, `{"task_no":"B1","printer":"k","document":` + doc + `}`, 404, CodeNotFound},
+		{"another tenant's store", "/v1/stores/r1/jobs", r.acmeKey, `{"task_no":"B1","printer":"k","document":` + doc + `}`, 404, CodeNotFound},
+		{"not JSON", "/v1/stores/s1/jobs", r.acmeKey, `{"task_no":`, 400, CodeBadJSON},
+		{"unknown field", "/v1/stores/s1/jobs", r.acmeKey, `{"task_no":"B1","printer":"k","copies":2,"document":` + doc + `}`, 400, CodeUnknownField},
+		{"task_no over the alphabet", "/v1/stores/s1/jobs", r.acmeKey, `{"task_no":"B 1","printer":"k","document":` + doc + `}`, 400, CodeInvalidTask},
+		{"bad printer", "/v1/stores/s1/jobs", r.acmeKey, `{"task_no":"B1","printer":"k/1","document":` + doc + `}`, 400, CodeInvalidTask},
+		{"both bodies", "/v1/stores/s1/jobs", r.acmeKey, `{"task_no":"B1","printer":"k","payload":"AA==","document":` + doc + `}`, 400, CodeInvalidTask},
+		{"bad base64", "/v1/stores/s1/jobs", r.acmeKey, `{"task_no":"B1","printer":"k","payload":"!!"}`, 400, CodeBadPayload},
+		{"bad document", "/v1/stores/s1/jobs", r.acmeKey, `{"task_no":"B1","printer":"k","document":{"lines":[{"qr":"x","size":99}]}}`, 400, CodeBadDocument},
+		{"bad timeout", "/v1/stores/s1/jobs", r.acmeKey, `{"task_no":"B1","printer":"k","document":` + doc + `,"timeout":"48h"}`, 400, CodeBadTimeout},
+		{"oversize payload", "/v1/stores/s1/jobs", r.acmeKey, `{"task_no":"B1","printer":"k","payload":"` + big + `"}`, 413, CodePayloadTooLarge},
+		{"oversize request", "/v1/stores/s1/jobs", r.acmeKey, `{"task_no":"B1","printer":"k","payload":"` + big + big + `"}`, 413, CodePayloadTooLarge},
+		{"another tenant's job", "/v1/stores/r1/jobs/B1", r.acmeKey, ``, 404, CodeNotFound},
+	} {
+		method := "POST"
+		if strings.Contains(c.path, "/jobs/") {
+			method = "GET"
+		}
+		st, v := r.do(t, method, c.path, c.key, c.body)
+		if st != c.status || code(v) != c.code {
+			t.Errorf("%s: %d %v; want %d %s", c.name, st, v, c.status, c.code)
+		}
+		if msg, _ := v["error"].(map[string]any)["message"].(string); msg == "" {
+			t.Errorf("%s: no message", c.name)
+		}
+	}
+	for _, s := range []string{"s1", "r1"} {
+		if p, err := r.st.Pending(context.Background(), s); err != nil || len(p) != 0 {
+			t.Errorf("store %s has pending %v, %v; want nothing stored", s, p, err)
+		}
+		if _, err := r.st.Task(context.Background(), s, "B1"); err == nil {
+			t.Errorf("store %s has B1", s)
+		}
+	}
+	// The rival's own key reaches its own store.
+	if st, v := r.do(t, "POST", "/v1/stores/r1/jobs", r.rivalKey, `{"task_no":"B1","printer":"k","document":`+doc+`}`); st != 202 {
+		t.Fatalf("rival's own store: %d %v", st, v)
+	}
+	if st, v := r.do(t, "GET", "/v1/stores/r1/jobs/B1", r.acmeKey, ""); st != 404 || code(v) != CodeNotFound {
+		t.Errorf("acme reads rival's job: %d %v; want 404", st, v)
+	}
+
+}
