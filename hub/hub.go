@@ -1,7 +1,8 @@
 // Package hub is printgate's cloud side, `printgate-hub`: it composes the
 // record on the embedded engine (hub/store), the agents' websocket
 // (hub/agentlink) and the order API (hub/api) behind one HTTP listener,
-// with /healthz. docs/HUB.md describes what it does and what it does not
+// with /healthz, and the test API of PROTOCOL.md §7 (hub/testapi) when the
+// config asks for it. docs/HUB.md describes what it does and what it does not
 // do yet.
 package hub
 
@@ -19,6 +20,7 @@ import (
 	"printgate/hub/api"
 	"printgate/hub/config"
 	"printgate/hub/store"
+	"printgate/hub/testapi"
 )
 
 // Hub is one running hub node.
@@ -55,9 +57,20 @@ func Start(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Hub, err
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
 	h := &Hub{cfg: cfg, log: log, st: st, ln: ln, start: time.Now()}
-	h.link = agentlink.New(st, agentlink.Options{Logger: log})
-	h.api = api.New(st, api.Options{Logger: log})
 	mux := http.NewServeMux()
+	linkOpts := agentlink.Options{Logger: log}
+	var ta *testapi.API
+	if cfg.TestAPI {
+		ta = testapi.New(st, log)
+		linkOpts.Observer = ta
+		mux.Handle("/api/", ta)
+		log.Warn("printgate-hub: the test API is on (test_api = true): it hands device tokens to whoever asks; never on a production hub")
+	}
+	h.link = agentlink.New(st, linkOpts)
+	if ta != nil {
+		ta.Attach(h.link)
+	}
+	h.api = api.New(st, api.Options{Logger: log})
 	mux.Handle("GET "+agentlink.Path, h.link)
 	mux.Handle("/v1/", h.api)
 	mux.HandleFunc("GET /healthz", h.healthz)

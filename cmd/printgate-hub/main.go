@@ -159,7 +159,7 @@ func add(what string, args []string, stdout, stderr io.Writer) int {
 	case "device":
 		var d store.Device
 		var secret string
-		d, secret, err = st.AddDevice(ctx, *storeID)
+		d, secret, err = st.AddDevice(ctx, *storeID, "")
 		if err == nil {
 			fmt.Fprintf(stdout, "%s\n", secret)
 			fmt.Fprintf(stderr, "device token %s of store %s: shown once above; write it to the agent's {data_dir}/device-token\n", d.ID, *storeID)

@@ -226,7 +226,11 @@ func (c *conn) handle(mt int, data []byte) {
 	case *wire.Printers:
 		c.log.Debug("hub: printers", "printers", m.Printers)
 	case *wire.CommandResult, *wire.LogLines:
-		c.log.Debug("hub: frame not used yet", "type", m.Type())
+		if obs := c.srv.opts.Observer; obs != nil {
+			obs.Received(c.store.ID, m)
+		} else {
+			c.log.Debug("hub: frame not used yet", "type", m.Type())
+		}
 	case *wire.Error:
 		c.srv.warn.Warn(c.log, "hub: the agent refused a frame", "store", c.store.ID, "code", m.Code, "message", m.Message, "frame_type", m.FrameType)
 	case *wire.Hello:
@@ -289,6 +293,9 @@ func (c *conn) onHello(m wire.Message) {
 		return
 	}
 	c.unwatch = unwatch
+	if obs := s.opts.Observer; obs != nil {
+		obs.Welcomed(c.store.ID, c.agentID)
+	}
 	c.pumped = make(chan struct{})
 	c.log.Info("hub: agent welcomed", "version", h.Version, "printers", len(h.Printers), "outbox", h.Outbox)
 	go c.pump()
@@ -348,6 +355,9 @@ func (c *conn) pump() {
 			if !c.sendMsg(&job) {
 				return
 			}
+			if obs := c.srv.opts.Observer; obs != nil {
+				obs.Sent(c.store.ID, job)
+			}
 		}
 	}
 }
@@ -380,6 +390,9 @@ func (c *conn) onJobAck(m *wire.JobAck) {
 		return
 	}
 	c.markSent(m.TaskNo, false)
+	if obs := c.srv.opts.Observer; obs != nil {
+		obs.Acked(c.store.ID, *m)
+	}
 }
 
 // onEvents stores a batch, each (store, task_no, n) once, and answers
@@ -393,6 +406,7 @@ func (c *conn) onEvents(m *wire.Events) {
 	defer cancel()
 	now := c.srv.opts.Clock.Now().UTC()
 	added := 0
+	var fresh []wire.Event
 	for i := 0; i < len(m.Events); {
 		j := i + 1
 		for j < len(m.Events) && m.Events[j].TaskNo == m.Events[i].TaskNo {
@@ -403,8 +417,12 @@ func (c *conn) onEvents(m *wire.Events) {
 			c.log.Warn("hub: store an events batch (not acknowledged; the agent resends it)", "batch", m.Batch, "err", err)
 			return
 		}
-		added += n
+		added += len(n)
+		fresh = append(fresh, n...)
 		i = j
+	}
+	if obs := c.srv.opts.Observer; obs != nil && len(fresh) > 0 {
+		obs.Stored(c.store.ID, fresh)
 	}
 	c.log.Debug("hub: events stored", "batch", m.Batch, "events", len(m.Events), "new", added)
 	c.sendMsg(&wire.EventsAck{Batch: m.Batch})

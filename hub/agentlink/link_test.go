@@ -40,7 +40,7 @@ func newRig(t *testing.T) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, token, err := st.AddDevice(ctx, "s1")
+	_, token, err := st.AddDevice(ctx, "s1", "")
 	if err != nil {
 		t.Fatal(err)
 	}

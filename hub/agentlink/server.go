@@ -48,7 +48,29 @@ type Options struct {
 	// PingInterval, SilenceTimeout and WriteTimeout default to §5's 20 s,
 	// 60 s and 10 s.
 	PingInterval, SilenceTimeout, WriteTimeout time.Duration
+	// Observer, when set, is told what the link does (the test API of
+	// PROTOCOL.md §7 records it); nil in production.
+	Observer Observer
 }
+
+// Observer is told what the link does, as it happens. Its methods are
+// called on the connection's goroutines and must not block.
+type Observer interface {
+	// Welcomed: an agent's hello was answered on a new connection.
+	Welcomed(store, agentID string)
+	// Sent: a job was queued on a connection of the store's agent.
+	Sent(store string, job wire.Job)
+	// Acked: a job_ack was recorded (on disk).
+	Acked(store string, ack wire.JobAck)
+	// Stored: events new to the store's record, on disk, in arrival order.
+	Stored(store string, evs []wire.Event)
+	// Received: a command_result or log_lines frame.
+	Received(store string, m wire.Message)
+}
+
+// ErrNotConnected means the store's agent has no welcomed connection on
+// this node.
+var ErrNotConnected = errors.New("the store's agent is not connected to this hub node")
 
 // Server serves the agents' websocket of PROTOCOL.md §5 for one hub node.
 // Serve it at Path; stop it with Close.
@@ -102,6 +124,42 @@ func (s *Server) Connected() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.owners)
+}
+
+// IsConnected reports whether the store's agent has a welcomed connection
+// on this node.
+func (s *Server) IsConnected(store string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.owners[store] != nil
+}
+
+// Send queues a frame (a command: reprint, cancel, logs_tail, logs_stop)
+// on the store's connection; ErrNotConnected when there is none.
+func (s *Server) Send(store string, m wire.Message) error {
+	s.mu.Lock()
+	c := s.owners[store]
+	s.mu.Unlock()
+	if c == nil || !c.sendMsg(m) {
+		return ErrNotConnected
+	}
+	return nil
+}
+
+// Revoke tells the store's connected agent its token is revoked (a revoke
+// frame, then close 1008); the caller revokes the tokens in the store
+// first, so the agent's next handshake is refused. It reports whether an
+// agent was connected.
+func (s *Server) Revoke(store, reason string) bool {
+	s.mu.Lock()
+	c := s.owners[store]
+	s.mu.Unlock()
+	if c == nil {
+		return false
+	}
+	c.sendMsg(&wire.Revoke{Reason: reason})
+	c.closeWith(websocket.ClosePolicyViolation, "revoked")
+	return true
 }
 
 // Close ends every connection (close 1001) and refuses new ones, and

@@ -47,6 +47,10 @@ type Config struct {
 	MaxStoreMB int64
 	// LogLevel is the least severe level logged.
 	LogLevel slog.Level
+	// TestAPI mounts the test API of PROTOCOL.md §7 under /api/ (test_api =
+	// true): it hands device tokens to whoever asks, so only a staging hub
+	// may set it.
+	TestAPI bool
 	// NATSListen opens the engine's client port when set ([nats] listen);
 	// empty, only the hub's own process reaches the engine.
 	NATSListen string
@@ -94,7 +98,7 @@ func Load(path string) (*Config, error) {
 
 // keys are the keys of each table ("" the top level).
 var keys = map[string][]string{
-	"":     {"data_dir", "listen", "node", "retention", "max_store_mb", "log_level", "nats"},
+	"":     {"data_dir", "listen", "node", "retention", "max_store_mb", "log_level", "test_api", "nats"},
 	"nats": {"listen"},
 }
 
@@ -155,6 +159,14 @@ func Parse(path string, data []byte) (*Config, error) {
 	if v, ok := p.str("", raw, "log_level"); ok {
 		if err := cfg.LogLevel.UnmarshalText([]byte(v)); err != nil {
 			p.add("log_level", fmt.Sprintf("log_level %q is not one of debug, info, warn, error", v))
+		}
+	}
+	if v, ok := raw["test_api"]; ok {
+		b, isBool := v.(bool)
+		if !isBool {
+			p.add("test_api", fmt.Sprintf("test_api must be true or false (no quotes), not %v", v))
+		} else {
+			cfg.TestAPI = b
 		}
 	}
 	if v, ok := raw["nats"]; ok {

@@ -123,8 +123,9 @@ func (s *Store) APIKey(ctx context.Context, secret string) (APIKey, error) {
 }
 
 // AddDevice makes a device token for a store's agent, as an approved
-// pairing would, and returns it; only its hash is stored.
-func (s *Store) AddDevice(ctx context.Context, store string) (Device, string, error) {
+// pairing would, and returns it; only its hash is stored. agentID binds it
+// to that agent at once; empty, the first agent that connects with it.
+func (s *Store) AddDevice(ctx context.Context, store, agentID string) (Device, string, error) {
 	st, err := s.StoreInfo(ctx, store)
 	if err != nil {
 		return Device{}, "", fmt.Errorf("store %s: %w", store, err)
@@ -134,11 +135,46 @@ func (s *Store) AddDevice(ctx context.Context, store string) (Device, string, er
 		return Device{}, "", err
 	}
 	h := hashSecret(secret)
-	d := Device{ID: h[:12], Store: st.ID, Tenant: st.Tenant, Created: time.Now().UTC()}
+	d := Device{ID: h[:12], Store: st.ID, Tenant: st.Tenant, AgentID: agentID, Created: time.Now().UTC()}
 	if _, err := s.devicesKV.Create(ctx, h, mustJSON(d)); err != nil {
 		return Device{}, "", fmt.Errorf("store: add device: %w", kvErr(err))
 	}
 	return d, secret, nil
+}
+
+// RevokeDevices revokes every device token of store: the handshakes that
+// use them are refused from now on. It returns how many it revoked. It
+// reads every token (an operator's action, not a hot path).
+func (s *Store) RevokeDevices(ctx context.Context, store string) (int, error) {
+	l, err := s.devicesKV.ListKeys(ctx)
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store: list devices: %w", err)
+	}
+	defer l.Stop()
+	var keys []string
+	for k := range l.Keys() {
+		keys = append(keys, k)
+	}
+	n := 0
+	for _, k := range keys {
+		var d Device
+		rev, err := getJSON(ctx, s.devicesKV, k, &d)
+		if errors.Is(err, ErrNotFound) || err == nil && (d.Store != store || d.Revoked) {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		d.Revoked = true
+		if _, err := s.devicesKV.Update(ctx, k, mustJSON(d), rev); err != nil {
+			return n, fmt.Errorf("store: revoke device %s: %w", d.ID, kvErr(err))
+		}
+		n++
+	}
+	return n, nil
 }
 
 // AuthDevice checks a device token at an agent's handshake: ErrNotFound for

@@ -236,12 +236,13 @@ func (s *Store) ApplyAck(ctx context.Context, store string, ack wire.JobAck, now
 // ApplyEvents folds a store's agent events of one task into its record,
 // each (store, task_no, n) once, gaps in n tolerated; an unknown task_no
 // (a LAN, raw or manager job) gets a record of its own. It returns how
-// many events were new, once they are on disk. evs all have taskNo.
-func (s *Store) ApplyEvents(ctx context.Context, st StoreInfo, taskNo string, evs []wire.Event, now time.Time) (int, error) {
+// the events that were new, in their order in evs, once they are on disk.
+// evs all have taskNo.
+func (s *Store) ApplyEvents(ctx context.Context, st StoreInfo, taskNo string, evs []wire.Event, now time.Time) ([]wire.Event, error) {
 	key := taskKey(st.ID, taskNo)
-	added := 0
+	var added []wire.Event
 	err := s.update(ctx, key, func(t *Task, found bool) bool {
-		added = 0
+		added = added[:0]
 		if !found {
 			*t = Task{Store: st.ID, Tenant: st.Tenant, TaskNo: taskNo, Timeline: []Entry{}}
 		}
@@ -256,7 +257,7 @@ func (s *Store) ApplyEvents(ctx context.Context, st StoreInfo, taskNo string, ev
 				continue
 			}
 			have[ev.N] = true
-			added++
+			added = append(added, ev)
 			if t.Origin == "" {
 				t.Origin = string(ev.Origin)
 			}
@@ -277,7 +278,7 @@ func (s *Store) ApplyEvents(ctx context.Context, st StoreInfo, taskNo string, ev
 				t.Error = nil
 			}
 		}
-		if added == 0 {
+		if len(added) == 0 {
 			return false
 		}
 		slices.SortStableFunc(t.Timeline, func(a, b Entry) int { return a.N - b.N })
@@ -285,7 +286,7 @@ func (s *Store) ApplyEvents(ctx context.Context, st StoreInfo, taskNo string, ev
 		return true
 	})
 	if err != nil {
-		return 0, fmt.Errorf("store: events of %s/%s: %w", st.ID, taskNo, err)
+		return nil, fmt.Errorf("store: events of %s/%s: %w", st.ID, taskNo, err)
 	}
 	return added, nil
 }
