@@ -19,6 +19,7 @@ import (
 	"printgate/hub/agentlink"
 	"printgate/hub/api"
 	"printgate/hub/config"
+	"printgate/hub/pairing"
 	"printgate/hub/store"
 	"printgate/hub/testapi"
 )
@@ -64,6 +65,7 @@ func Start(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Hub, err
 		ta = testapi.New(st, log)
 		linkOpts.Observer = ta
 		mux.Handle("/api/", ta)
+		mux.Handle("POST /oauth/device/{verb}", ta)
 		log.Warn("printgate-hub: the test API is on (test_api = true): it hands device tokens to whoever asks; never on a production hub")
 	}
 	h.link = agentlink.New(st, linkOpts)
@@ -71,6 +73,9 @@ func Start(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Hub, err
 		ta.Attach(h.link)
 	}
 	h.api = api.New(st, api.Options{Logger: log})
+	flow := pairing.New(st, pairing.Options{Logger: log, Interval: cfg.PairingInterval})
+	mux.Handle("POST "+pairing.Prefix+"/device/code", flow)
+	mux.Handle("POST "+pairing.Prefix+"/token", flow)
 	mux.Handle("GET "+agentlink.Path, h.link)
 	mux.Handle("/v1/", h.api)
 	mux.HandleFunc("GET /healthz", h.healthz)

@@ -19,8 +19,23 @@ import (
 // order, deduped, with their gaps, commands and their results, log tails,
 // revoke. The agents it plays are the agent's real link over real spools.
 func TestCloudcheckWithTestAPI(t *testing.T) {
+	runCloudcheck(t, 11, "jobs", "events", "commands")
+}
+
+// TestCloudcheckPairing runs cloudcheck's pairing checks against the hub's
+// device flow (a 1 s interval): a code, authorization_pending at the
+// interval, slow_down faster than it, approval through the test API giving
+// the agent's own pairing a token that opens the websocket, expiry and
+// denial answered expired_token and access_denied.
+func TestCloudcheckPairing(t *testing.T) {
+	runCloudcheck(t, 6, "pairing")
+}
+
+// runCloudcheck runs the checks of groups against a hub with its test API
+// on and wants every one of them, want in all, to pass.
+func runCloudcheck(t *testing.T, want int, groups ...string) {
 	cfg := &config.Config{DataDir: filepath.Join(t.TempDir(), "hub"), Listen: "127.0.0.1:0", Node: "n1",
-		Retention: config.DefaultRetention, MaxStoreMB: 256, TestAPI: true}
+		Retention: config.DefaultRetention, MaxStoreMB: 256, TestAPI: true, PairingInterval: time.Second}
 	log := slog.New(slog.DiscardHandler)
 	h, err := Start(context.Background(), cfg, log)
 	if err != nil {
@@ -36,7 +51,8 @@ func TestCloudcheckWithTestAPI(t *testing.T) {
 	defer cancel()
 	rep, err := cloudcheck.Run(ctx, cloudcheck.Options{
 		CloudURL: "ws://" + h.Addr().String() + "/agent/v1",
-		Only:     []string{"jobs", "events", "commands"},
+		AuthURL:  "http://" + h.Addr().String() + "/oauth",
+		Only:     groups,
 		Step:     20 * time.Second, Quiet: time.Second,
 		Logger: log,
 	})
@@ -51,7 +67,7 @@ func TestCloudcheckWithTestAPI(t *testing.T) {
 			t.Errorf("%s %s: %s", c.Status, c.Name, c.Seen)
 		}
 	}
-	if len(rep.Checks) != 11 {
-		t.Errorf("%d checks ran, want the 11 of jobs, events and commands", len(rep.Checks))
+	if len(rep.Checks) != want {
+		t.Errorf("%d checks ran, want the %d of %v", len(rep.Checks), want, groups)
 	}
 }

@@ -36,6 +36,7 @@ const (
 	CodeStorageFull     = "storage_full"
 	CodeUnavailable     = "unavailable"
 	CodeInternal        = "internal"
+	CodeExpired         = "expired"
 )
 
 // maxBodyBytes bounds a submit request: a 1 MiB payload is 1.34 MiB as
@@ -72,6 +73,8 @@ func New(st *store.Store, opts Options) *API {
 	a := &API{st: st, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
 	a.mux.HandleFunc("POST /v1/stores/{store}/jobs", a.auth(a.submit))
 	a.mux.HandleFunc("GET /v1/stores/{store}/jobs/{task_no}", a.auth(a.getJob))
+	a.mux.HandleFunc("POST /v1/stores/{store}/pairings/{user_code}/approve", a.auth(a.decide(true)))
+	a.mux.HandleFunc("POST /v1/stores/{store}/pairings/{user_code}/deny", a.auth(a.decide(false)))
 	return a
 }
 
@@ -361,6 +364,28 @@ func (a *API) getJob(w http.ResponseWriter, r *http.Request, st store.StoreInfo)
 		v.Timeline = []store.Entry{}
 	}
 	writeJSON(w, http.StatusOK, v)
+}
+
+// decide approves a pairing code for the store (the agent that shows the
+// code gets a device token of this store at its next poll) or refuses it.
+func (a *API) decide(approve bool) handler {
+	return func(w http.ResponseWriter, r *http.Request, st store.StoreInfo) {
+		code := r.PathValue("user_code")
+		err := a.st.DecidePairing(r.Context(), code, approve, st, a.opts.Clock.Now().UTC())
+		switch {
+		case err == nil:
+			a.log.Info("hub api: pairing decided", "store", st.ID, "approved", approve)
+			writeJSON(w, http.StatusOK, map[string]any{"user_code": store.NormalizeUserCode(code), "store": st.ID, "approved": approve})
+		case errors.Is(err, store.ErrNotFound):
+			writeError(w, http.StatusNotFound, CodeNotFound, "no pairing code "+code+"; check the code the agent shows, or run printgate pair again")
+		case errors.Is(err, store.ErrDecided):
+			writeError(w, http.StatusConflict, CodeConflict, "the code "+code+" was already approved, refused or used; run printgate pair again for a new one")
+		case errors.Is(err, store.ErrExpiredCode):
+			writeError(w, http.StatusGone, CodeExpired, "the code "+code+" expired; run printgate pair again for a new one")
+		default:
+			a.internal(w, "decide a pairing", err)
+		}
+	}
 }
 
 func (a *API) internal(w http.ResponseWriter, what string, err error) {

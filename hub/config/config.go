@@ -51,6 +51,9 @@ type Config struct {
 	// true): it hands device tokens to whoever asks, so only a staging hub
 	// may set it.
 	TestAPI bool
+	// PairingInterval is the device flow's poll interval (zero: 5 s); not
+	// a key of the file, tests set it.
+	PairingInterval time.Duration
 	// NATSListen opens the engine's client port when set ([nats] listen);
 	// empty, only the hub's own process reaches the engine.
 	NATSListen string

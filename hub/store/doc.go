@@ -21,4 +21,5 @@
 //   - hub_owners: store -> the node and connection that hold its agent,
 //     claimed and released by compare-and-set.
 //   - hub_tenants, hub_stores, hub_apikeys, hub_devices: the directory.
+//   - hub_pairings: device authorizations (RFC 8628) for an hour.
 package store

@@ -68,6 +68,7 @@ type Store struct {
 
 	tasks, pending, owners              jetstream.KeyValue
 	tenants, stores, apikeys, devicesKV jetstream.KeyValue
+	pairings                            jetstream.KeyValue
 }
 
 // Open locks the data dir, starts the embedded engine (file store,
@@ -176,6 +177,8 @@ func (s *Store) buckets(ctx context.Context) error {
 		{&s.stores, jetstream.KeyValueConfig{Bucket: "hub_stores", MaxBytes: dir, MaxValueSize: 16 << 10}},
 		{&s.apikeys, jetstream.KeyValueConfig{Bucket: "hub_apikeys", MaxBytes: dir, MaxValueSize: 4 << 10}},
 		{&s.devicesKV, jetstream.KeyValueConfig{Bucket: "hub_devices", MaxBytes: dir, MaxValueSize: 4 << 10}},
+		{&s.pairings, jetstream.KeyValueConfig{Bucket: "hub_pairings", Description: "device authorizations of RFC 8628, by device code hash and user code",
+			TTL: time.Hour, MaxBytes: dir, MaxValueSize: 4 << 10}},
 	} {
 		b.cfg.Storage = jetstream.FileStorage
 		b.cfg.History = 1

@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -74,6 +75,9 @@ func New(st *store.Store, log *slog.Logger) *API {
 	a.mux.HandleFunc("GET /api/agents/{id}/results", a.list(func(r *record) any { return orEmpty(r.results) }, "results"))
 	a.mux.HandleFunc("GET /api/agents/{id}/logs/{tail}", a.logLines)
 	a.mux.HandleFunc("POST /api/agents/{id}/revoke", a.revoke)
+	a.mux.HandleFunc("POST /oauth/device/approve", a.decide("approve"))
+	a.mux.HandleFunc("POST /oauth/device/deny", a.decide("deny"))
+	a.mux.HandleFunc("POST /oauth/device/expire", a.decide("expire"))
 	return a
 }
 
@@ -99,13 +103,18 @@ func (a *API) ensure(ctx context.Context, agentID string) (store.StoreInfo, erro
 		a.byStore[id] = agentID
 	}
 	a.mu.Unlock()
+	return a.ensureStore(ctx, id, agentID)
+}
+
+// ensureStore makes the test tenant and store id unless they exist.
+func (a *API) ensureStore(ctx context.Context, id, name string) (store.StoreInfo, error) {
 	if st, err := a.st.StoreInfo(ctx, id); err == nil {
 		return st, nil
 	}
 	if _, err := a.st.AddTenant(ctx, Tenant, "cloudcheck's agents"); err != nil && !errors.Is(err, store.ErrExists) {
 		return store.StoreInfo{}, err
 	}
-	st, err := a.st.AddStore(ctx, Tenant, id, agentID)
+	st, err := a.st.AddStore(ctx, Tenant, id, name)
 	if errors.Is(err, store.ErrExists) {
 		return a.st.StoreInfo(ctx, id)
 	}
@@ -303,6 +312,40 @@ func (a *API) revoke(w http.ResponseWriter, r *http.Request) {
 	}
 	a.link.Revoke(st, "revoked through the test API")
 	writeJSON(w, http.StatusOK, map[string]any{"revoked": n})
+}
+
+// decide approves (for a new store of the test tenant), denies or expires
+// a pairing code, as a manager scanning the agent's QR would.
+func (a *API) decide(verb string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		code := r.URL.Query().Get("user_code")
+		ctx, now := r.Context(), time.Now().UTC()
+		var err error
+		switch verb {
+		case "approve":
+			var st store.StoreInfo
+			if st, err = a.ensureStore(ctx, "p-"+strings.ToLower(store.NormalizeUserCode(code)), "paired "+code); err == nil {
+				err = a.st.DecidePairing(ctx, code, true, st, now)
+			}
+		case "deny":
+			err = a.st.DecidePairing(ctx, code, false, store.StoreInfo{}, now)
+		case "expire":
+			err = a.st.ExpirePairing(ctx, code, now)
+		}
+		switch {
+		case err == nil:
+			done := map[string]string{"approve": "approved", "deny": "approved", "expire": "expired"}[verb]
+			writeJSON(w, http.StatusOK, map[string]any{"user_code": code, done: verb != "deny"})
+		case errors.Is(err, store.ErrNotFound):
+			writeError(w, http.StatusNotFound, "not_found", "no such user code")
+		case errors.Is(err, store.ErrDecided):
+			writeError(w, http.StatusConflict, "conflict", "the code was already decided")
+		case errors.Is(err, store.ErrExpiredCode):
+			writeError(w, http.StatusGone, "expired", "the code expired")
+		default:
+			a.fail(w, err)
+		}
+	}
 }
 
 // list answers one recorded list of an agent under name.
