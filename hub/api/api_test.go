@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"printgate/hub/store"
 )
@@ -170,4 +172,43 @@ func TestBadInputStoresNothing(t *testing.T) {
 		t.Errorf("acme reads rival's job: %d %v; want 404", st, v)
 	}
 
+}
+
+// TestPairingApproval ensures a tenant's key approves a pairing code for
+// its own store only, the agent's next poll then gets a device token of
+// that store (once), and a decided or unknown code is refused.
+func TestPairingApproval(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	dc, uc, err := r.st.NewPairing(ctx, now, time.Minute, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, v := r.do(t, "POST", "/v1/stores/r1/pairings/"+uc+"/approve", r.acmeKey, ""); st != 404 || code(v) != CodeNotFound {
+		t.Fatalf("approve for another tenant's store: %d %v; want 404", st, v)
+	}
+	if _, err := r.st.PollPairing(ctx, dc, now); !errors.Is(err, store.ErrPending) {
+		t.Fatalf("poll before approval: %v; want pending", err)
+	}
+	if st, v := r.do(t, "POST", "/v1/stores/s1/pairings/"+strings.ToLower(uc)+"/approve", r.acmeKey, ""); st != 200 || v["approved"] != true {
+		t.Fatalf("approve: %d %v", st, v)
+	}
+	if st, v := r.do(t, "POST", "/v1/stores/s1/pairings/"+uc+"/deny", r.acmeKey, ""); st != 409 || code(v) != CodeConflict {
+		t.Fatalf("deny after approval: %d %v; want 409", st, v)
+	}
+	if st, v := r.do(t, "POST", "/v1/stores/s1/pairings/BBBB-BBBB/approve", r.acmeKey, ""); st != 404 {
+		t.Fatalf("unknown code: %d %v; want 404", st, v)
+	}
+	tok, err := r.st.PollPairing(ctx, dc, now.Add(2*time.Second))
+	if err != nil {
+		t.Fatalf("poll after approval: %v", err)
+	}
+	d, err := r.st.AuthDevice(ctx, tok, "agent-1")
+	if err != nil || d.Store != "s1" || d.Tenant != "acme" {
+		t.Fatalf("the token: %+v, %v; want a device of s1", d, err)
+	}
+	if _, err := r.st.PollPairing(ctx, dc, now.Add(4*time.Second)); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("second poll after the token: %v; want the code used up", err)
+	}
 }
