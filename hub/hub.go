@@ -59,7 +59,7 @@ func Start(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Hub, err
 	}
 	h := &Hub{cfg: cfg, log: log, st: st, ln: ln, start: time.Now()}
 	mux := http.NewServeMux()
-	linkOpts := agentlink.Options{Logger: log}
+	linkOpts := agentlink.Options{Logger: log, PingInterval: cfg.PingInterval}
 	var ta *testapi.API
 	if cfg.TestAPI {
 		ta = testapi.New(st, log)

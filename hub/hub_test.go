@@ -12,14 +12,16 @@ import (
 	"printgate/sync/cloudcheck"
 )
 
-// TestCloudcheckWithTestAPI runs `printgate cloudcheck`'s jobs, events and
-// commands checks against a hub with its test API on: job acks after the
+// TestCloudcheckWithTestAPI runs `printgate cloudcheck`'s handshake, jobs,
+// events and commands checks against a hub with its test API on (pings
+// every 200 ms, watched for 3 s): the handshake, a job queued before the
+// agent connects coming after welcome, job acks after the
 // agent's fsync, a lost ack answered duplicate on the next connection and
 // never renumbered, a rejected job not resent, events in the frame's
 // order, deduped, with their gaps, commands and their results, log tails,
 // revoke. The agents it plays are the agent's real link over real spools.
 func TestCloudcheckWithTestAPI(t *testing.T) {
-	runCloudcheck(t, 11, "jobs", "events", "commands")
+	runCloudcheck(t, 15, "handshake", "jobs", "events", "commands")
 }
 
 // TestCloudcheckPairing runs cloudcheck's pairing checks against the hub's
@@ -35,7 +37,8 @@ func TestCloudcheckPairing(t *testing.T) {
 // on and wants every one of them, want in all, to pass.
 func runCloudcheck(t *testing.T, want int, groups ...string) {
 	cfg := &config.Config{DataDir: filepath.Join(t.TempDir(), "hub"), Listen: "127.0.0.1:0", Node: "n1",
-		Retention: config.DefaultRetention, MaxStoreMB: 256, TestAPI: true, PairingInterval: time.Second}
+		Retention: config.DefaultRetention, MaxStoreMB: 256, TestAPI: true,
+		PairingInterval: time.Second, PingInterval: 200 * time.Millisecond}
 	log := slog.New(slog.DiscardHandler)
 	h, err := Start(context.Background(), cfg, log)
 	if err != nil {
@@ -53,7 +56,7 @@ func runCloudcheck(t *testing.T, want int, groups ...string) {
 		CloudURL: "ws://" + h.Addr().String() + "/agent/v1",
 		AuthURL:  "http://" + h.Addr().String() + "/oauth",
 		Only:     groups,
-		Step:     20 * time.Second, Quiet: time.Second,
+		Step:     20 * time.Second, Quiet: time.Second, PingWait: 3 * time.Second,
 		Logger: log,
 	})
 	if err != nil {

@@ -51,9 +51,10 @@ type Config struct {
 	// true): it hands device tokens to whoever asks, so only a staging hub
 	// may set it.
 	TestAPI bool
-	// PairingInterval is the device flow's poll interval (zero: 5 s); not
-	// a key of the file, tests set it.
-	PairingInterval time.Duration
+	// PairingInterval is the device flow's poll interval (zero: 5 s) and
+	// PingInterval the agents' websocket pings (zero: 20 s); not keys of
+	// the file, tests set them.
+	PairingInterval, PingInterval time.Duration
 	// NATSListen opens the engine's client port when set ([nats] listen);
 	// empty, only the hub's own process reaches the engine.
 	NATSListen string
