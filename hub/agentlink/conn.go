@@ -37,9 +37,15 @@ type conn struct {
 	unwatch  func()
 	pumped   chan struct{} // closed when the pump ends; nil before hello
 
-	sentMu sync.Mutex
-	sent   map[string]bool // task_nos sent on this connection and not yet acknowledged
+	sentMu   sync.Mutex
+	sent     map[string]bool // task_nos sent on this connection and not yet acknowledged
+	notified []string        // task_nos announced since the pump last looked
+	reload   bool            // the pump must list the store's pending jobs
 }
+
+// maxNotified bounds the announced task_nos a connection keeps for its
+// pump; past it the pump lists the store's pending jobs instead.
+const maxNotified = 1024
 
 // closeFrame is a websocket close the writer sends last.
 type closeFrame struct {
@@ -286,7 +292,7 @@ func (c *conn) onHello(m wire.Message) {
 	if !c.sendMsg(&wire.Welcome{StoreID: c.store.ID, ServerTime: now}) {
 		return
 	}
-	unwatch, err := s.st.WatchJobs(c.store.ID, func(string) { c.poke() })
+	unwatch, err := s.st.WatchJobs(c.store.ID, c.announce)
 	if err != nil {
 		c.log.Error("hub: watch the store's jobs", "err", err)
 		c.closeWith(websocket.CloseInternalServerErr, "the hub could not watch the store's jobs; retry")
@@ -299,6 +305,23 @@ func (c *conn) onHello(m wire.Message) {
 	c.pumped = make(chan struct{})
 	c.log.Info("hub: agent welcomed", "version", h.Version, "printers", len(h.Printers), "outbox", h.Outbox)
 	go c.pump()
+	c.sentMu.Lock()
+	c.reload = true
+	c.sentMu.Unlock()
+	c.poke()
+}
+
+// announce takes a job stored for the store while this connection holds
+// it: the pump sends it without listing every pending job again (a
+// listing is a consumer on the engine; one per job would load it).
+func (c *conn) announce(taskNo string) {
+	c.sentMu.Lock()
+	if len(c.notified) >= maxNotified {
+		c.notified, c.reload = nil, true
+	} else if !c.reload {
+		c.notified = append(c.notified, taskNo)
+	}
+	c.sentMu.Unlock()
 	c.poke()
 }
 
@@ -312,8 +335,8 @@ func (c *conn) poke() {
 
 // pump sends the store's pending jobs, oldest first, each once per
 // connection (a job is sent again on the next connection until its
-// job_ack, under the same task_no), whenever poked: at hello and at each
-// job stored for the store.
+// job_ack, under the same task_no): at hello every pending job, then each
+// job announced as stored for the store.
 func (c *conn) pump() {
 	defer close(c.pumped)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -329,12 +352,21 @@ func (c *conn) pump() {
 			return
 		case <-c.kick:
 		}
-		pending, err := st.Pending(ctx, c.store.ID)
-		if err != nil {
-			if ctx.Err() == nil {
-				c.log.Warn("hub: list the store's pending jobs", "err", err)
+		c.sentMu.Lock()
+		reload, pending := c.reload, c.notified
+		c.reload, c.notified = false, nil
+		c.sentMu.Unlock()
+		if reload {
+			var err error
+			if pending, err = st.Pending(ctx, c.store.ID); err != nil {
+				if ctx.Err() == nil {
+					c.log.Warn("hub: list the store's pending jobs", "err", err)
+					c.sentMu.Lock()
+					c.reload = true
+					c.sentMu.Unlock()
+				}
+				continue
 			}
-			continue
 		}
 		for _, no := range pending {
 			if c.wasSent(no) {

@@ -25,7 +25,7 @@ type rig struct {
 	token string
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t testing.TB) *rig {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Node: "n1"})
@@ -81,7 +81,7 @@ func (r *rig) tryDial(token, agentID string) (*websocket.Conn, *http.Response, e
 }
 
 // hello sends hello and reads welcome.
-func hello(t *testing.T, ws *websocket.Conn, agentID string) {
+func hello(t testing.TB, ws *websocket.Conn, agentID string) {
 	t.Helper()
 	send(t, ws, &wire.Hello{AgentID: agentID, Version: "test", Printers: []wire.Printer{{Name: "kitchen", State: "READY"}}})
 	if w, ok := read(t, ws).(*wire.Welcome); !ok || w.StoreID != "s1" {
@@ -89,7 +89,7 @@ func hello(t *testing.T, ws *websocket.Conn, agentID string) {
 	}
 }
 
-func send(t *testing.T, ws *websocket.Conn, m wire.Message) {
+func send(t testing.TB, ws *websocket.Conn, m wire.Message) {
 	t.Helper()
 	frame, err := wire.Encode(m)
 	if err != nil {
@@ -100,7 +100,7 @@ func send(t *testing.T, ws *websocket.Conn, m wire.Message) {
 	}
 }
 
-func read(t *testing.T, ws *websocket.Conn) wire.Message {
+func read(t testing.TB, ws *websocket.Conn) wire.Message {
 	t.Helper()
 	_, data, err := ws.ReadMessage()
 	if err != nil {
