@@ -72,7 +72,7 @@ func Start(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Hub, err
 	if ta != nil {
 		ta.Attach(h.link)
 	}
-	h.api = api.New(st, api.Options{Logger: log})
+	h.api = api.New(st, api.Options{Logger: log, Link: h.link})
 	flow := pairing.New(st, pairing.Options{Logger: log, Interval: cfg.PairingInterval})
 	mux.Handle("POST "+pairing.Prefix+"/device/code", flow)
 	mux.Handle("POST "+pairing.Prefix+"/token", flow)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -119,13 +120,14 @@ func api(t *testing.T, method, url, key, body string, v any) int {
 }
 
 // TestHubPrintsThroughRealAgent runs the real hub and the real agent
-// (both binaries) with an emulated printer on loopback and ensures: a job
+// (both binaries) with an emulated printer on loopback and ensures: `printgate
+// pair` pairs through the hub, approved with the tenant's API key; a job
 // submitted to the hub's API is answered 202, prints once, and reaches
 // PRINTED with its timeline (the hub's STORED, then the agent's events);
 // the same task_no again is 200 duplicate with that state and prints
 // nothing; a job submitted while the agent is down waits STORED, survives
 // the hub being SIGKILLed and restarted, and prints once when the agent
-// returns.
+// returns; revoking the store's devices sends the agent back to pairing.
 func TestHubPrintsThroughRealAgent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the real binaries")
@@ -150,13 +152,12 @@ func TestHubPrintsThroughRealAgent(t *testing.T) {
 	hubCmd(t, hubBin, "tenant", "add", "--config", hubConfig, "--id", "acme")
 	hubCmd(t, hubBin, "store", "add", "--config", hubConfig, "--tenant", "acme", "--id", "s1")
 	key := hubCmd(t, hubBin, "key", "add", "--config", hubConfig, "--tenant", "acme")
-	token := hubCmd(t, hubBin, "device", "add", "--config", hubConfig, "--store", "s1")
+	if tok := hubCmd(t, hubBin, "device", "add", "--config", hubConfig, "--store", "s1"); !strings.HasPrefix(tok, "pgd_") {
+		t.Fatalf("device add printed %q, want a device token", tok)
+	}
 
 	agentDir := filepath.Join(dir, "agent")
 	if err := os.MkdirAll(agentDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := pair.Save(agentDir, token); err != nil {
 		t.Fatal(err)
 	}
 	agentPort := proctest.FreePort(t)
@@ -173,6 +174,33 @@ func TestHubPrintsThroughRealAgent(t *testing.T) {
 			hub.kill(t)
 		}
 	}()
+
+	// Pairing: `printgate pair` shows a code; the tenant approves it for
+	// store s1 with its API key.
+	out := &proctest.Buffer{}
+	pairCmd := exec.Command(agentBin, "pair", "--config", agentConfig)
+	pairCmd.Stdout, pairCmd.Stderr = out, out
+	if err := pairCmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	code := regexp.MustCompile(`code: (\S+)`)
+	for deadline := time.Now().Add(30 * time.Second); !code.MatchString(out.String()); {
+		if time.Now().After(deadline) {
+			pairCmd.Process.Kill()
+			t.Fatalf("pair showed no code:\n%s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond) // another process's output
+	}
+	var approved map[string]any
+	if st := api(t, "POST", hubBase+"/v1/stores/s1/pairings/"+code.FindStringSubmatch(out.String())[1]+"/approve", key, "", &approved); st != http.StatusOK {
+		t.Fatalf("approve: %d %v", st, approved)
+	}
+	if err := pairCmd.Wait(); err != nil {
+		t.Fatalf("pair: %v\n%s", err, out.String())
+	}
+	if _, err := pair.Load(agentDir); err != nil {
+		t.Fatalf("no device token after pairing: %v\n%s", err, out.String())
+	}
 	agent := start(t, agentBase, agentBin, "run", "--config", agentConfig)
 	defer func() {
 		if agent != nil {
@@ -239,5 +267,21 @@ func TestHubPrintsThroughRealAgent(t *testing.T) {
 		if plain[no] != 1 || marked[no] != 0 {
 			t.Errorf("%s on paper: %d plain, %d marked; want exactly 1", no, plain[no], marked[no])
 		}
+	}
+
+	// The store's devices are revoked: the agent gets the revoke frame,
+	// forgets its token and goes back to pairing.
+	var revoked map[string]any
+	if st := api(t, "POST", hubBase+"/v1/stores/s1/revoke", key, "", &revoked); st != http.StatusOK || revoked["revoked"] != float64(2) || revoked["connected"] != true {
+		t.Fatalf("revoke: %d %v; want both tokens (device add's, the pairing's) revoked, the agent connected", st, revoked)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if _, err := pair.Load(agentDir); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent kept its revoked token\nagent:\n%s", agent.logs.String())
+		}
+		time.Sleep(20 * time.Millisecond) // another process's file
 	}
 }

@@ -52,6 +52,14 @@ type Options struct {
 	Clock clock.Clock
 	// Logger receives the API's lines (default slog.Default()).
 	Logger *slog.Logger
+	// Link, when set, tells a connected agent its tokens were revoked.
+	Link Revoker
+}
+
+// Revoker tells a store's connected agent that its device tokens are
+// revoked (agentlink.Server does: a revoke frame, then close).
+type Revoker interface {
+	Revoke(store, reason string) bool
 }
 
 // API serves the order API over a store.
@@ -73,6 +81,7 @@ func New(st *store.Store, opts Options) *API {
 	a := &API{st: st, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
 	a.mux.HandleFunc("POST /v1/stores/{store}/jobs", a.auth(a.submit))
 	a.mux.HandleFunc("GET /v1/stores/{store}/jobs/{task_no}", a.auth(a.getJob))
+	a.mux.HandleFunc("POST /v1/stores/{store}/revoke", a.auth(a.revoke))
 	a.mux.HandleFunc("POST /v1/stores/{store}/pairings/{user_code}/approve", a.auth(a.decide(true)))
 	a.mux.HandleFunc("POST /v1/stores/{store}/pairings/{user_code}/deny", a.auth(a.decide(false)))
 	return a
@@ -364,6 +373,23 @@ func (a *API) getJob(w http.ResponseWriter, r *http.Request, st store.StoreInfo)
 		v.Timeline = []store.Entry{}
 	}
 	writeJSON(w, http.StatusOK, v)
+}
+
+// revoke revokes every device token of the store (its agent goes back to
+// pairing): a connected agent gets the revoke frame and is closed, and
+// every later handshake with those tokens is refused 401.
+func (a *API) revoke(w http.ResponseWriter, r *http.Request, st store.StoreInfo) {
+	n, err := a.st.RevokeDevices(r.Context(), st.ID)
+	if err != nil {
+		a.internal(w, "revoke the store's devices", err)
+		return
+	}
+	connected := false
+	if a.opts.Link != nil {
+		connected = a.opts.Link.Revoke(st.ID, "the store's device tokens were revoked in the hub")
+	}
+	a.log.Info("hub api: devices revoked", "store", st.ID, "revoked", n, "connected", connected)
+	writeJSON(w, http.StatusOK, map[string]any{"store": st.ID, "revoked": n, "connected": connected})
 }
 
 // decide approves a pairing code for the store (the agent that shows the

@@ -212,3 +212,26 @@ func TestPairingApproval(t *testing.T) {
 		t.Fatalf("second poll after the token: %v; want the code used up", err)
 	}
 }
+
+// TestRevokeStoreDevices ensures revoking a store's devices refuses its
+// tokens from then on, and another tenant cannot revoke them.
+func TestRevokeStoreDevices(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	_, tok, err := r.st.AddDevice(ctx, "s1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, v := r.do(t, "POST", "/v1/stores/s1/revoke", r.rivalKey, ""); st != 404 {
+		t.Fatalf("another tenant revokes: %d %v; want 404", st, v)
+	}
+	if _, err := r.st.AuthDevice(ctx, tok, "agent-1"); err != nil {
+		t.Fatalf("before the revoke: %v", err)
+	}
+	if st, v := r.do(t, "POST", "/v1/stores/s1/revoke", r.acmeKey, ""); st != 200 || v["revoked"] != float64(1) {
+		t.Fatalf("revoke: %d %v; want 1 revoked", st, v)
+	}
+	if _, err := r.st.AuthDevice(ctx, tok, "agent-1"); !errors.Is(err, store.ErrRevoked) {
+		t.Fatalf("after the revoke: %v; want ErrRevoked", err)
+	}
+}
