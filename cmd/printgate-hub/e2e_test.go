@@ -97,6 +97,21 @@ type jobState struct {
 	} `json:"timeline"`
 }
 
+// storeView is the part of GET /v1/stores/{store} the test reads.
+type storeView struct {
+	Online   bool   `json:"online"`
+	Version  string `json:"version"`
+	LastDrop string `json:"last_drop"`
+	Printers []struct {
+		Name  string `json:"name"`
+		State string `json:"state"`
+	} `json:"printers"`
+	Backlog int `json:"backlog"`
+	Oldest  *struct {
+		TaskNo string `json:"task_no"`
+	} `json:"oldest_waiting"`
+}
+
 // api calls the hub's order API with key and decodes the answer into v.
 func api(t *testing.T, method, url, key, body string, v any) int {
 	t.Helper()
@@ -245,6 +260,11 @@ func TestHubPrintsThroughRealAgent(t *testing.T) {
 	if code, ans := submit("ORD-1_K_v1"); code != http.StatusOK || ans["duplicate"] != true || ans["state"] != "PRINTED" {
 		t.Errorf("resubmit: %d %v; want 200 duplicate PRINTED", code, ans)
 	}
+	var sv storeView
+	if code := api(t, "GET", hubBase+"/v1/stores/s1", key, "", &sv); code != http.StatusOK || !sv.Online || sv.Version == "" ||
+		len(sv.Printers) != 1 || sv.Printers[0].Name != "k" || sv.Backlog != 0 {
+		t.Errorf("store view with the agent online: %d %+v; want online, its version, printer k, no backlog", code, sv)
+	}
 
 	// The agent goes down; a job waits on the hub's disk through a SIGKILL
 	// of the hub.
@@ -252,6 +272,17 @@ func TestHubPrintsThroughRealAgent(t *testing.T) {
 	agent = nil
 	if code, ans := submit("ORD-2_K_v1"); code != http.StatusAccepted {
 		t.Fatalf("submit with the agent down: %d %v", code, ans)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		sv = storeView{}
+		code := api(t, "GET", hubBase+"/v1/stores/s1", key, "", &sv)
+		if code == http.StatusOK && !sv.Online && sv.Backlog == 1 && sv.Oldest != nil && sv.Oldest.TaskNo == "ORD-2_K_v1" && sv.LastDrop != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("store view with the agent killed: %d %+v; want offline, why, a backlog of ORD-2", code, sv)
+		}
+		time.Sleep(20 * time.Millisecond) // the hub sees the socket close
 	}
 	hub.kill(t)
 	hub = start(t, hubBase, hubBin, "run", "--config", hubConfig)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -131,8 +132,12 @@ func (c *conn) run() {
 	s.mu.Lock()
 	delete(s.all, c)
 	mine := s.owners[c.store.ID] == c
+	reason := describe(readErr, s.opts.SilenceTimeout)
 	if mine {
 		delete(s.owners, c.store.ID)
+		if st := s.status[c.store.ID]; st != nil {
+			st.Online, st.LastSeen, st.LastDrop = false, s.opts.Clock.Now().UTC(), reason
+		}
 	}
 	s.mu.Unlock()
 	if mine && c.ownerRev != 0 {
@@ -142,7 +147,7 @@ func (c *conn) run() {
 		}
 		cancel()
 	}
-	c.log.Info("hub: agent disconnected", "reason", describe(readErr, s.opts.SilenceTimeout))
+	c.log.Info("hub: agent disconnected", "reason", reason)
 }
 
 // describe says in words why reading ended.
@@ -231,6 +236,11 @@ func (c *conn) handle(mt int, data []byte) {
 		c.onJobAck(m)
 	case *wire.Printers:
 		c.log.Debug("hub: printers", "printers", m.Printers)
+		c.srv.mu.Lock()
+		if st := c.srv.status[c.store.ID]; st != nil && c.srv.owners[c.store.ID] == c {
+			st.Printers = slices.Clone(m.Printers)
+		}
+		c.srv.mu.Unlock()
 	case *wire.CommandResult, *wire.LogLines:
 		if obs := c.srv.opts.Observer; obs != nil {
 			obs.Received(c.store.ID, m)
@@ -275,6 +285,8 @@ func (c *conn) onHello(m wire.Message) {
 		old.closeWith(websocket.CloseNormalClosure, "replaced by a newer connection")
 	}
 	s.owners[c.store.ID] = c
+	s.status[c.store.ID] = &AgentStatus{Online: true, AgentID: c.agentID, Version: h.Version,
+		Printers: slices.Clone(h.Printers), Outbox: h.Outbox, Since: now}
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()

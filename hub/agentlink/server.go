@@ -86,7 +86,36 @@ type Server struct {
 	mu     sync.Mutex
 	owners map[string]*conn // by store: the connection holding it on this node
 	all    map[*conn]struct{}
+	status map[string]*AgentStatus // by store: what its agent last said
 	closed bool
+}
+
+// AgentStatus is what this node knows of a store's agent: from its last
+// hello and printers frames, and its connection. It is kept in memory (a
+// restarted node knows a store again once its agent reconnects).
+type AgentStatus struct {
+	Online   bool           `json:"online"`
+	AgentID  string         `json:"agent_id,omitempty"`
+	Version  string         `json:"version,omitempty"`
+	Printers []wire.Printer `json:"printers"`
+	Outbox   int            `json:"outbox"`
+	Since    time.Time      `json:"since,omitzero"`     // when the current (or last) connection was welcomed
+	LastSeen time.Time      `json:"last_seen,omitzero"` // when the last connection ended; zero while online
+	LastDrop string         `json:"last_drop,omitempty"`
+}
+
+// Status returns what this node knows of the store's agent; false when
+// no agent of the store has connected to it since it started.
+func (s *Server) Status(store string) (AgentStatus, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.status[store]
+	if st == nil {
+		return AgentStatus{}, false
+	}
+	out := *st
+	out.Printers = slices.Clone(st.Printers)
+	return out, true
 }
 
 // New makes a Server over st.
@@ -108,7 +137,7 @@ func New(st *store.Store, opts Options) *Server {
 	}
 	s := &Server{
 		st: st, opts: opts, log: opts.Logger,
-		owners: map[string]*conn{}, all: map[*conn]struct{}{},
+		owners: map[string]*conn{}, all: map[*conn]struct{}{}, status: map[string]*AgentStatus{},
 	}
 	s.warn.Now = opts.Clock.Now
 	s.upgrader = websocket.Upgrader{

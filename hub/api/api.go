@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"printgate/drivers/escpos"
+	"printgate/hub/agentlink"
 	"printgate/hub/store"
 	"printgate/internal/clock"
 	"printgate/sync/wire"
@@ -52,14 +53,18 @@ type Options struct {
 	Clock clock.Clock
 	// Logger receives the API's lines (default slog.Default()).
 	Logger *slog.Logger
-	// Link, when set, tells a connected agent its tokens were revoked.
-	Link Revoker
+	// Link, when set, tells a connected agent its tokens were revoked
+	// and what the stores' agents said.
+	Link Link
 }
 
-// Revoker tells a store's connected agent that its device tokens are
-// revoked (agentlink.Server does: a revoke frame, then close).
-type Revoker interface {
+// Link is what the API asks of the agents' link (agentlink.Server).
+type Link interface {
+	// Revoke tells the store's connected agent its device tokens are
+	// revoked (a revoke frame, then close).
 	Revoke(store, reason string) bool
+	// Status is what the node knows of the store's agent.
+	Status(store string) (agentlink.AgentStatus, bool)
 }
 
 // API serves the order API over a store.
@@ -82,6 +87,8 @@ func New(st *store.Store, opts Options) *API {
 	a.mux.HandleFunc("POST /v1/stores/{store}/jobs", a.auth(a.submit))
 	a.mux.HandleFunc("GET /v1/stores/{store}/jobs/{task_no}", a.auth(a.getJob))
 	a.mux.HandleFunc("POST /v1/stores/{store}/revoke", a.auth(a.revoke))
+	a.mux.HandleFunc("GET /v1/stores/{store}", a.auth(a.getStore))
+	a.mux.HandleFunc("GET /v1/stores", a.listStores)
 	a.mux.HandleFunc("POST /v1/stores/{store}/pairings/{user_code}/approve", a.auth(a.decide(true)))
 	a.mux.HandleFunc("POST /v1/stores/{store}/pairings/{user_code}/deny", a.auth(a.decide(false)))
 	return a
@@ -93,27 +100,38 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTT
 // handler is a route that knows its caller's store.
 type handler func(w http.ResponseWriter, r *http.Request, st store.StoreInfo)
 
+// checkKey checks the request's API key and returns it; it has answered
+// the request when it returns false.
+func (a *API) checkKey(w http.ResponseWriter, r *http.Request) (store.APIKey, bool) {
+	scheme, secret, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	secret = strings.TrimSpace(secret)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || secret == "" {
+		unauthorized(w, "Authorization: Bearer <API key> is required; make a key with `printgate-hub key add --tenant ID`")
+		return store.APIKey{}, false
+	}
+	key, err := a.st.APIKey(r.Context(), secret)
+	switch {
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrRevoked):
+		unauthorized(w, "the API key is unknown or revoked; use a key `printgate-hub key add` made for your tenant")
+		return key, false
+	case err != nil:
+		a.log.Error("hub api: check an API key", "err", err)
+		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "the hub cannot check keys now; retry")
+		return key, false
+	}
+	return key, true
+}
+
 // auth checks the API key and that the path's store is the key's tenant's.
 // Another tenant's store is answered exactly as a store that does not
 // exist, so a key learns nothing of other tenants.
 func (a *API) auth(next handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		scheme, secret, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-		secret = strings.TrimSpace(secret)
-		if !ok || !strings.EqualFold(scheme, "Bearer") || secret == "" {
-			unauthorized(w, "Authorization: Bearer <API key> is required; make a key with `printgate-hub key add --tenant ID`")
-			return
-		}
 		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 		defer cancel()
-		key, err := a.st.APIKey(ctx, secret)
-		switch {
-		case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrRevoked):
-			unauthorized(w, "the API key is unknown or revoked; use a key `printgate-hub key add` made for your tenant")
-			return
-		case err != nil:
-			a.log.Error("hub api: check an API key", "err", err)
-			writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "the hub cannot check keys now; retry")
+		r = r.WithContext(ctx)
+		key, ok := a.checkKey(w, r)
+		if !ok {
 			return
 		}
 		id := r.PathValue("store")
@@ -130,7 +148,7 @@ func (a *API) auth(next handler) http.HandlerFunc {
 			writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "the hub cannot read stores now; retry")
 			return
 		}
-		next(w, r.WithContext(ctx), st)
+		next(w, r, st)
 	}
 }
 
@@ -373,6 +391,80 @@ func (a *API) getJob(w http.ResponseWriter, r *http.Request, st store.StoreInfo)
 		v.Timeline = []store.Entry{}
 	}
 	writeJSON(w, http.StatusOK, v)
+}
+
+// storeView is the answer of GET /v1/stores/{store} and an entry of GET
+// /v1/stores.
+type storeView struct {
+	Store string `json:"store"`
+	Name  string `json:"name,omitempty"`
+	agentlink.AgentStatus
+	// Backlog is how many jobs no agent has acknowledged; Oldest the first
+	// of them.
+	Backlog int         `json:"backlog"`
+	Oldest  *oldestView `json:"oldest_waiting,omitempty"`
+}
+
+type oldestView struct {
+	TaskNo    string    `json:"task_no"`
+	Submitted time.Time `json:"submitted"`
+}
+
+func (a *API) view(ctx context.Context, st store.StoreInfo) (storeView, error) {
+	v := storeView{Store: st.ID, Name: st.Name}
+	if a.opts.Link != nil {
+		v.AgentStatus, _ = a.opts.Link.Status(st.ID)
+	}
+	if v.Printers == nil {
+		v.Printers = []wire.Printer{}
+	}
+	pending, err := a.st.Pending(ctx, st.ID)
+	if err != nil {
+		return v, err
+	}
+	v.Backlog = len(pending)
+	for _, no := range pending {
+		if t, err := a.st.Task(ctx, st.ID, no); err == nil && t.AckResult == "" {
+			v.Oldest = &oldestView{TaskNo: no, Submitted: t.Submitted}
+			break
+		}
+	}
+	return v, nil
+}
+
+func (a *API) getStore(w http.ResponseWriter, r *http.Request, st store.StoreInfo) {
+	v, err := a.view(r.Context(), st)
+	if err != nil {
+		a.internal(w, "read the store's backlog", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+// listStores answers the key's tenant's stores with their agents.
+func (a *API) listStores(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+	defer cancel()
+	r = r.WithContext(ctx)
+	key, ok := a.checkKey(w, r)
+	if !ok {
+		return
+	}
+	stores, err := a.st.Stores(ctx, key.Tenant)
+	if err != nil {
+		a.internal(w, "list the stores", err)
+		return
+	}
+	out := []storeView{}
+	for _, st := range stores {
+		v, err := a.view(ctx, st)
+		if err != nil {
+			a.internal(w, "read a store's backlog", err)
+			return
+		}
+		out = append(out, v)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"stores": out})
 }
 
 // revoke revokes every device token of the store (its agent goes back to

@@ -235,3 +235,25 @@ func TestRevokeStoreDevices(t *testing.T) {
 		t.Fatalf("after the revoke: %v; want ErrRevoked", err)
 	}
 }
+
+// TestListStoresOwnTenantOnly ensures GET /v1/stores lists the key's
+// tenant's stores only, each with its backlog.
+func TestListStoresOwnTenantOnly(t *testing.T) {
+	r := newRig(t)
+	if st, _ := r.do(t, "POST", "/v1/stores/s1/jobs", r.acmeKey, `{"task_no":"W1","printer":"k","document":`+doc+`}`); st != 202 {
+		t.Fatal(st)
+	}
+	st, v := r.do(t, "GET", "/v1/stores", r.acmeKey, "")
+	list, _ := v["stores"].([]any)
+	if st != 200 || len(list) != 1 {
+		t.Fatalf("stores: %d %v; want acme's one store", st, v)
+	}
+	s1, _ := list[0].(map[string]any)
+	oldest, _ := s1["oldest_waiting"].(map[string]any)
+	if s1["store"] != "s1" || s1["online"] != false || s1["backlog"] != float64(1) || oldest["task_no"] != "W1" {
+		t.Fatalf("s1: %v; want offline with W1 waiting", s1)
+	}
+	if st, _ := r.do(t, "GET", "/v1/stores", "", ""); st != 401 {
+		t.Fatalf("no key: %d", st)
+	}
+}

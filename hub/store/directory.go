@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -89,6 +90,38 @@ func (s *Store) StoreInfo(ctx context.Context, id string) (StoreInfo, error) {
 	}
 	_, err := getJSON(ctx, s.stores, id, &st)
 	return st, err
+}
+
+// Stores returns a tenant's stores, by id. It reads the whole directory
+// (thousands of stores, not millions).
+func (s *Store) Stores(ctx context.Context, tenant string) ([]StoreInfo, error) {
+	l, err := s.stores.ListKeys(ctx)
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: list stores: %w", err)
+	}
+	defer l.Stop()
+	var ids []string
+	for k := range l.Keys() {
+		ids = append(ids, k)
+	}
+	slices.Sort(ids)
+	var out []StoreInfo
+	for _, id := range ids {
+		var st StoreInfo
+		if _, err := getJSON(ctx, s.stores, id, &st); err != nil {
+			if errors.Is(err, ErrNotFound) {
+				continue
+			}
+			return nil, err
+		}
+		if st.Tenant == tenant {
+			out = append(out, st)
+		}
+	}
+	return out, nil
 }
 
 // AddAPIKey makes a new API key for a tenant and returns its secret, which
