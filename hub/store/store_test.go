@@ -130,6 +130,19 @@ func TestRestartKeepsEverything(t *testing.T) {
 	}
 }
 
+// TestEngineSyncsEveryWrite ensures the engine runs with sync_always and
+// listens on no port: an acknowledged write is on disk, and only the
+// hub's process reaches the engine.
+func TestEngineSyncsEveryWrite(t *testing.T) {
+	s := open(t, t.TempDir())
+	if jc := s.ns.JetStreamConfig(); jc == nil || !jc.SyncAlways {
+		t.Fatalf("JetStream config %+v; want sync_always", jc)
+	}
+	if addr := s.ns.Addr(); addr != nil {
+		t.Fatalf("the engine listens on %v; want no client port by default", addr)
+	}
+}
+
 // TestOpenLocksDir ensures a second Open of a data dir in use is refused.
 func TestOpenLocksDir(t *testing.T) {
 	dir := t.TempDir()
