@@ -114,7 +114,10 @@ func (s *Store) start(ctx context.Context) error {
 	so := &server.Options{
 		ServerName: s.opts.Node,
 		JetStream:  true,
-		StoreDir:   filepath.Join(s.opts.Dir, "jetstream"),
+		// The engine keeps its files in StoreDir/jetstream.
+		StoreDir: s.opts.Dir,
+		// Every bucket is a file store; memory storage is not used.
+		JetStreamMaxMemory: 64 << 20,
 		// Acknowledge a write only once it is fsynced: by default JetStream
 		// flushes every two minutes and acknowledges before, and acked
 		// writes were lost that way (nats-io/nats-server #7564).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -134,9 +135,10 @@ func TestRestartKeepsEverything(t *testing.T) {
 // listens on no port: an acknowledged write is on disk, and only the
 // hub's process reaches the engine.
 func TestEngineSyncsEveryWrite(t *testing.T) {
-	s := open(t, t.TempDir())
-	if jc := s.ns.JetStreamConfig(); jc == nil || !jc.SyncAlways {
-		t.Fatalf("JetStream config %+v; want sync_always", jc)
+	dir := t.TempDir()
+	s := open(t, dir)
+	if jc := s.ns.JetStreamConfig(); jc == nil || !jc.SyncAlways || jc.StoreDir != filepath.Join(dir, "jetstream") {
+		t.Fatalf("JetStream config %+v; want sync_always, files in %s", jc, filepath.Join(dir, "jetstream"))
 	}
 	if addr := s.ns.Addr(); addr != nil {
 		t.Fatalf("the engine listens on %v; want no client port by default", addr)
