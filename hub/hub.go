@@ -22,6 +22,7 @@ import (
 	"printgate/hub/pairing"
 	"printgate/hub/store"
 	"printgate/hub/testapi"
+	"printgate/internal/clock"
 )
 
 // Hub is one running hub node.
@@ -34,7 +35,14 @@ type Hub struct {
 	ln    net.Listener
 	srv   *http.Server
 	start time.Time
+	clock clock.Clock
+	stop  chan struct{} // closed by Close: ends the expiry loop
+	ended chan struct{} // closed when the expiry loop has ended
 }
+
+// expiryInterval is how often the hub looks for jobs past their deadline:
+// an expired job is reported within this of its deadline.
+const expiryInterval = 10 * time.Second
 
 // OpenStore opens the record of cfg's data dir: for `printgate-hub run`
 // and for the commands that add tenants, stores and keys (which refuse
@@ -42,7 +50,7 @@ type Hub struct {
 func OpenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*store.Store, error) {
 	return store.Open(ctx, store.Options{
 		Dir: cfg.DataDir, Node: cfg.Node, ClientListen: cfg.NATSListen,
-		Retention: cfg.Retention, MaxBytes: cfg.MaxStoreMB << 20, Logger: log,
+		Retention: cfg.Retention, ExpireAfter: cfg.ExpireAfter, MaxBytes: cfg.MaxStoreMB << 20, Logger: log,
 	})
 }
 
@@ -57,7 +65,8 @@ func Start(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Hub, err
 		st.Close()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
-	h := &Hub{cfg: cfg, log: log, st: st, ln: ln, start: time.Now()}
+	h := &Hub{cfg: cfg, log: log, st: st, ln: ln, start: time.Now(), clock: clock.RealClock(),
+		stop: make(chan struct{}), ended: make(chan struct{})}
 	mux := http.NewServeMux()
 	linkOpts := agentlink.Options{Logger: log, PingInterval: cfg.PingInterval}
 	var ta *testapi.API
@@ -85,7 +94,33 @@ func Start(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Hub, err
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	go h.expire()
 	return h, nil
+}
+
+// expire expires the jobs no agent acknowledged by their deadline, every
+// expiryInterval, until Close.
+func (h *Hub) expire() {
+	defer close(h.ended)
+	t := h.clock.NewTimer(expiryInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.stop:
+			return
+		case <-t.C():
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		done, err := h.st.ExpireDue(ctx, h.clock.Now().UTC())
+		cancel()
+		for _, tk := range done {
+			h.log.Warn("printgate-hub: job expired unacknowledged", "store", tk.Store, "task_no", tk.TaskNo, "reason", tk.Reason)
+		}
+		if err != nil {
+			h.log.Error("printgate-hub: expire jobs", "err", err)
+		}
+		t.Reset(expiryInterval)
+	}
 }
 
 // Addr is the address the hub listens on.
@@ -106,6 +141,8 @@ func (h *Hub) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err := h.srv.Shutdown(ctx)
+	close(h.stop)
+	<-h.ended
 	h.link.Close()
 	h.st.Close()
 	return err

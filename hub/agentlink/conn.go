@@ -402,6 +402,9 @@ func (c *conn) pump() {
 			if obs := c.srv.opts.Observer; obs != nil {
 				obs.Sent(c.store.ID, job)
 			}
+			if err := st.MarkSent(ctx, c.store.ID, no); err != nil && ctx.Err() == nil {
+				c.log.Warn("hub: record a job as sent", "task_no", no, "err", err)
+			}
 		}
 	}
 }

@@ -24,10 +24,11 @@ import (
 
 // Defaults of the config; docs/HUB.md documents them.
 const (
-	DefaultListen     = "127.0.0.1:8640"
-	DefaultRetention  = 30 * 24 * time.Hour
-	DefaultMaxStoreMB = 8192
-	minRetention      = time.Hour
+	DefaultListen      = "127.0.0.1:8640"
+	DefaultRetention   = 30 * 24 * time.Hour
+	DefaultMaxStoreMB  = 8192
+	DefaultExpireAfter = 24 * time.Hour
+	minRetention       = time.Hour
 )
 
 // Config is a checked hub config.
@@ -43,6 +44,9 @@ type Config struct {
 	// Retention is how long jobs and their task_no dedupe are kept after
 	// their last change.
 	Retention time.Duration
+	// ExpireAfter is how long a job without a timeout waits for an agent's
+	// job_ack before it expires (EXPIRED).
+	ExpireAfter time.Duration
 	// MaxStoreMB bounds the jobs on disk.
 	MaxStoreMB int64
 	// LogLevel is the least severe level logged.
@@ -102,7 +106,7 @@ func Load(path string) (*Config, error) {
 
 // keys are the keys of each table ("" the top level).
 var keys = map[string][]string{
-	"":     {"data_dir", "listen", "node", "retention", "max_store_mb", "log_level", "test_api", "nats"},
+	"":     {"data_dir", "listen", "node", "retention", "expire_after", "max_store_mb", "log_level", "test_api", "nats"},
 	"nats": {"listen"},
 }
 
@@ -121,7 +125,8 @@ func Parse(path string, data []byte) (*Config, error) {
 		return nil, Errors{{File: path, Line: line, Msg: "this is not valid TOML: " + msg}}
 	}
 	p := &parser{file: path, lines: scanLines(src)}
-	cfg := &Config{Path: path, Listen: DefaultListen, Retention: DefaultRetention, MaxStoreMB: DefaultMaxStoreMB, LogLevel: slog.LevelInfo}
+	cfg := &Config{Path: path, Listen: DefaultListen, Retention: DefaultRetention, ExpireAfter: DefaultExpireAfter,
+		MaxStoreMB: DefaultMaxStoreMB, LogLevel: slog.LevelInfo}
 	p.unknown("", raw)
 	if v, ok := p.str("", raw, "data_dir"); ok {
 		if v == "" {
@@ -150,6 +155,14 @@ func Parse(path string, data []byte) (*Config, error) {
 			p.add("retention", fmt.Sprintf("retention %q must be a duration of at least 1h, e.g. \"720h\" (30 days)", v))
 		} else {
 			cfg.Retention = d
+		}
+	}
+	if v, ok := p.str("", raw, "expire_after"); ok {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Minute || d > cfg.Retention {
+			p.add("expire_after", fmt.Sprintf("expire_after %q must be a duration from 1m up to retention, e.g. \"24h\"", v))
+		} else {
+			cfg.ExpireAfter = d
 		}
 	}
 	if v, ok := raw["max_store_mb"]; ok {

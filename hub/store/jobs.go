@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -21,6 +22,21 @@ const (
 	// StateRejected: the agent refused it (Task.Error has its code); it
 	// is not sent again.
 	StateRejected = "REJECTED"
+	// StateExpired: no agent acknowledged it before its deadline (Reason
+	// says whether it was ever sent); it is not sent again. A job_ack or
+	// events that come after all the same replace it with the agent's
+	// state: the agent's word is the truth of what printed.
+	StateExpired = "EXPIRED"
+)
+
+// Reasons of StateExpired.
+const (
+	// ReasonAgentOffline: the job was never sent: the store's agent did
+	// not connect before the deadline.
+	ReasonAgentOffline = "AGENT_OFFLINE"
+	// ReasonNoAck: the job was sent, and no job_ack came before the
+	// deadline (the agent may still have it: watch for its events).
+	ReasonNoAck = "NO_ACK"
 )
 
 // MaxTimeline bounds the entries a task's timeline keeps. A printed cloud
@@ -86,6 +102,10 @@ type Entry struct {
 // pendingMark is the value of a hub_pending key.
 type pendingMark struct {
 	Submitted time.Time `json:"submitted"`
+	// Deadline is when the job expires if no agent acknowledged it.
+	Deadline time.Time `json:"deadline"`
+	// Sent says the job went out on a connection at least once.
+	Sent bool `json:"sent,omitempty"`
 }
 
 // Submit stores a new job of a store: its record (state STORED, with the
@@ -96,6 +116,9 @@ type pendingMark struct {
 // is written then, except the pending mark a crash between the two writes
 // may have left out (the job was never answered 202, and this resend
 // completes it).
+//
+// The job expires (StateExpired) if no agent acknowledged it by now plus
+// its timeout, or plus Options.ExpireAfter for a job without one.
 func (s *Store) Submit(ctx context.Context, st StoreInfo, job wire.Job, sha256 string, now time.Time) (Task, error) {
 	key := taskKey(st.ID, job.TaskNo)
 	t := Task{
@@ -110,7 +133,7 @@ func (s *Store) Submit(ctx context.Context, st StoreInfo, job wire.Job, sha256 s
 		}
 		return Task{}, fmt.Errorf("store: submit %s/%s: %w", st.ID, job.TaskNo, kvErr(err))
 	}
-	if err := s.markPending(ctx, key, now); err != nil {
+	if err := s.markPending(ctx, key, now, s.deadline(job, now)); err != nil {
 		return Task{}, fmt.Errorf("store: submit %s/%s: %w", st.ID, job.TaskNo, err)
 	}
 	s.notifyJob(st.ID, job.TaskNo)
@@ -126,7 +149,7 @@ func (s *Store) duplicate(ctx context.Context, key string) (Task, error) {
 	}
 	if t.State == StateStored && t.Job != nil {
 		if _, err := s.pending.Get(ctx, key); errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
-			if err := s.markPending(ctx, key, t.Submitted); err != nil {
+			if err := s.markPending(ctx, key, t.Submitted, s.deadline(*t.Job, t.Submitted)); err != nil {
 				return t, err
 			}
 			s.notifyJob(t.Store, t.TaskNo)
@@ -135,11 +158,105 @@ func (s *Store) duplicate(ctx context.Context, key string) (Task, error) {
 	return t, ErrDuplicate
 }
 
-func (s *Store) markPending(ctx context.Context, key string, at time.Time) error {
-	if _, err := s.pending.Put(ctx, key, mustJSON(pendingMark{Submitted: at})); err != nil {
+func (s *Store) markPending(ctx context.Context, key string, at, deadline time.Time) error {
+	if _, err := s.pending.Put(ctx, key, mustJSON(pendingMark{Submitted: at, Deadline: deadline})); err != nil {
 		return fmt.Errorf("pending mark: %w", kvErr(err))
 	}
 	return nil
+}
+
+// deadline is when a job submitted at now expires unacknowledged.
+func (s *Store) deadline(job wire.Job, now time.Time) time.Time {
+	if d, err := time.ParseDuration(job.Timeout); err == nil && d > 0 {
+		return now.Add(d)
+	}
+	return now.Add(s.opts.ExpireAfter)
+}
+
+// MarkSent records that a pending job went out on a connection, so its
+// expiry can say NO_ACK rather than AGENT_OFFLINE. A job no longer pending
+// (acknowledged meanwhile) is left alone: the write is compare-and-set on
+// the mark read.
+func (s *Store) MarkSent(ctx context.Context, store, taskNo string) error {
+	key := taskKey(store, taskNo)
+	e, err := s.pending.Get(ctx, key)
+	if err != nil {
+		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+			return nil
+		}
+		return fmt.Errorf("store: mark %s/%s sent: %w", store, taskNo, kvErr(err))
+	}
+	var m pendingMark
+	if err := json.Unmarshal(e.Value(), &m); err != nil || m.Sent {
+		return nil
+	}
+	m.Sent = true
+	if _, err := s.pending.Update(ctx, key, mustJSON(m), e.Revision()); err != nil &&
+		!errors.Is(err, jetstream.ErrKeyExists) && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		return fmt.Errorf("store: mark %s/%s sent: %w", store, taskNo, kvErr(err))
+	}
+	return nil
+}
+
+// ExpireDue expires every pending job whose deadline is not after now: its
+// state becomes StateExpired with ReasonAgentOffline (never sent) or
+// ReasonNoAck, its body and pending mark are dropped, and it is not sent
+// again. It returns the jobs it expired. It reads every pending mark (the
+// backlog of every store), so it runs every few seconds, not per request.
+func (s *Store) ExpireDue(ctx context.Context, now time.Time) ([]Task, error) {
+	l, err := s.pending.ListKeys(ctx)
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: list pending jobs: %w", err)
+	}
+	var keys []string
+	for k := range l.Keys() {
+		keys = append(keys, k)
+	}
+	l.Stop()
+	var out []Task
+	for _, key := range keys {
+		e, err := s.pending.Get(ctx, key)
+		if err != nil {
+			continue // acknowledged meanwhile
+		}
+		var m pendingMark
+		if err := json.Unmarshal(e.Value(), &m); err != nil || m.Deadline.IsZero() || now.Before(m.Deadline) {
+			continue
+		}
+		reason := ReasonAgentOffline
+		if m.Sent {
+			reason = ReasonNoAck
+		}
+		var expired Task
+		err = s.update(ctx, key, func(t *Task, found bool) bool {
+			if !found || t.AckResult != "" || t.State != StateStored {
+				return false
+			}
+			t.State, t.Reason, t.Updated = StateExpired, reason, now
+			t.Timeline = append(t.Timeline, Entry{State: StateExpired, Reason: reason, Printer: t.Printer, At: now})
+			if t.Job != nil {
+				j := *t.Job
+				j.Payload, j.Document = nil, nil
+				t.Job = &j
+			}
+			expired = *t
+			return true
+		})
+		if err != nil {
+			return out, fmt.Errorf("store: expire %s: %w", key, err)
+		}
+		if err := s.pending.Purge(ctx, key, jetstream.PurgeTTL(pendingMarkerTTL), jetstream.LastRevision(e.Revision())); err != nil &&
+			!errors.Is(err, jetstream.ErrKeyExists) && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !errors.Is(err, jetstream.ErrKeyNotFound) {
+			return out, fmt.Errorf("store: expire %s: clear the pending mark: %w", key, kvErr(err))
+		}
+		if expired.TaskNo != "" {
+			out = append(out, expired)
+		}
+	}
+	return out, nil
 }
 
 // Task returns a store's task by task_no, or ErrNotFound.
@@ -184,7 +301,7 @@ func (s *Store) PendingJob(ctx context.Context, store, taskNo string) (wire.Job,
 	if err != nil {
 		return wire.Job{}, err
 	}
-	if t.Job == nil || t.AckResult != "" {
+	if t.Job == nil || t.AckResult != "" || t.State != StateStored {
 		return wire.Job{}, ErrNotFound
 	}
 	return *t.Job, nil
@@ -214,7 +331,7 @@ func (s *Store) ApplyAck(ctx context.Context, store string, ack wire.JobAck, now
 			}
 			t.Timeline = append(t.Timeline, Entry{State: StateRejected, Reason: code, Printer: t.Printer, At: now})
 		case t.LastN == 0 && ack.State != "":
-			t.State = string(ack.State)
+			t.State, t.Reason = string(ack.State), ""
 		}
 		if t.Job != nil {
 			j := *t.Job

@@ -26,6 +26,9 @@ const (
 	// until the agent acknowledges it); the other buckets are bounded to a
 	// fraction of it.
 	DefaultMaxBytes = 8 << 30
+	// DefaultExpireAfter is how long a job without a timeout waits for an
+	// agent: a day, the longest timeout a job may ask for.
+	DefaultExpireAfter = 24 * time.Hour
 	// maxValueBytes is the largest value a bucket takes: a job record with
 	// a 1 MiB payload is 1.34 MiB as base64 in JSON, plus its envelope.
 	maxValueBytes = 3 << 20
@@ -52,6 +55,10 @@ type Options struct {
 	// MaxBytes bounds the jobs on disk (default DefaultMaxBytes); a
 	// submit past it is refused with ErrFull, nothing stored is dropped.
 	MaxBytes int64
+	// ExpireAfter is how long a job without a timeout waits for an
+	// agent's acknowledgement before it expires (default
+	// DefaultExpireAfter).
+	ExpireAfter time.Duration
 	// Logger receives the store's own lines (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -90,6 +97,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = DefaultMaxBytes
+	}
+	if opts.ExpireAfter <= 0 {
+		opts.ExpireAfter = DefaultExpireAfter
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()

@@ -224,3 +224,59 @@ func TestOwnerCompareAndSet(t *testing.T) {
 		t.Fatalf("claim after release: %v", err)
 	}
 }
+
+// TestExpireDue ensures a job no agent acknowledged by its deadline (its
+// timeout, or ExpireAfter) becomes EXPIRED with the reason the store
+// showed (never sent: AGENT_OFFLINE; sent: NO_ACK), is not pending or sent
+// again, is still answered as a duplicate, and that the agent's late
+// job_ack replaces EXPIRED with its own state.
+func TestExpireDue(t *testing.T) {
+	s := open(t, t.TempDir())
+	ctx := context.Background()
+	st := seed(t, s)
+	t0 := time.Unix(1_800_000_000, 0).UTC()
+	quick := job("QUICK")
+	quick.Timeout = "90s"
+	for _, j := range []wire.Job{quick, job("SENT"), job("DAY")} {
+		if j.TaskNo == "SENT" {
+			j.Timeout = "90s"
+		}
+		if _, err := s.Submit(ctx, st, j, "", t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.MarkSent(ctx, "s1", "SENT"); err != nil {
+		t.Fatal(err)
+	}
+	if done, err := s.ExpireDue(ctx, t0.Add(89*time.Second)); err != nil || len(done) != 0 {
+		t.Fatalf("before the deadline: %v, %v; want nothing expired", done, err)
+	}
+	done, err := s.ExpireDue(ctx, t0.Add(90*time.Second))
+	if err != nil || len(done) != 2 {
+		t.Fatalf("at the deadline: %+v, %v; want QUICK and SENT", done, err)
+	}
+	for no, reason := range map[string]string{"QUICK": ReasonAgentOffline, "SENT": ReasonNoAck} {
+		tk, err := s.Task(ctx, "s1", no)
+		if err != nil || tk.State != StateExpired || tk.Reason != reason || tk.Job.Document != nil {
+			t.Errorf("%s: %+v, %v; want EXPIRED %s, the body dropped", no, tk, err, reason)
+		}
+		if _, err := s.PendingJob(ctx, "s1", no); !errors.Is(err, ErrNotFound) {
+			t.Errorf("%s is still to be sent: %v", no, err)
+		}
+	}
+	if p, _ := s.Pending(ctx, "s1"); fmt.Sprint(p) != "[DAY]" {
+		t.Fatalf("pending %v; want DAY alone (24 h without a timeout)", p)
+	}
+	if tk, err := s.Submit(ctx, st, quick, "", t0); !errors.Is(err, ErrDuplicate) || tk.State != StateExpired {
+		t.Fatalf("resubmit of an expired job: %v, %s; want a duplicate, EXPIRED", err, tk.State)
+	}
+	if err := s.ApplyAck(ctx, "s1", wire.JobAck{TaskNo: "SENT", Result: wire.ResultAccepted, State: "ACCEPTED"}, t0.Add(91*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if tk, _ := s.Task(ctx, "s1", "SENT"); tk.State != "ACCEPTED" || tk.Reason != "" {
+		t.Fatalf("late ack: %s %s; want the agent's ACCEPTED", tk.State, tk.Reason)
+	}
+	if done, err := s.ExpireDue(ctx, t0.Add(24*time.Hour)); err != nil || len(done) != 1 || done[0].TaskNo != "DAY" {
+		t.Fatalf("a day later: %+v, %v; want DAY", done, err)
+	}
+}
