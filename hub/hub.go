@@ -8,6 +8,7 @@ package hub
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,6 +65,15 @@ func Start(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Hub, err
 	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	if cfg.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+		if err != nil {
+			ln.Close()
+			st.Close()
+			return nil, fmt.Errorf("TLS: %w", err)
+		}
+		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
 	}
 	h := &Hub{cfg: cfg, log: log, st: st, ln: ln, start: time.Now(), clock: clock.RealClock(),
 		stop: make(chan struct{}), ended: make(chan struct{})}

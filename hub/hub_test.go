@@ -3,7 +3,18 @@ package hub
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -72,5 +83,82 @@ func runCloudcheck(t *testing.T, want int, groups ...string) {
 	}
 	if len(rep.Checks) != want {
 		t.Errorf("%d checks ran, want the %d of %v", len(rep.Checks), want, groups)
+	}
+}
+
+// TestTLS ensures a hub with tls_cert and tls_key serves HTTPS and wss://
+// only: /healthz over HTTPS, cloudcheck's handshake over wss with the
+// certificate trusted, and a plain HTTP request refused.
+func TestTLS(t *testing.T) {
+	dir := t.TempDir()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "hub"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile := filepath.Join(dir, "hub.crt"), filepath.Join(dir, "hub.key")
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600)
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(cert)
+
+	cfg := &config.Config{DataDir: filepath.Join(dir, "hub"), Listen: "127.0.0.1:0", Node: "n1",
+		Retention: config.DefaultRetention, MaxStoreMB: 256, TestAPI: true, TLSCert: certFile, TLSKey: keyFile}
+	log := slog.New(slog.DiscardHandler)
+	h, err := Start(context.Background(), cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- h.Serve() }()
+	defer func() {
+		h.Close()
+		<-served
+	}()
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}
+	defer client.CloseIdleConnections()
+	resp, err := client.Get("https://" + h.Addr().String() + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("https /healthz: %d", resp.StatusCode)
+	}
+	if resp, err := http.Get("http://" + h.Addr().String() + "/healthz"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Fatal("plain HTTP was answered 200 on a TLS listener")
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, err := cloudcheck.Run(ctx, cloudcheck.Options{
+		CloudURL: "wss://" + h.Addr().String() + "/agent/v1", RootCAs: roots,
+		Only: []string{"handshake.subprotocol", "handshake.token", "handshake.welcome"},
+		Step: 20 * time.Second, Quiet: time.Second, Logger: log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Passed != 3 {
+		var buf bytes.Buffer
+		rep.WriteText(&buf)
+		t.Fatalf("over wss:\n%s", buf.String())
 	}
 }

@@ -51,6 +51,9 @@ type Config struct {
 	MaxStoreMB int64
 	// LogLevel is the least severe level logged.
 	LogLevel slog.Level
+	// TLSCert and TLSKey are PEM files (relative to the config file): with
+	// both, the listener serves HTTPS and wss:// only.
+	TLSCert, TLSKey string
 	// TestAPI mounts the test API of PROTOCOL.md §7 under /api/ (test_api =
 	// true): it hands device tokens to whoever asks, so only a staging hub
 	// may set it.
@@ -106,7 +109,7 @@ func Load(path string) (*Config, error) {
 
 // keys are the keys of each table ("" the top level).
 var keys = map[string][]string{
-	"":     {"data_dir", "listen", "node", "retention", "expire_after", "max_store_mb", "log_level", "test_api", "nats"},
+	"":     {"data_dir", "listen", "node", "retention", "expire_after", "max_store_mb", "log_level", "tls_cert", "tls_key", "test_api", "nats"},
 	"nats": {"listen"},
 }
 
@@ -177,6 +180,29 @@ func Parse(path string, data []byte) (*Config, error) {
 		if err := cfg.LogLevel.UnmarshalText([]byte(v)); err != nil {
 			p.add("log_level", fmt.Sprintf("log_level %q is not one of debug, info, warn, error", v))
 		}
+	}
+	for _, k := range []string{"tls_cert", "tls_key"} {
+		if v, ok := p.str("", raw, k); ok {
+			if v == "" {
+				p.add(k, k+" is empty; name a PEM file, or leave both tls_cert and tls_key out to serve plain HTTP")
+				continue
+			}
+			if !filepath.IsAbs(v) {
+				v = filepath.Join(filepath.Dir(path), v)
+			}
+			if k == "tls_cert" {
+				cfg.TLSCert = v
+			} else {
+				cfg.TLSKey = v
+			}
+		}
+	}
+	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
+		set := "tls_cert"
+		if cfg.TLSCert == "" {
+			set = "tls_key"
+		}
+		p.add(set, "tls_cert and tls_key go together: set both (the certificate chain and its private key, PEM) or neither")
 	}
 	if v, ok := raw["test_api"]; ok {
 		b, isBool := v.(bool)

@@ -53,3 +53,16 @@ func TestParseSyntaxError(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestParseTLSPair ensures tls_cert without tls_key is refused at its line
+// and both are taken relative to the file.
+func TestParseTLSPair(t *testing.T) {
+	_, err := Parse("hub.toml", []byte("data_dir = \"d\"\ntls_cert = \"hub.crt\"\n"))
+	if err == nil || !strings.HasPrefix(err.Error(), "hub.toml:2: tls_cert and tls_key go together") {
+		t.Fatalf("got %v", err)
+	}
+	cfg, err := Parse(filepath.Join("etc", "hub.toml"), []byte("data_dir = \"d\"\ntls_cert = \"hub.crt\"\ntls_key = \"/k/hub.key\"\n"))
+	if err != nil || cfg.TLSCert != filepath.Join("etc", "hub.crt") || cfg.TLSKey != "/k/hub.key" {
+		t.Fatalf("%+v, %v", cfg, err)
+	}
+}
