@@ -20,6 +20,7 @@ import (
 	"printgate/hub/agentlink"
 	"printgate/hub/api"
 	"printgate/hub/config"
+	"printgate/hub/metrics"
 	"printgate/hub/pairing"
 	"printgate/hub/store"
 	"printgate/hub/testapi"
@@ -28,17 +29,18 @@ import (
 
 // Hub is one running hub node.
 type Hub struct {
-	cfg   *config.Config
-	log   *slog.Logger
-	st    *store.Store
-	link  *agentlink.Server
-	api   *api.API
-	ln    net.Listener
-	srv   *http.Server
-	start time.Time
-	clock clock.Clock
-	stop  chan struct{} // closed by Close: ends the expiry loop
-	ended chan struct{} // closed when the expiry loop has ended
+	cfg     *config.Config
+	log     *slog.Logger
+	st      *store.Store
+	link    *agentlink.Server
+	api     *api.API
+	ln      net.Listener
+	srv     *http.Server
+	start   time.Time
+	clock   clock.Clock
+	metrics *metrics.Metrics
+	stop    chan struct{} // closed by Close: ends the expiry loop
+	ended   chan struct{} // closed when the expiry loop has ended
 }
 
 // expiryInterval is how often the hub looks for jobs past their deadline:
@@ -78,7 +80,9 @@ func Start(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Hub, err
 	h := &Hub{cfg: cfg, log: log, st: st, ln: ln, start: time.Now(), clock: clock.RealClock(),
 		stop: make(chan struct{}), ended: make(chan struct{})}
 	mux := http.NewServeMux()
-	linkOpts := agentlink.Options{Logger: log, PingInterval: cfg.PingInterval}
+	h.metrics = metrics.New()
+	mux.Handle("GET /metrics", h.metrics.Handler())
+	linkOpts := agentlink.Options{Logger: log, PingInterval: cfg.PingInterval, Metrics: h.metrics}
 	var ta *testapi.API
 	if cfg.TestAPI {
 		ta = testapi.New(st, log)
@@ -91,7 +95,7 @@ func Start(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Hub, err
 	if ta != nil {
 		ta.Attach(h.link)
 	}
-	h.api = api.New(st, api.Options{Logger: log, Link: h.link})
+	h.api = api.New(st, api.Options{Logger: log, Link: h.link, Metrics: h.metrics})
 	flow := pairing.New(st, pairing.Options{Logger: log, Interval: cfg.PairingInterval})
 	mux.Handle("POST "+pairing.Prefix+"/device/code", flow)
 	mux.Handle("POST "+pairing.Prefix+"/token", flow)
@@ -124,6 +128,7 @@ func (h *Hub) expire() {
 		done, err := h.st.ExpireDue(ctx, h.clock.Now().UTC())
 		cancel()
 		for _, tk := range done {
+			h.metrics.Expired(tk.Reason)
 			h.log.Warn("printgate-hub: job expired unacknowledged", "store", tk.Store, "task_no", tk.TaskNo, "reason", tk.Reason)
 		}
 		if err != nil {

@@ -10,12 +10,14 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"io"
 	"log/slog"
 	"math/big"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -160,5 +162,67 @@ func TestTLS(t *testing.T) {
 		var buf bytes.Buffer
 		rep.WriteText(&buf)
 		t.Fatalf("over wss:\n%s", buf.String())
+	}
+}
+
+// TestMetrics ensures /metrics counts the order API's submits by result
+// and names no tenant or store.
+func TestMetrics(t *testing.T) {
+	cfg := &config.Config{DataDir: filepath.Join(t.TempDir(), "hub"), Listen: "127.0.0.1:0", Node: "n1",
+		Retention: config.DefaultRetention, MaxStoreMB: 256}
+	h, err := Start(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- h.Serve() }()
+	defer func() {
+		h.Close()
+		<-served
+	}()
+	defer http.DefaultClient.CloseIdleConnections()
+	ctx := context.Background()
+	if _, err := h.st.AddTenant(ctx, "acme", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.st.AddStore(ctx, "acme", "s1", ""); err != nil {
+		t.Fatal(err)
+	}
+	_, key, err := h.st.AddAPIKey(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + h.Addr().String()
+	for _, body := range []string{
+		`{"task_no":"M1","printer":"k","document":{"lines":[{"text":"x"}]}}`,
+		`{"task_no":"M1","printer":"k","document":{"lines":[{"text":"x"}]}}`,
+		`{"task_no":"M 2","printer":"k","document":{"lines":[{"text":"x"}]}}`,
+	} {
+		req, _ := http.NewRequest("POST", base+"/v1/stores/s1/jobs", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`printgate_hub_submits_total{result="stored"} 1`,
+		`printgate_hub_submits_total{result="duplicate"} 1`,
+		`printgate_hub_submits_total{result="refused"} 1`,
+		`printgate_hub_agents_connected 0`,
+	} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if strings.Contains(string(text), "acme") || strings.Contains(string(text), `"s1"`) {
+		t.Error("/metrics names a tenant or a store")
 	}
 }

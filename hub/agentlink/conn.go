@@ -135,6 +135,7 @@ func (c *conn) run() {
 	reason := describe(readErr, s.opts.SilenceTimeout)
 	if mine {
 		delete(s.owners, c.store.ID)
+		s.opts.Metrics.Connected(len(s.owners))
 		if st := s.status[c.store.ID]; st != nil {
 			st.Online, st.LastSeen, st.LastDrop = false, s.opts.Clock.Now().UTC(), reason
 		}
@@ -285,6 +286,7 @@ func (c *conn) onHello(m wire.Message) {
 		old.closeWith(websocket.CloseNormalClosure, "replaced by a newer connection")
 	}
 	s.owners[c.store.ID] = c
+	s.opts.Metrics.Connected(len(s.owners))
 	s.status[c.store.ID] = &AgentStatus{Online: true, AgentID: c.agentID, Version: h.Version,
 		Printers: slices.Clone(h.Printers), Outbox: h.Outbox, Since: now}
 	s.mu.Unlock()
@@ -437,6 +439,7 @@ func (c *conn) onJobAck(m *wire.JobAck) {
 		return
 	}
 	c.markSent(m.TaskNo, false)
+	c.srv.opts.Metrics.Ack(m.Result)
 	if obs := c.srv.opts.Observer; obs != nil {
 		obs.Acked(c.store.ID, *m)
 	}
@@ -468,6 +471,7 @@ func (c *conn) onEvents(m *wire.Events) {
 		fresh = append(fresh, n...)
 		i = j
 	}
+	c.srv.opts.Metrics.Events(added)
 	if obs := c.srv.opts.Observer; obs != nil && len(fresh) > 0 {
 		obs.Stored(c.store.ID, fresh)
 	}

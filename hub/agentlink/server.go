@@ -15,6 +15,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"printgate/hub/metrics"
 	"printgate/hub/store"
 	"printgate/internal/clock"
 	"printgate/internal/warnlimit"
@@ -48,6 +49,8 @@ type Options struct {
 	// PingInterval, SilenceTimeout and WriteTimeout default to §5's 20 s,
 	// 60 s and 10 s.
 	PingInterval, SilenceTimeout, WriteTimeout time.Duration
+	// Metrics counts acks and events and the agents connected (nil: none).
+	Metrics *metrics.Metrics
 	// Observer, when set, is told what the link does (the test API of
 	// PROTOCOL.md §7 records it); nil in production.
 	Observer Observer

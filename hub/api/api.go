@@ -17,6 +17,7 @@ import (
 
 	"printgate/drivers/escpos"
 	"printgate/hub/agentlink"
+	"printgate/hub/metrics"
 	"printgate/hub/store"
 	"printgate/internal/clock"
 	"printgate/sync/wire"
@@ -53,6 +54,8 @@ type Options struct {
 	Clock clock.Clock
 	// Logger receives the API's lines (default slog.Default()).
 	Logger *slog.Logger
+	// Metrics counts submits by result (nil: none).
+	Metrics *metrics.Metrics
 	// Link, when set, tells a connected agent its tokens were revoked
 	// and what the stores' agents said.
 	Link Link
@@ -175,6 +178,9 @@ type submitAnswer struct {
 // task_no (checked before anything else can refuse it), 400 for bad
 // input, 409 for a known task_no resent with other content.
 func (a *API) submit(w http.ResponseWriter, r *http.Request, st store.StoreInfo) {
+	rec := &statusRecorder{ResponseWriter: w}
+	w = rec
+	defer func() { a.opts.Metrics.Submit(submitResult(rec.status)) }()
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -247,6 +253,30 @@ func (a *API) submit(w http.ResponseWriter, r *http.Request, st store.StoreInfo)
 	}
 	a.log.Info("hub api: job stored", "store", st.ID, "task_no", b.TaskNo, "printer", b.Printer)
 	writeJSON(w, http.StatusAccepted, submitAnswer{TaskNo: t.TaskNo, Store: st.ID, State: t.State})
+}
+
+// statusRecorder notes the status a handler answered, for the metrics.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// submitResult names a submit's answer for the metrics.
+func submitResult(status int) string {
+	switch {
+	case status == http.StatusAccepted:
+		return "stored"
+	case status == http.StatusOK:
+		return "duplicate"
+	case status >= 500:
+		return "failed"
+	}
+	return "refused"
 }
 
 // answerDuplicate answers a known task_no: 200 with its current state, or
