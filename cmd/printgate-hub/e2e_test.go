@@ -300,6 +300,38 @@ func TestHubPrintsThroughRealAgent(t *testing.T) {
 		}
 	}
 
+	// A reprint through the order API, under the caller's id: the agent
+	// answers with the new version, which prints and reports PRINTED; the
+	// same id again is answered with that result, not run again.
+	var cmd struct {
+		Sent   int `json:"sent"`
+		Result *struct {
+			OK     bool   `json:"ok"`
+			TaskNo string `json:"task_no"`
+		} `json:"result"`
+	}
+	if st := api(t, "POST", jobs+"/ORD-1_K_v1/reprint", key, `{"id":"rp-1"}`, &cmd); st != http.StatusAccepted || cmd.Sent != 1 {
+		t.Fatalf("reprint: %d %+v; want 202 sent once", st, cmd)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		cmd.Result = nil
+		api(t, "GET", hubBase+"/v1/stores/s1/commands/rp-1", key, "", &cmd)
+		if cmd.Result != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no result for the reprint\nhub:\n%s", hub.logs.String())
+		}
+		time.Sleep(20 * time.Millisecond) // other processes
+	}
+	if !cmd.Result.OK || cmd.Result.TaskNo != "ORD-1_K_v2" {
+		t.Fatalf("reprint result %+v; want ok with ORD-1_K_v2", cmd.Result)
+	}
+	waitState("ORD-1_K_v2", "PRINTED")
+	if st := api(t, "POST", jobs+"/ORD-1_K_v1/reprint", key, `{"id":"rp-1"}`, &cmd); st != http.StatusOK || cmd.Sent != 1 || cmd.Result == nil || cmd.Result.TaskNo != "ORD-1_K_v2" {
+		t.Fatalf("reprint resent under its id: %d %+v; want 200 with the first result, not sent again", st, cmd)
+	}
+
 	// The store's devices are revoked: the agent gets the revoke frame,
 	// forgets its token and goes back to pairing.
 	var revoked map[string]any

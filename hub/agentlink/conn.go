@@ -242,11 +242,20 @@ func (c *conn) handle(mt int, data []byte) {
 			st.Printers = slices.Clone(m.Printers)
 		}
 		c.srv.mu.Unlock()
-	case *wire.CommandResult, *wire.LogLines:
+	case *wire.CommandResult:
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		if err := c.srv.st.CommandAnswered(ctx, c.store.ID, *m, c.srv.opts.Clock.Now().UTC()); err != nil {
+			c.log.Warn("hub: record a command_result", "id", m.ID, "err", err)
+		}
+		cancel()
+		if obs := c.srv.opts.Observer; obs != nil {
+			obs.Received(c.store.ID, m)
+		}
+	case *wire.LogLines:
 		if obs := c.srv.opts.Observer; obs != nil {
 			obs.Received(c.store.ID, m)
 		} else {
-			c.log.Debug("hub: frame not used yet", "type", m.Type())
+			c.log.Debug("hub: log lines with no tail to take them", "id", m.ID)
 		}
 	case *wire.Error:
 		c.srv.warn.Warn(c.log, "hub: the agent refused a frame", "store", c.store.ID, "code", m.Code, "message", m.Message, "frame_type", m.FrameType)

@@ -39,6 +39,8 @@ const (
 	CodeUnavailable     = "unavailable"
 	CodeInternal        = "internal"
 	CodeExpired         = "expired"
+	CodeNotConnected    = "not_connected"
+	CodeInvalidCommand  = "invalid_command"
 )
 
 // maxBodyBytes bounds a submit request: a 1 MiB payload is 1.34 MiB as
@@ -68,6 +70,8 @@ type Link interface {
 	Revoke(store, reason string) bool
 	// Status is what the node knows of the store's agent.
 	Status(store string) (agentlink.AgentStatus, bool)
+	// Send queues a command on the store's connection.
+	Send(store string, m wire.Message) error
 }
 
 // API serves the order API over a store.
@@ -90,6 +94,9 @@ func New(st *store.Store, opts Options) *API {
 	a.mux.HandleFunc("POST /v1/stores/{store}/jobs", a.auth(a.submit))
 	a.mux.HandleFunc("GET /v1/stores/{store}/jobs/{task_no}", a.auth(a.getJob))
 	a.mux.HandleFunc("POST /v1/stores/{store}/revoke", a.auth(a.revoke))
+	a.mux.HandleFunc("POST /v1/stores/{store}/jobs/{task_no}/reprint", a.auth(a.command(wire.TypeReprint)))
+	a.mux.HandleFunc("POST /v1/stores/{store}/jobs/{task_no}/cancel", a.auth(a.command(wire.TypeCancel)))
+	a.mux.HandleFunc("GET /v1/stores/{store}/commands/{id}", a.auth(a.getCommand))
 	a.mux.HandleFunc("GET /v1/stores/{store}", a.auth(a.getStore))
 	a.mux.HandleFunc("GET /v1/stores", a.listStores)
 	a.mux.HandleFunc("POST /v1/stores/{store}/pairings/{user_code}/approve", a.auth(a.decide(true)))
@@ -495,6 +502,99 @@ func (a *API) listStores(w http.ResponseWriter, r *http.Request) {
 		out = append(out, v)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"stores": out})
+}
+
+// commandView is the answer of the command routes.
+type commandView struct {
+	ID       string              `json:"id"`
+	Type     string              `json:"type"`
+	TaskNo   string              `json:"task_no"`
+	Asked    time.Time           `json:"asked"`
+	Sent     int                 `json:"sent"`
+	Result   *wire.CommandResult `json:"result,omitempty"`
+	Answered *time.Time          `json:"answered,omitempty"`
+}
+
+func viewCommand(c store.Command) commandView {
+	v := commandView{ID: c.ID, Type: c.Type, TaskNo: c.TaskNo, Asked: c.Asked, Sent: c.Sent, Result: c.Result}
+	if !c.At.IsZero() {
+		v.Answered = &c.At
+	}
+	return v
+}
+
+// command sends a reprint or cancel of a task to the store's agent under
+// the caller's id: the same id again is the same command (answered with
+// its result once the agent gave it, else sent again: the agent runs an id
+// once). 202 sent, 200 with the agent's result, 409 not_connected when the
+// store's agent is offline (the command is recorded, not sent: retry later
+// with the same id).
+func (a *API) command(typ string) handler {
+	return func(w http.ResponseWriter, r *http.Request, st store.StoreInfo) {
+		no := r.PathValue("task_no")
+		if err := checkTaskNo(no); err != nil {
+			writeError(w, http.StatusBadRequest, CodeInvalidTask, err.Error())
+			return
+		}
+		var b struct {
+			ID string `json:"id"`
+		}
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<10))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&b); err != nil {
+			writeError(w, http.StatusBadRequest, CodeBadJSON, `the body must be {"id": "<your command id>"}: `+err.Error())
+			return
+		}
+		if err := checkTaskNo(b.ID); err != nil {
+			writeError(w, http.StatusBadRequest, CodeInvalidCommand, "id: "+strings.Replace(err.Error(), "task_no", "the id", 1)+"; give every new command a new id, and resend a command under its id")
+			return
+		}
+		if a.opts.Link == nil {
+			writeError(w, http.StatusConflict, CodeNotConnected, "the store's agent is not connected; retry with the same id when it is online")
+			return
+		}
+		ctx := r.Context()
+		c, err := a.st.AddCommand(ctx, st.ID, store.Command{ID: b.ID, Type: typ, TaskNo: no, Asked: a.opts.Clock.Now().UTC()})
+		switch {
+		case errors.Is(err, store.ErrExists):
+			if c.Type != typ || c.TaskNo != no {
+				writeError(w, http.StatusConflict, CodeConflict, fmt.Sprintf("id %s is the %s of %s; give a new command a new id", b.ID, c.Type, c.TaskNo))
+				return
+			}
+			if c.Result != nil {
+				writeJSON(w, http.StatusOK, viewCommand(c))
+				return
+			}
+		case err != nil:
+			a.internal(w, "record a command", err)
+			return
+		}
+		var m wire.Message = &wire.Reprint{ID: b.ID, TaskNo: no}
+		if typ == wire.TypeCancel {
+			m = &wire.Cancel{ID: b.ID, TaskNo: no}
+		}
+		if err := a.opts.Link.Send(st.ID, m); err != nil {
+			writeError(w, http.StatusConflict, CodeNotConnected, "the store's agent is not connected; retry with the same id when it is online")
+			return
+		}
+		if err := a.st.CommandSent(ctx, st.ID, b.ID); err == nil {
+			c.Sent++
+		}
+		writeJSON(w, http.StatusAccepted, viewCommand(c))
+	}
+}
+
+func (a *API) getCommand(w http.ResponseWriter, r *http.Request, st store.StoreInfo) {
+	c, err := a.st.CommandOf(r.Context(), st.ID, r.PathValue("id"))
+	if errors.Is(err, store.ErrNotFound) {
+		writeError(w, http.StatusNotFound, CodeNotFound, "store "+st.ID+" has no command "+r.PathValue("id"))
+		return
+	}
+	if err != nil {
+		a.internal(w, "read a command", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, viewCommand(c))
 }
 
 // revoke revokes every device token of the store (its agent goes back to

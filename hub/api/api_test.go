@@ -257,3 +257,28 @@ func TestListStoresOwnTenantOnly(t *testing.T) {
 		t.Fatalf("no key: %d", st)
 	}
 }
+
+// TestCommandRefusals ensures a command needs an id of the task_no
+// alphabet, and is refused 409 not_connected while the store's agent is
+// offline (with no link at all here), naming what to do.
+func TestCommandRefusals(t *testing.T) {
+	r := newRig(t)
+	for _, c := range []struct {
+		body   string
+		status int
+		code   string
+	}{
+		{`{}`, 400, CodeInvalidCommand},
+		{`{"id":"a b"}`, 400, CodeInvalidCommand},
+		{`{"id":"x","copies":2}`, 400, CodeBadJSON},
+		{`{"id":"rp-1"}`, 409, CodeNotConnected},
+	} {
+		st, v := r.do(t, "POST", "/v1/stores/s1/jobs/A_v1/reprint", r.acmeKey, c.body)
+		if st != c.status || code(v) != c.code {
+			t.Errorf("%s: %d %v; want %d %s", c.body, st, v, c.status, c.code)
+		}
+	}
+	if st, _ := r.do(t, "POST", "/v1/stores/r1/jobs/A_v1/cancel", r.acmeKey, `{"id":"c1"}`); st != 404 {
+		t.Errorf("cancel in another tenant's store: %d; want 404", st)
+	}
+}

@@ -22,4 +22,6 @@
 //     claimed and released by compare-and-set.
 //   - hub_tenants, hub_stores, hub_apikeys, hub_devices: the directory.
 //   - hub_pairings: device authorizations (RFC 8628) for an hour.
+//   - hub_commands: reprint and cancel commands by store and caller id,
+//     with the agent's result, for a week.
 package store

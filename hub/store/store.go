@@ -75,7 +75,7 @@ type Store struct {
 
 	tasks, pending, owners              jetstream.KeyValue
 	tenants, stores, apikeys, devicesKV jetstream.KeyValue
-	pairings                            jetstream.KeyValue
+	pairings, commands                  jetstream.KeyValue
 }
 
 // Open locks the data dir, starts the embedded engine (file store,
@@ -190,6 +190,8 @@ func (s *Store) buckets(ctx context.Context) error {
 		{&s.stores, jetstream.KeyValueConfig{Bucket: "hub_stores", MaxBytes: dir, MaxValueSize: 16 << 10}},
 		{&s.apikeys, jetstream.KeyValueConfig{Bucket: "hub_apikeys", MaxBytes: dir, MaxValueSize: 4 << 10}},
 		{&s.devicesKV, jetstream.KeyValueConfig{Bucket: "hub_devices", MaxBytes: dir, MaxValueSize: 4 << 10}},
+		{&s.commands, jetstream.KeyValueConfig{Bucket: "hub_commands", Description: "reprint and cancel commands by store.id, with the agent's result",
+			TTL: 7 * 24 * time.Hour, MaxBytes: dir, MaxValueSize: 16 << 10}},
 		{&s.pairings, jetstream.KeyValueConfig{Bucket: "hub_pairings", Description: "device authorizations of RFC 8628, by device code hash and user code",
 			TTL: time.Hour, MaxBytes: dir, MaxValueSize: 4 << 10}},
 	} {
