@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,6 +42,7 @@ const (
 	CodeExpired         = "expired"
 	CodeNotConnected    = "not_connected"
 	CodeInvalidCommand  = "invalid_command"
+	CodeBadQuery        = "bad_query"
 )
 
 // maxBodyBytes bounds a submit request: a 1 MiB payload is 1.34 MiB as
@@ -93,6 +95,7 @@ func New(st *store.Store, opts Options) *API {
 	a := &API{st: st, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
 	a.mux.HandleFunc("POST /v1/stores/{store}/jobs", a.auth(a.submit))
 	a.mux.HandleFunc("GET /v1/stores/{store}/jobs/{task_no}", a.auth(a.getJob))
+	a.mux.HandleFunc("GET /v1/stores/{store}/jobs", a.auth(a.listJobs))
 	a.mux.HandleFunc("POST /v1/stores/{store}/revoke", a.auth(a.revoke))
 	a.mux.HandleFunc("POST /v1/stores/{store}/jobs/{task_no}/reprint", a.auth(a.command(wire.TypeReprint)))
 	a.mux.HandleFunc("POST /v1/stores/{store}/jobs/{task_no}/cancel", a.auth(a.command(wire.TypeCancel)))
@@ -396,7 +399,7 @@ type jobView struct {
 	Acked             *time.Time    `json:"acked,omitempty"`
 	AckResult         string        `json:"ack_result,omitempty"`
 	Updated           time.Time     `json:"updated"`
-	Timeline          []store.Entry `json:"timeline"`
+	Timeline          []store.Entry `json:"timeline,omitempty"`
 	DroppedEvents     int           `json:"dropped_events,omitempty"`
 }
 
@@ -415,6 +418,11 @@ func (a *API) getJob(w http.ResponseWriter, r *http.Request, st store.StoreInfo)
 		a.internal(w, "read a task", err)
 		return
 	}
+	writeJSON(w, http.StatusOK, view(t))
+}
+
+// view is a task as the API shows it.
+func view(t store.Task) jobView {
 	v := jobView{TaskNo: t.TaskNo, Store: t.Store, State: t.State, Reason: t.Reason, Error: t.Error, Printer: t.Printer,
 		Target: t.Target, Confirmation: t.Confirmation, Attempts: t.Attempts, PossibleDuplicate: t.PossibleDuplicate,
 		Origin: t.Origin, AckResult: t.AckResult, Updated: t.Updated, Timeline: t.Timeline, DroppedEvents: t.Dropped}
@@ -427,7 +435,7 @@ func (a *API) getJob(w http.ResponseWriter, r *http.Request, st store.StoreInfo)
 	if v.Timeline == nil {
 		v.Timeline = []store.Entry{}
 	}
-	writeJSON(w, http.StatusOK, v)
+	return v
 }
 
 // storeView is the answer of GET /v1/stores/{store} and an entry of GET
@@ -634,6 +642,57 @@ func (a *API) decide(approve bool) handler {
 			a.internal(w, "decide a pairing", err)
 		}
 	}
+}
+
+// listJobs answers a store's jobs in task_no order, without timelines:
+// ?state=A,B filters by state, ?after=TASK_NO pages on from a task_no,
+// ?limit=N (1-1000, default 100). "next" is the after of the next page,
+// absent on the last.
+func (a *API) listJobs(w http.ResponseWriter, r *http.Request, st store.StoreInfo) {
+	q := r.URL.Query()
+	limit := 100
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			writeError(w, http.StatusBadRequest, CodeBadQuery, fmt.Sprintf("limit %q must be a whole number from 1 to 1000", v))
+			return
+		}
+		limit = n
+	}
+	after := q.Get("after")
+	if after != "" {
+		if err := checkTaskNo(after); err != nil {
+			writeError(w, http.StatusBadRequest, CodeBadQuery, "after: "+err.Error())
+			return
+		}
+	}
+	var states []string
+	if v := q.Get("state"); v != "" {
+		for _, s := range strings.Split(v, ",") {
+			s = strings.ToUpper(strings.TrimSpace(s))
+			if s == "" || len(s) > 32 || strings.Trim(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") != "" {
+				writeError(w, http.StatusBadRequest, CodeBadQuery, fmt.Sprintf("state %q is not a state such as PRINTED or STORED (docs/STATES.md, docs/HUB.md)", s))
+				return
+			}
+			states = append(states, s)
+		}
+	}
+	tasks, next, err := a.st.ListTasks(r.Context(), st.ID, after, states, limit)
+	if err != nil {
+		a.internal(w, "list the store's jobs", err)
+		return
+	}
+	out := make([]jobView, 0, len(tasks))
+	for _, t := range tasks {
+		v := view(t)
+		v.Timeline = nil
+		out = append(out, v)
+	}
+	ans := map[string]any{"jobs": out}
+	if next != "" {
+		ans["next"] = next
+	}
+	writeJSON(w, http.StatusOK, ans)
 }
 
 func (a *API) internal(w http.ResponseWriter, what string, err error) {

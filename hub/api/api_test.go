@@ -282,3 +282,49 @@ func TestCommandRefusals(t *testing.T) {
 		t.Errorf("cancel in another tenant's store: %d; want 404", st)
 	}
 }
+
+// TestListJobsPages ensures GET /v1/stores/{store}/jobs lists a store's
+// jobs in task_no order, pages with next, filters by state, and refuses a
+// bad query.
+func TestListJobsPages(t *testing.T) {
+	r := newRig(t)
+	for _, no := range []string{"J3", "J1", "J5", "J2", "J4"} {
+		if st, v := r.do(t, "POST", "/v1/stores/s1/jobs", r.acmeKey, `{"task_no":"`+no+`","printer":"k","document":`+doc+`}`); st != 202 {
+			t.Fatalf("%s: %d %v", no, st, v)
+		}
+	}
+	var got []string
+	after := ""
+	for page := 0; page < 5; page++ {
+		st, v := r.do(t, "GET", "/v1/stores/s1/jobs?limit=2&after="+after, r.acmeKey, "")
+		if st != 200 {
+			t.Fatalf("page %d: %d %v", page, st, v)
+		}
+		jobs, _ := v["jobs"].([]any)
+		for _, j := range jobs {
+			got = append(got, j.(map[string]any)["task_no"].(string))
+		}
+		next, _ := v["next"].(string)
+		if next == "" {
+			break
+		}
+		after = next
+	}
+	if strings.Join(got, ",") != "J1,J2,J3,J4,J5" {
+		t.Fatalf("pages gave %v; want J1..J5 in order, once each", got)
+	}
+	if st, v := r.do(t, "GET", "/v1/stores/s1/jobs?state=printed", r.acmeKey, ""); st != 200 || len(v["jobs"].([]any)) != 0 {
+		t.Fatalf("state=printed: %d %v; want none", st, v)
+	}
+	if st, v := r.do(t, "GET", "/v1/stores/s1/jobs?state=STORED,PRINTED", r.acmeKey, ""); st != 200 || len(v["jobs"].([]any)) != 5 {
+		t.Fatalf("state=STORED,PRINTED: %d %v; want all 5", st, v)
+	}
+	for _, q := range []string{"limit=0", "limit=x", "state=a!", "after=a%20b"} {
+		if st, v := r.do(t, "GET", "/v1/stores/s1/jobs?"+q, r.acmeKey, ""); st != 400 || code(v) != CodeBadQuery {
+			t.Errorf("%s: %d %v; want 400 bad_query", q, st, v)
+		}
+	}
+	if st, _ := r.do(t, "GET", "/v1/stores/r1/jobs", r.acmeKey, ""); st != 404 {
+		t.Errorf("another tenant's jobs: %d; want 404", st)
+	}
+}

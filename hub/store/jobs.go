@@ -437,3 +437,45 @@ func (s *Store) update(ctx context.Context, key string, change func(t *Task, fou
 	}
 	return errors.New("too many concurrent changes")
 }
+
+// maxListScan bounds the records one ListTasks call reads; past it the
+// call returns what it found and a cursor to go on from.
+const maxListScan = 5000
+
+// ListTasks returns a store's tasks in task_no order (bytewise), those
+// after the task_no after, in the states given (all when none), at most
+// limit. next is the task_no to pass as after for the rest, "" at the end.
+func (s *Store) ListTasks(ctx context.Context, store, after string, states []string, limit int) (tasks []Task, next string, err error) {
+	l, err := s.tasks.ListKeysFiltered(ctx, store+".>")
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("store: list tasks of %s: %w", store, err)
+	}
+	var nos []string
+	for k := range l.Keys() {
+		if no := taskNoOfKey(k); no > after {
+			nos = append(nos, no)
+		}
+	}
+	l.Stop()
+	slices.Sort(nos)
+	for i, no := range nos {
+		if len(tasks) == limit || i == maxListScan {
+			return tasks, nos[i-1], nil
+		}
+		t, err := s.Task(ctx, store, no)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		if len(states) == 0 || slices.Contains(states, t.State) {
+			t.Job = nil
+			tasks = append(tasks, t)
+		}
+	}
+	return tasks, "", nil
+}
