@@ -230,3 +230,43 @@ func TestHandshakeRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestHostileFrames ensures what an agent sends wrong costs it an error
+// frame, not the connection, up to the read limit: a frame that is not
+// JSON, one of a type only the cloud sends, one over 2 MiB but within
+// 3 MiB (too_large); a frame over 3 MiB closes the connection; and the
+// store keeps nothing of any of them.
+func TestHostileFrames(t *testing.T) {
+	r := newRig(t)
+	ws := r.dial(t, r.token, "agent-1")
+	hello(t, ws, "agent-1")
+	big := `{"type":"events","batch":"b","events":[{"task_no":"X","n":1,"state":"PRINTED","printer":"` + strings.Repeat("p", wire.MaxFrameBytes) + `","origin":"local","at":"2026-01-01T00:00:00Z"}]}`
+	for _, c := range []struct{ frame, code string }{
+		{`not json`, wire.CodeBadJSON},
+		{`{"type":"welcome","store_id":"s1","server_time":"2026-01-01T00:00:00Z"}`, wire.CodeInvalid},
+		{big, wire.CodeTooLarge},
+	} {
+		if err := ws.WriteMessage(websocket.TextMessage, []byte(c.frame)); err != nil {
+			t.Fatal(err)
+		}
+		if e, ok := read(t, ws).(*wire.Error); !ok || e.Code != c.code {
+			t.Fatalf("%.40s: %#v; want error %s", c.frame, e, c.code)
+		}
+	}
+	// Still up: a batch is stored and acknowledged.
+	send(t, ws, &wire.Events{Batch: "ok", Events: []wire.Event{{TaskNo: "L1", N: 1, State: "ACCEPTED", Origin: "local", At: time.Now()}}})
+	if a, ok := read(t, ws).(*wire.EventsAck); !ok || a.Batch != "ok" {
+		t.Fatalf("%#v; want events_ack ok", a)
+	}
+	if _, err := r.st.Task(context.Background(), "s1", "X"); err == nil {
+		t.Fatal("the refused batch was stored")
+	}
+	huge := make([]byte, wire.ReadLimit+1)
+	for i := range huge {
+		huge[i] = 'x'
+	}
+	ws.WriteMessage(websocket.TextMessage, huge)
+	if _, _, err := ws.ReadMessage(); err == nil {
+		t.Fatal("a frame over the read limit left the connection up")
+	}
+}
