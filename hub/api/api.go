@@ -43,6 +43,7 @@ const (
 	CodeNotConnected    = "not_connected"
 	CodeInvalidCommand  = "invalid_command"
 	CodeBadQuery        = "bad_query"
+	CodeTooManyRequests = "too_many_requests"
 )
 
 // maxBodyBytes bounds a submit request: a 1 MiB payload is 1.34 MiB as
@@ -78,10 +79,11 @@ type Link interface {
 
 // API serves the order API over a store.
 type API struct {
-	st   *store.Store
-	opts Options
-	log  *slog.Logger
-	mux  *http.ServeMux
+	st       *store.Store
+	opts     Options
+	log      *slog.Logger
+	mux      *http.ServeMux
+	throttle throttle
 }
 
 // New makes the order API over st.
@@ -93,6 +95,7 @@ func New(st *store.Store, opts Options) *API {
 		opts.Logger = slog.Default()
 	}
 	a := &API{st: st, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
+	a.throttle.now = opts.Clock.Now
 	a.mux.HandleFunc("POST /v1/stores/{store}/jobs", a.auth(a.submit))
 	a.mux.HandleFunc("GET /v1/stores/{store}/jobs/{task_no}", a.auth(a.getJob))
 	a.mux.HandleFunc("GET /v1/stores/{store}/jobs", a.auth(a.listJobs))
@@ -118,13 +121,27 @@ type handler func(w http.ResponseWriter, r *http.Request, st store.StoreInfo)
 func (a *API) checkKey(w http.ResponseWriter, r *http.Request) (store.APIKey, bool) {
 	scheme, secret, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	secret = strings.TrimSpace(secret)
+	addr := clientAddr(r)
 	if !ok || !strings.EqualFold(scheme, "Bearer") || secret == "" {
+		if left := a.throttle.locked(addr); left > 0 {
+			tooMany(w, left)
+			return store.APIKey{}, false
+		}
 		unauthorized(w, "Authorization: Bearer <API key> is required; make a key with `printgate-hub key add --tenant ID`")
 		return store.APIKey{}, false
 	}
 	key, err := a.st.APIKey(r.Context(), secret)
 	switch {
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrRevoked):
+		// The key is checked first: a right key is never throttled.
+		if left := a.throttle.locked(addr); left > 0 {
+			tooMany(w, left)
+			return key, false
+		}
+		a.throttle.wrong(addr)
+		if a.throttle.locked(addr) > 0 {
+			a.log.Warn("hub api: too many wrong API keys; this address is refused for a minute", "addr", addr)
+		}
 		unauthorized(w, "the API key is unknown or revoked; use a key `printgate-hub key add` made for your tenant")
 		return key, false
 	case err != nil:

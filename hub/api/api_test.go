@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"printgate/hub/store"
+	"printgate/internal/clock"
 )
 
 // rig is an API over a real embedded store with two tenants: "acme" with
@@ -326,5 +327,49 @@ func TestListJobsPages(t *testing.T) {
 	}
 	if st, _ := r.do(t, "GET", "/v1/stores/r1/jobs", r.acmeKey, ""); st != 404 {
 		t.Errorf("another tenant's jobs: %d; want 404", st)
+	}
+}
+
+// TestWrongKeysThrottled ensures the tenth wrong key within a minute from
+// an address is still 401, the next requests without a right key are 429
+// with Retry-After for a minute, the right key always passes, and the
+// lock ends after the minute.
+func TestWrongKeysThrottled(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Node: "n1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	st.AddTenant(ctx, "acme", "")
+	st.AddStore(ctx, "acme", "s1", "")
+	_, key, err := st.AddAPIKey(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc := clock.NewFakeClock(time.Unix(1_800_000_000, 0))
+	a := New(st, Options{Clock: fc})
+	call := func(k string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("GET", "/v1/stores/s1/jobs/X1", nil)
+		req.RemoteAddr = "192.0.2.7:5000"
+		req.Header.Set("Authorization", "Bearer "+k)
+		rec := httptest.NewRecorder()
+		a.ServeHTTP(rec, req)
+		return rec
+	}
+	for i := 1; i <= 10; i++ {
+		if rec := call("pgk_guess"); rec.Code != 401 {
+			t.Fatalf("wrong key %d: %d; want 401", i, rec.Code)
+		}
+	}
+	if rec := call("pgk_guess"); rec.Code != 429 || rec.Header().Get("Retry-After") == "" {
+		t.Fatalf("the 11th wrong key: %d %v; want 429 with Retry-After", rec.Code, rec.Header())
+	}
+	if rec := call(key); rec.Code != 404 {
+		t.Fatalf("the right key while locked: %d; want through the throttle (404 for the unknown job)", rec.Code)
+	}
+	fc.Advance(time.Minute)
+	if rec := call("pgk_guess"); rec.Code != 401 {
+		t.Fatalf("a minute later: %d; want 401 again", rec.Code)
 	}
 }
