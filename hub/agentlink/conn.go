@@ -8,6 +8,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -31,6 +32,10 @@ type conn struct {
 	read chan struct{}   // closed when the reader has ended
 	end  sync.Once
 	kick chan struct{} // capacity 1: the pump has pending jobs to look at
+
+	// claimRev is the revision of this connection's owner record, 0 until
+	// it is written; the owner watch reads it.
+	claimRev atomic.Uint64
 
 	// Owned by the reader goroutine.
 	hello    bool
@@ -308,6 +313,7 @@ func (c *conn) onHello(m wire.Message) {
 		return
 	}
 	c.ownerRev = rev
+	c.claimRev.Store(rev)
 	if prev.Conn != "" {
 		c.log.Info("hub: replaces the store's earlier connection", "previous_node", prev.Node, "previous_conn", prev.Conn)
 	}

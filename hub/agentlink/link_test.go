@@ -270,3 +270,32 @@ func TestHostileFrames(t *testing.T) {
 		t.Fatal("a frame over the read limit left the connection up")
 	}
 }
+
+// TestClaimElsewhereReplaces ensures a newer claim of the store written
+// by another node (as a connection of its agent there would) closes the
+// connection here (1000, replaced), and the owner record stays the newer
+// claim.
+func TestClaimElsewhereReplaces(t *testing.T) {
+	r := newRig(t)
+	a := r.dial(t, r.token, "agent-1")
+	hello(t, a, "agent-1")
+	if _, _, err := r.st.Claim(context.Background(), "s1", "node2-conn", "agent-1", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := a.ReadMessage()
+	var ce *websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.CloseNormalClosure || !strings.Contains(ce.Text, "replaced") {
+		t.Fatalf("the connection here read %v; want close 1000 replaced", err)
+	}
+	// The closed connection's release leaves the newer claim alone.
+	deadline := time.Now().Add(5 * time.Second)
+	for r.srv.IsConnected("s1") {
+		if time.Now().After(deadline) {
+			t.Fatal("the replaced connection never ended")
+		}
+		time.Sleep(5 * time.Millisecond) // the server's cleanup goroutine
+	}
+	if o, err := r.st.OwnerOf(context.Background(), "s1"); err != nil || o.Conn != "node2-conn" {
+		t.Fatalf("owner %+v, %v; want node2-conn's claim", o, err)
+	}
+}

@@ -86,6 +86,8 @@ type Server struct {
 	seq      atomic.Uint64
 	wg       sync.WaitGroup
 
+	unwatch func() // ends the watch of owner records
+
 	mu     sync.Mutex
 	owners map[string]*conn // by store: the connection holding it on this node
 	all    map[*conn]struct{}
@@ -121,7 +123,9 @@ func (s *Server) Status(store string) (AgentStatus, bool) {
 	return out, true
 }
 
-// New makes a Server over st.
+// New makes a Server over st. It watches the owner records, so that a
+// store's connection here is closed when a newer one is claimed on
+// another node.
 func New(st *store.Store, opts Options) *Server {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock()
@@ -148,7 +152,32 @@ func New(st *store.Store, opts Options) *Server {
 		// Agents are not browsers: the device token authenticates.
 		CheckOrigin: func(*http.Request) bool { return true },
 	}
+	unwatch, err := st.WatchOwners(s.claimed)
+	if err != nil {
+		// Without the watch only a connection on this node replaces an
+		// older one; the agent's own reconnect still wins in the end.
+		s.log.Error("hub: watch owner records", "err", err)
+		unwatch = func() {}
+	}
+	s.unwatch = unwatch
 	return s
+}
+
+// claimed sees an owner record written on any node: a claim newer than
+// the one a connection here holds for that store (another connection,
+// another node) closes it, as a newer connection on this node does.
+func (s *Server) claimed(store string, o store.Owner, rev uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.owners[store]
+	if c == nil || c.id == o.Conn {
+		return
+	}
+	// A claim in progress (ownerRev 0) is newer than any record seen
+	// before it: compare-and-set orders the writes.
+	if held := c.claimRev.Load(); held != 0 && rev > held {
+		c.closeWith(websocket.CloseNormalClosure, "replaced by a newer connection on hub node "+o.Node)
+	}
 }
 
 // Connected is how many agents have a welcomed connection on this node.
@@ -197,6 +226,7 @@ func (s *Server) Revoke(store, reason string) bool {
 // Close ends every connection (close 1001) and refuses new ones, and
 // returns once every goroutine serving one has ended.
 func (s *Server) Close() {
+	s.unwatch()
 	s.mu.Lock()
 	s.closed = true
 	for c := range s.all {

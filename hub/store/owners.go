@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -97,4 +98,42 @@ func (s *Store) WatchJobs(store string, fn func(taskNo string)) (stop func(), er
 		return nil, fmt.Errorf("store: watch jobs of %s: %w", store, err)
 	}
 	return func() { sub.Unsubscribe() }, nil
+}
+
+// WatchOwners calls fn with every owner record written from now on, with
+// its revision, on any node, until stop is called: one watch per node,
+// not per store. fn runs on the watch's goroutine and must not block.
+func (s *Store) WatchOwners(fn func(store string, o Owner, rev uint64)) (stop func(), err error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := s.owners.WatchAll(ctx, jetstream.UpdatesOnly(), jetstream.IgnoreDeletes())
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("store: watch owners: %w", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case e, ok := <-w.Updates():
+				if !ok {
+					return
+				}
+				if e == nil {
+					continue
+				}
+				var o Owner
+				if json.Unmarshal(e.Value(), &o) == nil {
+					fn(e.Key(), o, e.Revision())
+				}
+			}
+		}
+	}()
+	return func() {
+		w.Stop()
+		cancel()
+		<-done
+	}, nil
 }
