@@ -63,6 +63,11 @@ func Start(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Hub, err
 	if err != nil {
 		return nil, err
 	}
+	if n, err := st.ReleaseStale(ctx); err != nil {
+		log.Warn("printgate-hub: release this node's stale owner records", "err", err)
+	} else if n > 0 {
+		log.Info("printgate-hub: released the owner records this node left when it stopped", "stores", n)
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		st.Close()

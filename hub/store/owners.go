@@ -137,3 +137,37 @@ func (s *Store) WatchOwners(fn func(store string, o Owner, rev uint64)) (stop fu
 		<-done
 	}, nil
 }
+
+// ReleaseStale removes the owner records this node left when it last
+// stopped without releasing them (killed, or its connections cut by a
+// crash): a node that starts holds no connection yet. Records of other
+// nodes stay. Node names must be unique in a cluster for this. It returns
+// how many it removed.
+func (s *Store) ReleaseStale(ctx context.Context) (int, error) {
+	l, err := s.owners.ListKeys(ctx)
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store: list owners: %w", err)
+	}
+	var keys []string
+	for k := range l.Keys() {
+		keys = append(keys, k)
+	}
+	l.Stop()
+	n := 0
+	for _, k := range keys {
+		var o Owner
+		rev, err := getJSON(ctx, s.owners, k, &o)
+		if err != nil || o.Node != s.opts.Node {
+			continue
+		}
+		if ok, err := s.Release(ctx, k, rev); err != nil {
+			return n, err
+		} else if ok {
+			n++
+		}
+	}
+	return n, nil
+}

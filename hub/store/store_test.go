@@ -129,6 +129,27 @@ func TestRestartKeepsEverything(t *testing.T) {
 	if o, err := s.OwnerOf(ctx, "s1"); err != nil || o.Conn != "c1" {
 		t.Fatalf("owner after restart %+v, %v", o, err)
 	}
+	// The restarted node holds no connection: its old records go, another
+	// node's stay.
+	if _, _, err := s.Claim(ctx, "s2", "c9", "agent-9", now); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	other, err := Open(ctx, Options{Dir: dir, Node: "n2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := other.ReleaseStale(ctx); err != nil || n != 0 {
+		t.Fatalf("node n2 released %d of n1's records, %v; want none", n, err)
+	}
+	other.Close()
+	s = open(t, dir)
+	if n, err := s.ReleaseStale(ctx); err != nil || n != 2 {
+		t.Fatalf("ReleaseStale: %d, %v; want n1's 2 records", n, err)
+	}
+	if _, err := s.OwnerOf(ctx, "s1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("owner of s1 after ReleaseStale: %v; want none", err)
+	}
 }
 
 // TestEngineSyncsEveryWrite ensures the engine runs with sync_always and
