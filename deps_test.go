@@ -42,6 +42,8 @@ var layers = []layer{
 		"the agent's packages are above sync, spool and drivers, never beside the installer"},
 	{"printgate/sync/...", []string{"printgate/sync/...", "printgate/spool", "printgate/drivers/...", "printgate/internal/..."},
 		"the cloud link is beside the agent, never above it"},
+	{"printgate/hub/...", []string{"printgate/hub/...", "printgate/sync/wire", "printgate/drivers/escpos", "printgate/internal/..."},
+		"the cloud side speaks the wire and parses ticket documents as the agent's renderer does; it never imports the agent, the spool or the agent's link"},
 	{"printgate/installer/...", []string{"printgate/installer/...", "printgate/spool", "printgate/drivers/...", "printgate/internal/..."},
 		"the installer is beside the agent, never above it"},
 	{"printgate/spool/...", []string{"printgate/spool/...", "printgate/internal/..."},
@@ -90,10 +92,12 @@ var testDoubles = map[string][]string{
 }
 
 // banned are packages the release binary must not link at all: the
-// testing machinery and test-only dependencies. A trailing "/" bans the
-// path's whole tree.
+// testing machinery and test-only dependencies, and the hub with its
+// engine (NATS), which is the cloud's binary, never the store's. A
+// trailing "/" bans the path's whole tree.
 var banned = []string{"testing", "net/http/httptest", "github.com/chromedp/", "pgregory.net/rapid", "go.uber.org/goleak",
-	"github.com/getkin/", "github.com/santhosh-tekuri/", "go.yaml.in/yaml/", "printgate/internal/apispec"}
+	"github.com/getkin/", "github.com/santhosh-tekuri/", "go.yaml.in/yaml/", "printgate/internal/apispec",
+	"github.com/nats-io/", "printgate/hub/"}
 
 // listed is what `go list -json` says of one package.
 type listed struct {
