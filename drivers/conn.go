@@ -73,12 +73,6 @@ func (o Options) drainTimeout() time.Duration {
 	return 100 * time.Millisecond
 }
 
-func (o Options) sysfsRoot() string {
-	if o.SysfsRoot != "" {
-		return o.SysfsRoot
-	}
-	return "/sys"
-}
 
 func (o Options) docName() string {
 	if o.DocName != "" {

@@ -160,3 +160,11 @@ func (c *usbConn) ioctlErr(err error) error {
 func (c *usbConn) wrap(op string, err error) error {
 	return wrapErr(op, c.target, c.path, err)
 }
+
+// sysfsRoot is where sysfs is mounted: Options.SysfsRoot, or /sys.
+func (o Options) sysfsRoot() string {
+	if o.SysfsRoot != "" {
+		return o.SysfsRoot
+	}
+	return "/sys"
+}

@@ -85,24 +85,6 @@ func Control(action, configPath string) (string, error) {
 	return controlService(s, action)
 }
 
-// kardianosControl is Control through kardianos, where its service
-// commands do what they say (systemd).
-func kardianosControl(s service.Service, action string) (string, error) {
-	if err := service.Control(s, action); err != nil {
-		return "", fmt.Errorf("%v%s", unwrapControl(err), AdminHint())
-	}
-	return map[string]string{"start": "started", "stop": "stopped", "restart": "restarted"}[action], nil
-}
-
-// unwrapControl drops kardianos's "Failed to start printgate: " prefix
-// when the cause says enough.
-func unwrapControl(err error) error {
-	if u := errors.Unwrap(err); u != nil {
-		return u
-	}
-	return err
-}
-
 // Uninstall stops the service of the config at configPath when it runs,
 // and removes it (UnregisterService), saying on w what it did.
 func Uninstall(configPath string, w io.Writer) error {

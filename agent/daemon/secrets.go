@@ -15,10 +15,11 @@ import (
 // device token and the manager PIN, is tightened to 0700 when it is wider
 // (a dir that already existed at 0755 stayed so before), and an API token
 // file other users can read is warned about with its fix. Mode bits say
-// nothing on Windows, where the installer's ACLs decide; it does nothing
-// there.
+// nothing on Windows, where the installer's ACLs decide: there the ACLs of
+// the data dir and the token file are read instead (guardSecretsACL).
 func guardSecrets(cfg *config.Config, log *slog.Logger) {
 	if runtime.GOOS == "windows" {
+		guardSecretsACL(cfg, log)
 		return
 	}
 	if fi, err := os.Stat(cfg.DataDir); err == nil && fi.Mode().Perm()&0o077 != 0 {

@@ -29,7 +29,7 @@ func Discover() ([]drivers.Found, error) {
 		uerr = fmt.Errorf("USB printers: %w", uerr)
 	}
 	if qerr != nil {
-		qerr = fmt.Errorf("Windows printer queues: %w", qerr)
+		qerr = fmt.Errorf("the Windows printer queues: %w", qerr)
 	}
 	return found, errors.Join(serr, uerr, qerr)
 }

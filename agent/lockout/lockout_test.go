@@ -62,15 +62,15 @@ func TestLockAndSucceed(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	l := New(func() time.Time { return now }, 3, time.Minute, 8)
 	a := netip.MustParseAddr("10.0.0.9")
-	if l.Fail(a) || l.Fail(a) {
+	if first, second := l.Fail(a), l.Fail(a); first || second {
 		t.Fatal("locked before the limit")
 	}
 	now = now.Add(61 * time.Second) // both fell out of the window
-	if l.Fail(a) || l.Fail(a) {
+	if first, second := l.Fail(a), l.Fail(a); first || second {
 		t.Fatal("failures older than the window still counted")
 	}
 	l.Succeed(a)
-	if l.Fail(a) || l.Fail(a) {
+	if first, second := l.Fail(a), l.Fail(a); first || second {
 		t.Fatal("a success did not forget the count")
 	}
 	if !l.Fail(a) {

@@ -233,30 +233,6 @@ func expectReset(t *testing.T, c net.Conn) {
 	}
 }
 
-// dialExpectReset connects and requires the port to reset the connection
-// (on loopback the reset can arrive before the connect completes).
-func dialExpectReset(t *testing.T, p *Port, send []byte) {
-	t.Helper()
-	c, err := net.DialTimeout("tcp", p.Addr().String(), testWait)
-	if err != nil {
-		if !isReset(err) {
-			t.Fatalf("dial: %v, want a reset", err)
-		}
-		return
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(testWait))
-	if send != nil {
-		if _, err := c.Write(send); err != nil {
-			if !isReset(err) {
-				t.Fatalf("write: %v, want a reset", err)
-			}
-			return
-		}
-	}
-	expectReset(t, c)
-}
-
 // expectEOF reads until the connection ends and requires an orderly close.
 func expectEOF(t *testing.T, c net.Conn) {
 	t.Helper()

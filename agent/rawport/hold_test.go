@@ -376,7 +376,9 @@ func TestWaitingConnectionResetAtClose(t *testing.T) {
 	<-done
 }
 
-// dialExpectResetFrom is dialExpectReset from the local address ip.
+// dialExpectResetFrom connects from the local address ip and requires the
+// port to reset the connection (on loopback the reset can arrive before the
+// connect completes).
 func dialExpectResetFrom(t *testing.T, p *Port, ip string) {
 	t.Helper()
 	d := net.Dialer{Timeout: testWait, LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}

@@ -325,6 +325,7 @@ func TestPrintersPage(t *testing.T) {
 	wantRedirect(t, w, "/printers")
 	wantBody(t, h.get(c, "/printers"), `id="flash"`, "Test ticket queued on kitchen", `href="/tasks/test-kitchen"`)
 	w = h.post(c, "/printers/garage/test", nil)
+	wantRedirect(t, w, "/printers")
 	wantBody(t, h.get(c, "/printers"), "There is no printer garage")
 	if got := h.f.Calls(); len(got) != 1 || got[0] != "test kitchen" {
 		t.Fatalf("calls %v", got)

@@ -2,7 +2,6 @@ package web
 
 import (
 	"errors"
-	"net/netip"
 	"strings"
 	"testing"
 )
@@ -58,7 +57,3 @@ func TestCheckPINFormat(t *testing.T) {
 	}
 }
 
-func netipAddr(t *testing.T, i int) netip.Addr {
-	t.Helper()
-	return netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)})
-}

@@ -47,8 +47,6 @@ type window struct {
 	Start, End time.Duration
 }
 
-func (w window) overlaps(from, to time.Duration) bool { return w.Start < to && from < w.End }
-
 // spell is one fault on one printer. Flapping spells carry the offsets at
 // which the printer goes offline (even index) and back (odd index).
 type spell struct {

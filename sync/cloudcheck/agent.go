@@ -262,17 +262,6 @@ func (p *player) holdSubmit(taskNo string) (release func()) {
 	}
 }
 
-func (p *player) submitCount(taskNo string) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.submits[taskNo]
-}
-
-func (p *player) revokedReasons() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]string(nil), p.revoked...)
-}
 
 // accept stores a local task (as a POS would), whose events go to the
 // outbox, and tells the link.

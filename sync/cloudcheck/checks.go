@@ -144,9 +144,6 @@ func messages(list []seen, dir, typ string) []seen {
 	return out
 }
 
-// delivered reports whether the tap let s through.
-func (s seen) delivered() bool { return s.kind == "message" }
-
 // describe names a message for a sentence: its type and task_no or id.
 func describe(m wire.Message) string {
 	switch m := m.(type) {

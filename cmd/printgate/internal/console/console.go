@@ -113,7 +113,7 @@ func ReadPIN(in PINInput) (string, error) {
 			return "", fmt.Errorf("reading the PIN: %v", err)
 		}
 		if first != second {
-			return "", errors.New("the two PINs differ; nothing was changed. Run printgate pin set again.")
+			return "", errors.New("the two PINs differ; nothing was changed: run printgate pin set again")
 		}
 		return first, nil
 	}

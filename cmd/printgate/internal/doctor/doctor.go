@@ -144,7 +144,7 @@ func CheckConfig(path string) (*config.Config, Result) {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			r.Detail = fmt.Sprintf("no config at %s", path)
-			r.Fix = fmt.Sprintf("run printgate install to write one, or copy the commented sample there; name another file with --config")
+			r.Fix = "run printgate install to write one, or copy the commented sample there; name another file with --config"
 		case errors.As(err, &errs):
 			r.Detail = fmt.Sprintf("%s has %d problem(s):\n      %s", path, len(errs), strings.ReplaceAll(errs.Error(), "\n", "\n      "))
 			r.Fix = "edit the lines named above; each message says what the line needs"

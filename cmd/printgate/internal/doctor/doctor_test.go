@@ -113,6 +113,9 @@ func TestDoctorConfig(t *testing.T) {
 	}
 	got, r = CheckConfig(filepath.Join(dir, "none.toml"))
 	wantResult(t, "missing", r, Fail, "no config at", "printgate install")
+	if got != nil {
+		t.Error("a missing config returned one")
+	}
 	bad := filepath.Join(dir, "bad.toml")
 	os.WriteFile(bad, []byte("listen = \"nope\"\n[[printers]]\nname = \"k\"\nurl = \"tcp://127.0.0.1:9100\"\n"), 0o600)
 	got, r = CheckConfig(bad)
