@@ -234,6 +234,9 @@ func (a *Agent) Reprint(ctx context.Context, taskNo string) (*spool.Task, error)
 // POSSIBLE DUPLICATE when dup is set.
 func (a *Agent) newVersion(ctx context.Context, orig *spool.Task, printer string, dup bool) (*spool.Task, error) {
 	taskNo := orig.TaskNo
+	if orig.Reclaimed {
+		return nil, fmt.Errorf("%s: %w", taskNo, spool.ErrReclaimed)
+	}
 	if orig.Pruned {
 		return nil, fmt.Errorf("%s: %w", taskNo, spool.ErrPruned)
 	}

@@ -108,7 +108,7 @@ func TestMakeRoom(t *testing.T) {
 func TestCapFullOfPrintedMakesRoom(t *testing.T) {
 	const body = 16 << 10
 	const capBytes = 4 << 20
-	s, _ := openTest(t, Options{MaxSize: capBytes, Reserve: 256 << 10, Retention: 7 * 24 * time.Hour})
+	s, _ := openTest(t, Options{MaxSize: capBytes, Reserve: 256 << 10, MaxTaskBytes: 64 << 10, Retention: 7 * 24 * time.Hour})
 	compactions := 0
 	for i := range 500 { // ~11 MiB charged in all, 2.7 times the cap
 		no := "P" + seqName(i)

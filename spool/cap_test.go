@@ -1,0 +1,229 @@
+package spool
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// capSizes are the caps the jam was measured at: the sequences below must
+// hold at each.
+var capSizes = []int64{16 << 20, 32 << 20, 128 << 20}
+
+// skipLargeInShort skips the largest cap under -short: filling 128 MiB
+// with fsync'd commits takes tens of seconds.
+func skipLargeInShort(t *testing.T, capBytes int64) {
+	if testing.Short() && capBytes > 32<<20 {
+		t.Skip("the 128 MiB cap is filled without -short only")
+	}
+}
+
+// fillWaiting accepts tasks of origin o with bodies of n bytes and moves
+// each to QUEUED (its lane waits for paper), until Accept refuses one; it
+// returns the waiting task_nos and the refusal. reprint, when set, also
+// accepts a reprint of every task (origin manager, urgent), as the cloud's
+// reprint command does.
+func fillWaiting(t *testing.T, s *Spool, prefix string, o Origin, n int, reprint Origin) ([]string, error) {
+	t.Helper()
+	var waiting []string
+	for i := 0; i < 100000; i++ {
+		no := fmt.Sprintf("%s%05d", prefix, i)
+		nt := originTask(no, o, n)
+		nt.Timeout = time.Hour
+		if _, _, err := s.Accept(nt); err != nil {
+			return waiting, err
+		}
+		waiting = append(waiting, no)
+		if _, err := s.Transition(no, StateAccepted, StateQueued, Change{}); err != nil {
+			t.Fatalf("%s to QUEUED after %d waiting: %v", no, len(waiting), err)
+		}
+		compactIfFragmented(t, s)
+		if reprint == "" {
+			continue
+		}
+		rp := originTask(no+"_v2", reprint, n)
+		rp.ReprintOf, rp.Priority, rp.Timeout = no, PriorityUrgent, time.Hour
+		if _, _, err := s.Accept(rp); err != nil {
+			return waiting, err
+		}
+		waiting = append(waiting, rp.TaskNo)
+		if _, err := s.Transition(rp.TaskNo, StateAccepted, StateQueued, Change{}); err != nil {
+			t.Fatalf("%s to QUEUED after %d waiting: %v", rp.TaskNo, len(waiting), err)
+		}
+	}
+	t.Fatal("spool never filled up")
+	return nil, nil
+}
+
+// compactIfFragmented compacts as the agent's maintenance does
+// (agent.Maintain) when the spool asks for it.
+func compactIfFragmented(t *testing.T, s *Spool) {
+	t.Helper()
+	if s.Fragmented() {
+		if _, err := s.Compact(); err != nil {
+			t.Fatalf("compact: %v", err)
+		}
+	}
+}
+
+// printWaiting prints every waiting task (the paper came back): each must
+// reach PRINTED, none may be refused for room.
+func printWaiting(t *testing.T, s *Spool, waiting []string) {
+	t.Helper()
+	for i, no := range waiting {
+		if _, err := s.TransitionPath(no, StateQueued, []State{StateSending}, Change{}); err != nil {
+			t.Fatalf("ticket %d of %d waiting could not start printing: %v", i+1, len(waiting), err)
+		}
+		if _, err := s.Transition(no, StateSending, StatePrinted, Change{Confirmation: ConfirmPrinted}); err != nil {
+			t.Fatalf("ticket %d of %d waiting printed but its outcome was not recorded: %v", i+1, len(waiting), err)
+		}
+	}
+}
+
+// fileSize is the size of the spool's file on disk.
+func fileSize(t *testing.T, s *Spool) int64 {
+	t.Helper()
+	fi, err := os.Stat(s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// TestCapReachedThenPaperBack is the POS's sequence: the printer is out of
+// paper, tickets wait until the spool refuses new ones; intake must stop
+// near the cap (not at half of it because bbolt could not grow), and once
+// the paper is back every waiting ticket prints.
+func TestCapReachedThenPaperBack(t *testing.T) {
+	for _, capBytes := range capSizes {
+		t.Run(FormatSize(capBytes), func(t *testing.T) {
+			skipLargeInShort(t, capBytes)
+			s, _ := openTest(t, Options{MaxSize: capBytes})
+			waiting, err := fillWaiting(t, s, "POS", OriginLocal, int(capBytes/256), "")
+			if !errors.Is(err, ErrFull) {
+				t.Fatalf("filling stopped with %v, want ErrFull", err)
+			}
+			u, err := s.Usage()
+			if err != nil {
+				t.Fatal(err)
+			}
+			size := fileSize(t, s)
+			t.Logf("cap %s: accepts stopped at %d%% of the cap (live %d%%), file %d%%, %d waiting",
+				FormatSize(capBytes), u.File*100/capBytes, u.Live*100/capBytes, size*100/capBytes, len(waiting))
+			if u.File < u.Cap-2*Charge(s.MaxTaskBytes()) {
+				t.Errorf("accepts stopped at %d%% of the cap, below its intake limit %d%%", u.File*100/capBytes, u.Cap*100/capBytes)
+			}
+			if size > capBytes {
+				t.Errorf("file %d bytes, over the cap %d: intake alone may not pass it", size, capBytes)
+			}
+			printWaiting(t, s, waiting)
+		})
+	}
+}
+
+// TestCloudRepintsFillThenRestart is the malicious cloud's sequence: 1 MiB
+// cloud jobs and a reprint of each while the printer waits for paper, then
+// a restart with the file at the cap. The cap must hold across the
+// restart, and once the paper is back every waiting ticket prints.
+func TestCloudReprintsFillThenRestart(t *testing.T) {
+	for _, capBytes := range capSizes {
+		t.Run(FormatSize(capBytes), func(t *testing.T) {
+			skipLargeInShort(t, capBytes)
+			path := filepath.Join(t.TempDir(), "spool.db")
+			clk := newFakeClock()
+			opts := Options{MaxSize: capBytes, Now: clk.Now, Quotas: map[Origin]int64{
+				OriginCloud: capBytes / 2, OriginManager: capBytes / 2, OriginLocal: capBytes / 2, OriginRaw: capBytes / 4,
+			}}
+			s, err := Open(path, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			waiting, err := fillWaiting(t, s, "CLOUD", OriginCloud, 1<<20, OriginCloud)
+			if !errors.Is(err, ErrFull) {
+				t.Fatalf("filling stopped with %v, want ErrFull", err)
+			}
+			u, _ := s.Usage()
+			t.Logf("cap %s: accepts stopped at %d%% of the cap (live %d%%), %d waiting",
+				FormatSize(capBytes), u.File*100/capBytes, u.Live*100/capBytes, len(waiting))
+			// The POS still gets its own share.
+			pos, err := fillWaiting(t, s, "POS", OriginLocal, int(capBytes/256), "")
+			if !errors.Is(err, ErrFull) {
+				t.Fatalf("POS fill stopped with %v, want ErrFull", err)
+			}
+			waiting = append(waiting, pos...)
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if s, err = Open(path, opts); err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if _, _, err := s.Accept(originTask("AFTER", OriginLocal, 1<<20)); !errors.Is(err, ErrFull) {
+				t.Errorf("a 1 MiB ticket after the restart: %v, want ErrFull", err)
+			}
+			printWaiting(t, s, waiting)
+			// The file may pass the cap only by the headroom kept for the
+			// progress of accepted work, and after a restart too.
+			if size, most := fileSize(t, s), boltLimit(runtime.GOOS, capBytes, s.headroom()); size > most {
+				t.Errorf("file %d bytes after the restart, over the cap %d and its headroom (%d)", size, capBytes, most)
+			}
+		})
+	}
+}
+
+// TestSalvagePastTheCap ensures salvage of a corrupt spool that held more
+// than its (lowered) cap restores everything it read, growing past the
+// cap, and that intake is then refused until the file is back under it,
+// while every salvaged ticket still prints.
+func TestSalvagePastTheCap(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "spool.db")
+	clk := newFakeClock()
+	s, err := Open(path, Options{Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var waiting []string
+	for i := range 60 {
+		no := "BIG" + seqName(i)
+		mustAccept(t, s, originTask(no, OriginLocal, 64<<10))
+		mustMove(t, s, no, StateQueued, Change{})
+		waiting = append(waiting, no)
+	}
+	s.Close()
+	// Both meta pages garbled: bbolt cannot open it, salvage reads the
+	// leaves.
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 * pageBytes {
+		raw[i] = 0xA5
+	}
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const capBytes = 2 << 20
+	s, err = Open(path, Options{Now: clk.Now, MaxSize: capBytes, Reserve: 512 << 10, MaxTaskBytes: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var ce *CorruptError
+	if !errors.As(s.Recovered(), &ce) {
+		t.Fatalf("recovered %v, want a salvage", s.Recovered())
+	}
+	if ce.SalvageErr != nil || ce.Salvaged != len(waiting) || ce.Active != len(waiting) {
+		t.Fatalf("salvage of a spool past its cap: salvaged %d (%d active) of %d, err %v", ce.Salvaged, ce.Active, len(waiting), ce.SalvageErr)
+	}
+	if _, _, err := s.Accept(originTask("NEW", OriginLocal, 1<<10)); !errors.Is(err, ErrFull) {
+		t.Fatalf("accept past the cap after salvage: %v, want ErrFull", err)
+	}
+	if u, _ := s.Usage(); u.Percent() < 100 {
+		t.Errorf("usage %d%% with the file past the cap", u.Percent())
+	}
+	printWaiting(t, s, waiting)
+}
