@@ -316,7 +316,7 @@ func TestRawFailover(t *testing.T) {
 // largest size, a new connection is reset at once, so the POS shows its own
 // printer error instead of believing the job was taken; nothing is stored.
 func TestRawRefusedWhenFull(t *testing.T) {
-	h, addr := rawHarnessWith(t, spool.Options{MaxSize: 2 << 20, Reserve: 512 << 10}, "",
+	h, addr := rawHarnessWith(t, spool.Options{MaxSize: 2 << 20, Reserve: 512 << 10, MaxTaskBytes: 64 << 10}, "",
 		printerSpec{name: "kitchen", faults: []printertest.FaultKind{printertest.FaultOffline}})
 	sendRaw(t, addr, rawTicket("FITS"))
 	// Fill past cap - MaxTaskBytes with tasks that wait (printer off).

@@ -16,7 +16,7 @@ import (
 // health change) once when it crosses SpoolNearlyFullPercent, before new
 // work is refused.
 func TestSpoolNearlyFull(t *testing.T) {
-	h := buildHarnessAt(t, t.TempDir(), spool.Options{MaxSize: 2 << 20, Reserve: 512 << 10}, nil,
+	h := buildHarnessAt(t, t.TempDir(), spool.Options{MaxSize: 2 << 20, Reserve: 512 << 10, MaxTaskBytes: 64 << 10}, nil,
 		[]printerSpec{{name: "k", model: printertest.ModelEpson}}, "")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
