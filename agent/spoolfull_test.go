@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"printgate/drivers/printertest"
+	"printgate/internal/clock"
 	"printgate/spool"
 )
 
@@ -53,5 +57,65 @@ func TestSpoolNearlyFull(t *testing.T) {
 	h.mu.Unlock()
 	if len(events) != 1 || !events[0].Health {
 		t.Errorf("events after crossing the mark: %+v, want one health notice", events)
+	}
+}
+
+// TestSpoolRefusingDegradesHealth ensures that whenever the spool refuses
+// intake for room, or cannot write the progress of accepted work, /healthz
+// turns "degraded" and says so (spool_refusing, spool_write_failing), the
+// page hears of it (a health change), and it clears once the strain has
+// been over for SpoolStrainWindow.
+func TestSpoolRefusingDegradesHealth(t *testing.T) {
+	var failWrites atomic.Bool
+	clk := clock.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	h := buildHarnessAt(t, t.TempDir(), spool.Options{MaxSize: 8 << 20, MaxTaskBytes: 64 << 10, FailCommit: func() error {
+		if failWrites.Load() {
+			return syscall.ENOSPC
+		}
+		return nil
+	}}, clk, []printerSpec{{name: "k", model: printertest.ModelEpson, faults: []printertest.FaultKind{printertest.FaultOffline}}}, "")
+	ctx := context.Background()
+	h.a.reportIntegrity()
+	payload := []byte(strings.Repeat("\x1b@", 24<<10))
+	for i := 0; ; i++ {
+		if i > 1000 {
+			t.Fatal("the spool never refused a ticket")
+		}
+		_, _, err := h.a.Submit(ctx, spool.NewTask{TaskNo: fmt.Sprintf("W%04d_v1", i), Printer: "k", Payload: payload})
+		if errors.Is(err, spool.ErrFull) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.mu.Lock()
+	from := len(h.events)
+	h.mu.Unlock()
+	h.a.reportIntegrity()
+	hl := h.a.Health()
+	if hl.Status != "degraded" || !hl.SpoolRefusing || !strings.Contains(hl.Error, "refuses new tickets") {
+		t.Errorf("health while the spool refuses tickets: %+v", hl)
+	}
+	h.mu.Lock()
+	events := append([]Event(nil), h.events[from:]...)
+	h.mu.Unlock()
+	if len(events) == 0 || !events[len(events)-1].Health {
+		t.Errorf("events when intake was refused: %+v, want a health notice", events)
+	}
+
+	// A write of progress that fails: the deadline sweep or a lane's
+	// transition meets it; here a direct one.
+	failWrites.Store(true)
+	if _, err := h.sp.Transition("W0000_v1", spool.StateQueued, spool.StateCanceled, spool.Change{}); err == nil {
+		t.Fatal("the injected failure did not fail the write")
+	}
+	failWrites.Store(false)
+	if hl := h.a.Health(); hl.Status != "degraded" || !hl.SpoolWriteFailing || !strings.Contains(hl.Error, "could not record the progress") {
+		t.Errorf("health while progress cannot be written: %+v", hl)
+	}
+	clk.Advance(SpoolStrainWindow + time.Second)
+	if hl := h.a.Health(); hl.SpoolRefusing || hl.SpoolWriteFailing {
+		t.Errorf("health a window after the last strain: %+v", hl)
 	}
 }
