@@ -227,3 +227,75 @@ func TestSalvagePastTheCap(t *testing.T) {
 	}
 	printWaiting(t, s, waiting)
 }
+
+// TestCompactChecksItFits ensures a compaction whose copy would not fit on
+// the disk with keep_free left is not started: it says what it needs, no
+// copy is written, and the spool goes on as it was.
+func TestCompactChecksItFits(t *testing.T) {
+	s, _ := openTest(t, Options{KeepFree: 64 << 20})
+	for i := range 20 {
+		mustAccept(t, s, originTask("C"+seqName(i), OriginLocal, 64<<10))
+	}
+	before := fileSize(t, s)
+	s.mu.Lock()
+	s.free = func() (uint64, error) { return 40 << 20, nil }
+	s.mu.Unlock()
+	_, err := s.Compact()
+	var re *CompactRoomError
+	if !errors.As(err, &re) || !errors.Is(err, ErrNoRoomToCompact) {
+		t.Fatalf("compact with 40 MiB free and 64 MiB keep_free: %v, want a CompactRoomError", err)
+	}
+	if re.Free != 40<<20 || re.Need < 64<<20 {
+		t.Errorf("refusal %+v: want the disk's free space and a need past keep_free", re)
+	}
+	if _, err := os.Stat(s.Path() + ".compact"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a copy was started: %v", err)
+	}
+	if fileSize(t, s) != before {
+		t.Error("the spool file changed")
+	}
+	mustMove(t, s, "C"+seqName(0), StateQueued, Change{})
+}
+
+// TestCapHoldsAcrossRestart ensures a spool reopened with its file at the
+// cap keeps bbolt's limit: the progress of its tickets may use the headroom
+// past the cap, and nothing lets the file grow beyond that.
+func TestCapHoldsAcrossRestart(t *testing.T) {
+	const capBytes = 16 << 20
+	path := filepath.Join(t.TempDir(), "spool.db")
+	opts := Options{MaxSize: capBytes, Reserve: -1, MaxTaskBytes: 64 << 10}
+	s, err := Open(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fillUntilFull(t, s, "F", 60<<10); !errors.Is(err, ErrFull) {
+		t.Fatalf("fill: %v", err)
+	}
+	s.Close()
+	if size := fileSizeAt(t, path); size < capBytes-allocStep(capBytes) {
+		t.Fatalf("setup: file %d bytes, not at the cap", size)
+	}
+	s, err = Open(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.db.MaxSize <= 0 || int64(s.db.MaxSize) > boltLimit(runtime.GOOS, capBytes, s.headroom()) {
+		t.Fatalf("after a restart at the cap bbolt's limit is %d, want the cap (%d) and its headroom", s.db.MaxSize, capBytes)
+	}
+	if _, err := fillUntilFull(t, s, "G", 60<<10); !errors.Is(err, ErrFull) {
+		t.Fatalf("fill after restart: %v", err)
+	}
+	if size := fileSizeAt(t, path); size > capBytes {
+		t.Fatalf("file %d bytes after a restart, past the %d cap", size, capBytes)
+	}
+}
+
+func fileSizeAt(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
