@@ -119,3 +119,36 @@ func TestSpoolRefusingDegradesHealth(t *testing.T) {
 		t.Errorf("health a window after the last strain: %+v", hl)
 	}
 }
+
+// TestCloudReprintCountsAgainstCloud ensures a reprint the cloud asks for
+// counts against the cloud's quota, not the manager's: a cloud that
+// reprints its own big jobs while they wait is refused at its share, and
+// the manager's reprint still gets in.
+func TestCloudReprintCountsAgainstCloud(t *testing.T) {
+	const body = 60 << 10
+	h := buildHarnessAt(t, t.TempDir(), spool.Options{MaxSize: 64 << 20, MaxTaskBytes: 64 << 10,
+		Quotas: map[spool.Origin]int64{spool.OriginCloud: 3 * spool.Charge(body)}}, nil,
+		[]printerSpec{{name: "k", model: printertest.ModelEpson, faults: []printertest.FaultKind{printertest.FaultOffline}}}, "")
+	ctx := context.Background()
+	payload := []byte(strings.Repeat("\x1b@", body/2))
+	if _, _, err := h.a.Submit(ctx, spool.NewTask{TaskNo: "C1_v1", Printer: "k", Origin: spool.OriginCloud, Payload: payload}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		rp, err := h.a.ReprintAs(ctx, "C1_v1", spool.OriginCloud)
+		if err != nil {
+			t.Fatalf("cloud reprint %d within the quota: %v", i+1, err)
+		}
+		if rp.Origin != spool.OriginCloud {
+			t.Errorf("cloud reprint %s has origin %s", rp.TaskNo, rp.Origin)
+		}
+	}
+	_, err := h.a.ReprintAs(ctx, "C1_v1", spool.OriginCloud)
+	var qe *spool.QuotaError
+	if !errors.As(err, &qe) || qe.Origin != spool.OriginCloud {
+		t.Fatalf("cloud reprint past the cloud's quota: %v, want the cloud's QuotaError", err)
+	}
+	if _, err := h.a.Reprint(ctx, "C1_v1"); err != nil {
+		t.Fatalf("the manager's reprint: %v", err)
+	}
+}

@@ -72,7 +72,8 @@ func (b cloudBackend) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task
 }
 
 func (b cloudBackend) Reprint(ctx context.Context, taskNo string) (*spool.Task, error) {
-	return b.a.Reprint(ctx, taskNo)
+	// A cloud's reprint counts against the cloud's quota.
+	return b.a.ReprintAs(ctx, taskNo, spool.OriginCloud)
 }
 
 func (b cloudBackend) Cancel(ctx context.Context, taskNo string) (*spool.Task, error) {
