@@ -30,6 +30,12 @@ func (a *Agent) Maintain(ctx context.Context, sp *spool.Spool) {
 				a.compact(sp, "the file nears the size at which intake stops while much of it is free")
 			}
 			continue
+		case <-sp.CompactWanted():
+			check.Stop()
+			if sp.Fragmented() {
+				a.compact(sp, "intake was refused on the file while much of it is free")
+			}
+			continue
 		case <-prune.C():
 			check.Stop()
 			prune = a.opts.Clock.NewTimer(every)

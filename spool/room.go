@@ -179,6 +179,9 @@ type strain struct {
 	writeErr      error
 	writeFails    int64
 	compactWanted bool
+	// kick tells the agent's maintenance that intake was refused on the
+	// file while a compaction could make room (CompactWanted).
+	kick chan struct{}
 }
 
 // Strain is what the spool could not do lately, for /healthz and the
@@ -213,8 +216,17 @@ func (s *Spool) noteRefused(wantCompact bool) {
 	s.strain.refused++
 	if wantCompact {
 		s.strain.compactWanted = true
+		select {
+		case s.strain.kick <- struct{}{}:
+		default:
+		}
 	}
 }
+
+// CompactWanted is signalled when intake was refused on the file: the
+// maintenance that compacts (agent.Maintain) then looks at once whether a
+// compaction would make room (Fragmented), rather than at its next check.
+func (s *Spool) CompactWanted() <-chan struct{} { return s.strain.kick }
 
 func (s *Spool) noteWriteFailed(err error) {
 	s.strain.mu.Lock()

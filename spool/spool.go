@@ -156,6 +156,7 @@ func Open(path string, opts Options) (*Spool, error) {
 	opts = opts.withDefaults()
 	s := &Spool{path: path, opts: opts}
 	s.lim = s.planRoom()
+	s.strain.kick = make(chan struct{}, 1)
 	db, err := openChecked(path, opts)
 	var corrupt *CorruptError
 	if err != nil {
