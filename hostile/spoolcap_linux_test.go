@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -275,4 +276,89 @@ func cloudWedge(t *testing.T, capBytes int64) {
 	if n := strings.Count(a.Logs(), "maximum size"); n > 0 {
 		t.Errorf("%d log lines say bbolt reached its maximum size", n)
 	}
+}
+
+// TestRawFloodKeepsUnprintedTickets is the raw door's reclaim attack: an
+// anonymous raw client sent 1 MiB jobs that print, and to make room the
+// spool dropped the body of the POS's earlier raw ticket that had timed out
+// (the oldest finished one), so the manager's reprint of the order that
+// never came out answered 410 a minute after it ended. Printed tickets go
+// first now, and an unprinted one keeps its body for a day.
+func TestRawFloodKeepsUnprintedTickets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("prints 20 jobs of 1 MiB")
+	}
+	a := start(t, Setup{Raw: true, Tables: "[spool]\nmax_size = \"16MiB\"\n[defaults]\ntimeout = \"3s\"\n"})
+	if err := a.Printer.SetFault(printertest.FaultPaperOut, true); err != nil {
+		t.Fatal(err)
+	}
+	if !rawSend(a.RawAddr, []byte("\x1b@LOST ORDER 42\n\x1dV\x01")) {
+		t.Fatal("the POS's raw job was not taken")
+	}
+	var lost string
+	deadline := time.Now().Add(30 * time.Second)
+	for lost == "" {
+		_, body, _ := a.do(t, "GET", "/api/v1/tasks?state=TIMED_OUT", "", map[string]string{"Authorization": "Bearer " + a.Token})
+		var list struct {
+			Tasks []struct {
+				TaskNo string `json:"task_no"`
+			} `json:"tasks"`
+		}
+		json.Unmarshal([]byte(body), &list)
+		if len(list.Tasks) > 0 {
+			lost = list.Tasks[0].TaskNo
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the POS's raw job never timed out")
+		}
+		time.Sleep(100 * time.Millisecond) // another process's deadline
+	}
+	if err := a.Printer.SetFault(printertest.FaultPaperOut, false); err != nil {
+		t.Fatal(err)
+	}
+	// The flood's jobs have 3 s too: they go once the agent sees paper.
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(printersBody(t, a), `"state":"READY"`); {
+		if time.Now().After(deadline) {
+			t.Fatal("the printer never came back READY")
+		}
+		time.Sleep(100 * time.Millisecond) // the agent polls its printer
+	}
+	// The raw door's quarter of 16 MiB holds three such jobs: twenty of
+	// them, each printed before the next, reclaim again and again.
+	for i := range 20 {
+		tag := fmt.Sprintf("FLOOD-%02d", i)
+		for try := 0; !rawSend(a.RawAddr, bigJob(tag)); try++ {
+			if try == 20 {
+				t.Fatalf("raw job %d never taken", i)
+			}
+			time.Sleep(500 * time.Millisecond) // the last one still prints
+		}
+		waitPrinted(t, a, tag+" END")
+	}
+	hdr := map[string]string{"Authorization": "Bearer " + a.Token, "Content-Type": "application/json"}
+	code, body, _ := a.do(t, "POST", "/api/v1/tasks/"+lost+"/reprint", "", hdr)
+	if code != http.StatusAccepted {
+		t.Fatalf("the manager's reprint of the raw ticket that never printed, after the flood: %d %s; want 202", code, body)
+	}
+	waitPrinted(t, a, "LOST ORDER 42")
+	// The first flood job (raw number 2: the lost order had 1) lost its
+	// body, and its reprint says why. Its task_no is in the log: a task
+	// without a body is no longer listed.
+	m := regexp.MustCompile(`task accepted" task_no=(RAW_p0_\S+_2) `).FindStringSubmatch(a.Logs())
+	if m == nil {
+		t.Fatal("the first flood job's task_no is not in the log")
+	}
+	first := m[1]
+	code, body, _ = a.do(t, "POST", "/api/v1/tasks/"+first+"/reprint", "", hdr)
+	if code != http.StatusGone || !strings.Contains(body, "needed the room") {
+		t.Errorf("reprint of the first flood job, reclaimed: %d %s; want 410 saying the spool needed the room", code, body)
+	}
+}
+
+// printersBody is GET /api/v1/printers.
+func printersBody(t *testing.T, a *Agent) string {
+	t.Helper()
+	_, body, _ := a.do(t, "GET", "/api/v1/printers", "", map[string]string{"Authorization": "Bearer " + a.Token})
+	return body
 }
