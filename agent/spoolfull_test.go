@@ -152,3 +152,49 @@ func TestCloudReprintCountsAgainstCloud(t *testing.T) {
 		t.Fatalf("the manager's reprint: %v", err)
 	}
 }
+
+// TestFullSpoolPrintsOncePaperIsBack is the POS's sequence through the
+// real lanes: the printer is out of paper and tickets wait until the spool
+// refuses new ones. That once stopped intake at half of a 32 MiB cap and
+// then wedged the lane: 13 printed, the rest stuck QUEUED with "could not
+// record a job's outcome" every second, and TIMED_OUT BUSY with the
+// printer ready. Now intake stops near the cap and, paper back, every
+// waiting ticket prints.
+func TestFullSpoolPrintsOncePaperIsBack(t *testing.T) {
+	for _, capBytes := range []int64{16 << 20, 32 << 20} {
+		t.Run(spool.FormatSize(capBytes), func(t *testing.T) {
+			if testing.Short() && capBytes > 16<<20 {
+				t.Skip("fills 32 MiB")
+			}
+			h := buildHarnessAt(t, t.TempDir(), spool.Options{MaxSize: capBytes}, nil,
+				[]printerSpec{{name: "k", model: printertest.ModelEpson, faults: []printertest.FaultKind{printertest.FaultPaperOut}}}, "")
+			h.limit = 2 * time.Minute
+			ctx := context.Background()
+			payload := []byte("\x1b@" + strings.Repeat("LOGO ", int(capBytes/256/5)) + "\n\x1dV\x01")
+			var waiting []string
+			for i := 0; ; i++ {
+				no := fmt.Sprintf("POS%05d_v1", i)
+				_, _, err := h.a.Submit(ctx, spool.NewTask{TaskNo: no, Printer: "k", Payload: payload, Timeout: time.Hour})
+				if errors.Is(err, spool.ErrFull) {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				waiting = append(waiting, no)
+			}
+			u, _ := h.sp.Usage()
+			t.Logf("cap %s: intake stopped with the file at %d%% of the cap, %d tickets waiting", spool.FormatSize(capBytes), u.File*100/capBytes, len(waiting))
+			if u.File < capBytes/2 {
+				t.Errorf("intake stopped at %d%% of the cap", u.File*100/capBytes)
+			}
+			if err := h.p["k"].SetFault(printertest.FaultPaperOut, false); err != nil {
+				t.Fatal(err)
+			}
+			h.waitUntil("every waiting ticket printed", func() bool { return h.inState(spool.StatePrinted, waiting...) })
+			if st := h.sp.Strain(); st.WriteFails > 0 {
+				t.Errorf("%d writes of progress failed (last: %v)", st.WriteFails, st.WriteErr)
+			}
+		})
+	}
+}
