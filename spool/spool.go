@@ -46,13 +46,16 @@ type Options struct {
 	// Default 2s.
 	LockTimeout time.Duration
 	// MaxSize caps the file size in bytes (0: no cap). Accept refuses new
-	// tasks with ErrFull once the live data reaches MaxSize minus Reserve, so
-	// tasks already accepted can still record their progress.
+	// tasks with ErrFull once the file's pages reach what bbolt lets them
+	// reach under MaxSize, minus the reserve (room.go), so tasks already
+	// accepted can still record their progress; that progress alone may
+	// also take a headroom past MaxSize.
 	MaxSize int64
 	// Reserve is the room kept for the progress of accepted tasks: with
-	// MaxSize it is taken off the cap, and Accept also refuses new tasks when
-	// the file system has less than Reserve bytes free. Default 4 MiB; a
-	// negative value disables both checks.
+	// MaxSize it is taken off the cap (never less than two of the largest
+	// tasks), and Accept also refuses new tasks when the file system has
+	// less than Reserve bytes free. Default 4 MiB; a negative value
+	// disables both checks and the headroom: bbolt's limit is MaxSize.
 	Reserve int64
 	// KeepFree is file-system space Accept never uses: it refuses new tasks
 	// when the file system has less than Reserve plus KeepFree free, so the
