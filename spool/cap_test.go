@@ -306,3 +306,45 @@ func fileSizeAt(t *testing.T, path string) int64 {
 	}
 	return fi.Size()
 }
+
+// TestReachableMirrorsBbolt holds reachable to bbolt's own check in
+// DB.allocate (v1.5.0): a page whose end is at minsz is refused when, on
+// Linux, minsz's growth (the next power of two up to AllocSize, else minsz
+// plus AllocSize) passes MaxSize, and on Windows when its mapping (powers
+// of two up to 1 GiB, then whole GiB) does. reachable must be the largest
+// minsz bbolt allows, on both systems, for the caps a store may set.
+func TestReachableMirrorsBbolt(t *testing.T) {
+	mmapSize := func(n int64) int64 {
+		for i := 15; i <= 30; i++ {
+			if n <= 1<<i {
+				return 1 << i
+			}
+		}
+		return (n + maxMapStep - 1) / maxMapStep * maxMapStep
+	}
+	allowed := func(goos string, minsz, maxSize, alloc int64) bool {
+		next := mmapSize(minsz)
+		if goos != "windows" && next > alloc {
+			next = minsz + alloc
+		}
+		return next <= maxSize
+	}
+	for _, goos := range []string{"linux", "windows"} {
+		for _, maxSize := range []int64{8 << 20, 16 << 20, 24 << 20, 32 << 20, 100 << 20, 128 << 20, 1 << 30, 3 << 29} {
+			alloc := allocStep(maxSize)
+			r := reachable(goos, maxSize, alloc)
+			if !allowed(goos, r, maxSize, alloc) {
+				t.Errorf("%s, cap %s: reachable %d, which bbolt refuses", goos, FormatSize(maxSize), r)
+			}
+			if allowed(goos, r+pageBytes, maxSize, alloc) {
+				t.Errorf("%s, cap %s: reachable %d, but bbolt allows a page more", goos, FormatSize(maxSize), r)
+			}
+			// bbolt's limit with a headroom (which, as headroom() does,
+			// counts one growth step) must let progress's pages pass the
+			// cap by the rest of it.
+			if lim := boltLimit(goos, maxSize, 8<<20+alloc); !allowed(goos, maxSize+8<<20-pageBytes, lim, alloc) {
+				t.Errorf("%s, cap %s: bbolt's limit %d leaves no headroom past the cap", goos, FormatSize(maxSize), lim)
+			}
+		}
+	}
+}
