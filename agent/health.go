@@ -101,7 +101,7 @@ func (a *Agent) reportIntegrity() {
 		if full := u.Percent() >= SpoolNearlyFullPercent; full != a.spoolFull {
 			a.spoolFull = full
 			if full {
-				a.log.Warn("SPOOL NEARLY FULL: new tasks are refused when it is full", "used_percent", u.Percent(), "live_bytes", u.Live, "cap_bytes", u.Cap)
+				a.log.Warn("SPOOL NEARLY FULL: new tasks are refused when it is full", "used_percent", u.Percent(), "file_bytes", u.File, "live_bytes", u.Live, "cap_bytes", u.Cap)
 			}
 			a.observe(Event{Health: true})
 		}
