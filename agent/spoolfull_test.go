@@ -198,3 +198,35 @@ func TestFullSpoolPrintsOncePaperIsBack(t *testing.T) {
 		})
 	}
 }
+
+// TestCompactionBacksOff ensures a compaction that cannot fit on the disk
+// is not retried every check: the next try waits CompactBackoffMin,
+// doubling, and /healthz and the page say why meanwhile.
+func TestCompactionBacksOff(t *testing.T) {
+	clk := clock.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	// keep_free past any disk: no copy can fit.
+	h := buildHarnessAt(t, t.TempDir(), spool.Options{KeepFree: 1 << 60}, clk,
+		[]printerSpec{{name: "k", model: printertest.ModelEpson}}, "")
+	h.a.compact(h.sp, "test")
+	hl := h.a.Health()
+	if hl.Status != "degraded" || !strings.Contains(hl.SpoolCompactError, "not enough disk space to compact") || !strings.Contains(hl.Error, "could not be compacted") {
+		t.Fatalf("health after a compaction that does not fit: %+v", hl)
+	}
+	backoff := func() time.Duration {
+		h.a.compactMu.Lock()
+		defer h.a.compactMu.Unlock()
+		return h.a.compactBackoff
+	}
+	if backoff() != CompactBackoffMin {
+		t.Fatalf("backoff %s after one failure, want %s", backoff(), CompactBackoffMin)
+	}
+	h.a.compact(h.sp, "test") // within the backoff: not tried
+	if backoff() != CompactBackoffMin {
+		t.Fatalf("a compaction was tried again within its backoff (backoff now %s)", backoff())
+	}
+	clk.Advance(CompactBackoffMin)
+	h.a.compact(h.sp, "test")
+	if backoff() != 2*CompactBackoffMin {
+		t.Fatalf("backoff %s after a second failure, want %s", backoff(), 2*CompactBackoffMin)
+	}
+}
