@@ -16,11 +16,12 @@ import (
 // hold at each.
 var capSizes = []int64{16 << 20, 32 << 20, 128 << 20}
 
-// skipLargeInShort skips the largest cap under -short: filling 128 MiB
-// with fsync'd commits takes tens of seconds.
+// skipLargeInShort skips the largest cap under -short and the race
+// detector: filling 128 MiB with fsync'd commits takes tens of seconds,
+// minutes under the race detector.
 func skipLargeInShort(t *testing.T, capBytes int64) {
-	if testing.Short() && capBytes > 32<<20 {
-		t.Skip("the 128 MiB cap is filled without -short only")
+	if (testing.Short() || raceEnabled) && capBytes > 32<<20 {
+		t.Skip("the 128 MiB cap is filled without -short and -race only")
 	}
 }
 
@@ -265,7 +266,7 @@ func TestCompactChecksItFits(t *testing.T) {
 // pages, and nothing lets the file grow beyond that.
 func TestCapHoldsAcrossRestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "spool.db")
-	s, err := Open(path, Options{MaxSize: 32 << 20, Reserve: -1, MaxTaskBytes: 64 << 10})
+	s, err := Open(path, Options{MaxSize: 16 << 20, Reserve: -1, MaxTaskBytes: 64 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +275,7 @@ func TestCapHoldsAcrossRestart(t *testing.T) {
 		t.Fatalf("fill: %v", err)
 	}
 	s.Close()
-	const capBytes = 16 << 20
+	const capBytes = 8 << 20
 	opened := fileSizeAt(t, path)
 	s, err = Open(path, Options{MaxSize: capBytes, MaxTaskBytes: 64 << 10})
 	if err != nil {
