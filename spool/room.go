@@ -238,7 +238,10 @@ func (s *Spool) noteWriteFailed(err error) {
 
 // Room reports whether a new task charged need (Charge) would be taken now
 // as far as the cap and the disk go (quotas aside), for a door that must
-// know before it reads a job (the raw port's ready).
+// know before it reads a job (the raw port's ready). It asks for one
+// largest task more than need: other writes (a lane's transitions, another
+// door) may take room while the job is read, and a job read and then
+// refused is a ticket the POS believes printed.
 func (s *Spool) Room(need int64) (bool, error) {
 	if s.lowSpace() {
 		return false, nil
@@ -246,7 +249,7 @@ func (s *Spool) Room(need int64) (bool, error) {
 	ok := true
 	err := s.view(func(tx *bolt.Tx) error {
 		r := s.fileRoom(tx)
-		ok = s.admit(&r, need)
+		ok = s.admit(&r, need+Charge(s.opts.MaxTaskBytes))
 		return nil
 	})
 	return ok, err
