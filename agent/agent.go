@@ -34,6 +34,13 @@ type Agent struct {
 	reclaimSeen   int64
 	reclaimLogged time.Time
 
+	// compactMu guards what the last compaction left: why it failed (""
+	// after one succeeds), and when the next may start (retention.go).
+	compactMu      sync.Mutex
+	compactErr     string
+	compactRetryAt time.Time
+	compactBackoff time.Duration
+
 	// lanesMu guards lanes and order, which a reload replaces whole (copy
 	// on write): readers take a snapshot through lane and laneList.
 	lanesMu sync.RWMutex
@@ -77,6 +84,7 @@ type Agent struct {
 	outboxDropped int    // last outbox loss reported, owned by gauges
 	spoolFull     bool   // last nearly-full state reported, owned by gauges
 	doorsShown    string // last doors problem reported, owned by gauges
+	strainShown   string // last spool strain reported (strainState), owned by gauges
 
 	// doors holds the intake doors' rates and quota state (doors.go).
 	doors *doors

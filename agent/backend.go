@@ -290,11 +290,19 @@ func nextVersion(taskNo string) string {
 // and linked by reprint_of. If that version exists already, the next free one
 // is used, so each reprint request prints exactly one more copy.
 func (a *Agent) Reprint(ctx context.Context, taskNo string) (*spool.Task, error) {
+	return a.ReprintAs(ctx, taskNo, spool.OriginManager)
+}
+
+// ReprintAs is Reprint asked through the door of origin o (the cloud's
+// reprint command: OriginCloud): the copy counts against that door's
+// quota, so a door cannot fill the spool with reprints another door pays
+// for.
+func (a *Agent) ReprintAs(ctx context.Context, taskNo string, o spool.Origin) (*spool.Task, error) {
 	orig, err := a.spool.Get(taskNo)
 	if err != nil {
 		return nil, err
 	}
-	t, err := a.newVersion(ctx, orig, orig.Printer, false)
+	t, err := a.newVersion(ctx, orig, orig.Printer, false, o)
 	if err != nil {
 		return nil, fmt.Errorf("reprint: %w", err)
 	}
@@ -302,10 +310,13 @@ func (a *Agent) Reprint(ctx context.Context, taskNo string) (*spool.Task, error)
 }
 
 // newVersion submits the next free version of orig (_vN → _vN+1) on
-// printer: origin manager, urgent, linked by reprint_of, and marked
-// POSSIBLE DUPLICATE when dup is set.
-func (a *Agent) newVersion(ctx context.Context, orig *spool.Task, printer string, dup bool) (*spool.Task, error) {
+// printer: of origin o (the door that asked), urgent, linked by
+// reprint_of, and marked POSSIBLE DUPLICATE when dup is set.
+func (a *Agent) newVersion(ctx context.Context, orig *spool.Task, printer string, dup bool, o spool.Origin) (*spool.Task, error) {
 	taskNo := orig.TaskNo
+	if orig.Reclaimed {
+		return nil, fmt.Errorf("%s: %w", taskNo, spool.ErrReclaimed)
+	}
 	if orig.Pruned {
 		return nil, fmt.Errorf("%s: %w", taskNo, spool.ErrPruned)
 	}
@@ -313,7 +324,7 @@ func (a *Agent) newVersion(ctx context.Context, orig *spool.Task, printer string
 	for i := 0; i < 100; i++ {
 		next = nextVersion(next)
 		nt := spool.NewTask{
-			TaskNo: next, Printer: printer, Priority: spool.PriorityUrgent, Origin: spool.OriginManager,
+			TaskNo: next, Printer: printer, Priority: spool.PriorityUrgent, Origin: o,
 			Payload: orig.Payload, Document: orig.Document, ReprintOf: taskNo, PossibleDuplicate: dup,
 			// A cloud reprint: its result is stored with the new task.
 			Command: spool.CommandFrom(ctx),

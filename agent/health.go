@@ -36,13 +36,55 @@ func (a *Agent) Health() api.Health {
 	if p := a.rawProblem(); p != "" && h.Status == "ok" {
 		h.Status, h.Error = "degraded", p
 	}
+	a.spoolStrain(&h)
 	var ce *spool.CorruptError
 	if errors.As(a.spool.Recovered(), &ce) {
 		h.Status = "degraded"
 		h.SpoolQuarantined, h.UnreadableRecords = ce.MovedTo, ce.Unreadable
 		h.Error = fmt.Sprintf("the spool file was corrupt and was moved to %s; %d tasks were salvaged, %d records could not be read", ce.MovedTo, ce.Salvaged, ce.Unreadable)
+		if ce.SalvageErr != nil {
+			h.SalvageError = ce.SalvageErr.Error()
+			h.Error = fmt.Sprintf("the spool file was corrupt and was moved to %s; salvaging it failed (%v), so its tasks were not printed: restore them from %s with support", ce.MovedTo, ce.SalvageErr, ce.MovedTo)
+		}
 	}
 	return h
+}
+
+// SpoolStrainWindow is how long a refusal for room, or a failed write of
+// accepted work's progress, keeps /healthz "degraded" and the page's alert
+// up after the last one: a spool that refuses work says so, and its
+// owners retry failed writes every few seconds, so it stays up while the
+// trouble lasts.
+const SpoolStrainWindow = time.Minute
+
+// spoolStrain reports in h what the spool could not do lately: a failed
+// write of progress first (tickets may wait on it), then refused intake,
+// then a failed compaction.
+func (a *Agent) spoolStrain(h *api.Health) {
+	now := a.opts.Clock.Now()
+	st := a.spool.Strain()
+	h.SpoolWriteFailing = !st.WriteFailedAt.IsZero() && now.Sub(st.WriteFailedAt) < SpoolStrainWindow
+	h.SpoolRefusing = !st.RefusedAt.IsZero() && now.Sub(st.RefusedAt) < SpoolStrainWindow
+	h.SpoolCompactError = a.compactProblem()
+	if h.Status == "failed" {
+		return
+	}
+	switch {
+	case h.SpoolWriteFailing:
+		h.Status = "degraded"
+		h.Error = fmt.Sprintf("the spool could not record the progress of tickets already taken (%v); it keeps retrying, and they wait meanwhile: free disk space on this PC, or raise [spool] max_size", firstLine(st.WriteErr.Error()))
+	case h.SpoolRefusing:
+		h.Status = "degraded"
+		h.Error = fmt.Sprintf("the spool is full and refuses new tickets (%d refused since start); tickets already taken are safe and will print: raise [spool] max_size or free disk space on this PC", st.Refused)
+	case h.SpoolCompactError != "" && h.Status == "ok":
+		h.Status = "degraded"
+		h.Error = "the spool could not be compacted: " + h.SpoolCompactError + "; free disk space on this PC"
+	}
+}
+
+// strainState is what spoolStrain reports, to tell when it changes.
+func strainState(h api.Health) string {
+	return fmt.Sprint(h.SpoolWriteFailing, h.SpoolRefusing, h.SpoolCompactError != "")
 }
 
 // SpoolNearlyFullPercent is the spool fill at which /healthz turns
@@ -62,8 +104,22 @@ func (a *Agent) reportIntegrity() {
 		if full := u.Percent() >= SpoolNearlyFullPercent; full != a.spoolFull {
 			a.spoolFull = full
 			if full {
-				a.log.Warn("SPOOL NEARLY FULL: new tasks are refused when it is full", "used_percent", u.Percent(), "live_bytes", u.Live, "cap_bytes", u.Cap)
+				a.log.Warn("SPOOL NEARLY FULL: new tasks are refused when it is full", "used_percent", u.Percent(), "file_bytes", u.File, "live_bytes", u.Live, "cap_bytes", u.Cap)
 			}
+			a.observe(Event{Health: true})
+		}
+	}
+	// The spool's strain shows within seconds, and its end too.
+	var h api.Health
+	a.spoolStrain(&h)
+	if st := strainState(h); st != a.strainShown {
+		first := a.strainShown == ""
+		a.strainShown = st
+		strained := h.SpoolWriteFailing || h.SpoolRefusing
+		if strained {
+			a.log.Error("SPOOL STRAINED: "+h.Error, "refusing", h.SpoolRefusing, "write_failing", h.SpoolWriteFailing)
+		}
+		if strained || !first {
 			a.observe(Event{Health: true})
 		}
 	}

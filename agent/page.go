@@ -69,7 +69,7 @@ func (a *Agent) Retry(ctx context.Context, taskNo, printer string) (*spool.Task,
 		if v := a.liveVersion(t); v != nil {
 			return nil, fmt.Errorf("retry %s: %w", taskNo, &api.RetryExists{TaskNo: taskNo, Version: v.TaskNo, State: string(v.State)})
 		}
-		nt, err := a.newVersion(ctx, t, printer, sentBefore(t))
+		nt, err := a.newVersion(ctx, t, printer, sentBefore(t), spool.OriginManager)
 		if err != nil {
 			return nil, fmt.Errorf("retry %s: %w", taskNo, err)
 		}

@@ -388,16 +388,17 @@ func (s rawSink) ready(printer string) error {
 	if a.lane(printer) == nil {
 		return fmt.Errorf("%w: %q", api.ErrUnknownPrinter, printer)
 	}
-	u, err := a.spool.Usage()
-	if err != nil {
-		return fmt.Errorf("read spool usage: %w", err)
-	}
-	if u.Cap > 0 && u.Live+int64(a.spool.MaxTaskBytes()) > u.Cap {
-		return fmt.Errorf("%w: the spool is full (%d of %d bytes)", spool.ErrFull, u.Live, u.Cap)
-	}
-	// The raw door's quota, with room for the largest job: one read and
-	// then refused would be a ticket the POS believes printed.
+	// Room for the largest job, decided as Accept decides it (on the
+	// spool's file): one read and then refused would be a ticket the POS
+	// believes printed.
 	need := spool.Charge(a.spool.MaxTaskBytes())
+	if ok, err := a.spool.Room(need); err != nil {
+		return fmt.Errorf("read spool room: %w", err)
+	} else if !ok {
+		u, _ := a.spool.Usage()
+		return fmt.Errorf("%w: the spool has no room for another job of the largest size (%d%% full)", spool.ErrFull, u.Percent())
+	}
+	// The raw door's quota, likewise.
 	ou, err := a.spool.Origin(spool.OriginRaw)
 	if err != nil {
 		return fmt.Errorf("read the raw door's spool use: %w", err)

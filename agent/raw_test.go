@@ -319,7 +319,7 @@ func TestRawFailover(t *testing.T) {
 // ticket waits, unread, for room), nothing is stored, and /healthz says
 // why.
 func TestRawWaitsWhenFull(t *testing.T) {
-	h, addr := rawHarnessWith(t, spool.Options{MaxSize: 2 << 20, Reserve: 512 << 10}, "",
+	h, addr := rawHarnessWith(t, spool.Options{MaxSize: 2 << 20, Reserve: 512 << 10, MaxTaskBytes: 64 << 10}, "",
 		printerSpec{name: "kitchen", faults: []printertest.FaultKind{printertest.FaultOffline}})
 	sendRaw(t, addr, rawTicket("FITS"))
 	// Fill past cap - MaxTaskBytes with tasks that wait (printer off).

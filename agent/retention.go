@@ -27,7 +27,13 @@ func (a *Agent) Maintain(ctx context.Context, sp *spool.Spool) {
 			return
 		case <-check.C():
 			if sp.Fragmented() {
-				a.compact(sp, "the file nears its cap while much of it is free")
+				a.compact(sp, "the file nears the size at which intake stops while much of it is free")
+			}
+			continue
+		case <-sp.CompactWanted():
+			check.Stop()
+			if sp.Fragmented() {
+				a.compact(sp, "intake was refused on the file while much of it is free")
 			}
 			continue
 		case <-prune.C():
@@ -54,16 +60,59 @@ func (a *Agent) Maintain(ctx context.Context, sp *spool.Spool) {
 // the file's statistics.
 const CompactCheckEvery = 10 * time.Second
 
-// compact rewrites sp and logs why and what it gained.
+// compact rewrites sp and logs why and what it gained. After a failure
+// (or a copy that would not fit on the disk, which is not even started) it
+// waits CompactBackoffMin, doubling to CompactBackoffMax, before it tries
+// again, and /healthz and the page say why meanwhile: every try holds the
+// spool while it copies, and a copy that cannot fit drives the disk the
+// POS needs to zero.
 func (a *Agent) compact(sp *spool.Spool, why string, args ...any) {
+	now := a.opts.Clock.Now()
+	a.compactMu.Lock()
+	wait := now.Before(a.compactRetryAt)
+	a.compactMu.Unlock()
+	if wait {
+		return
+	}
 	cs, err := sp.Compact()
+	if errors.Is(err, spool.ErrClosed) {
+		return
+	}
+	a.compactMu.Lock()
+	shown := a.compactErr != ""
 	if err != nil {
-		if !errors.Is(err, spool.ErrClosed) {
-			a.log.Error("spool compaction failed", "why", why, "err", err)
-		}
+		a.compactBackoff = min(max(2*a.compactBackoff, CompactBackoffMin), CompactBackoffMax)
+		a.compactRetryAt = now.Add(a.compactBackoff)
+		a.compactErr = firstLine(err.Error())
+	} else {
+		a.compactBackoff, a.compactRetryAt, a.compactErr = 0, time.Time{}, ""
+	}
+	backoff := a.compactBackoff
+	a.compactMu.Unlock()
+	if err != nil {
+		a.log.Error("spool compaction failed", "why", why, "err", err, "retry_in", backoff,
+			"fix", "free disk space on this PC: the copy needs room for the live data and keep_free")
+		a.observe(Event{Health: true})
 		return
 	}
 	a.log.Info("spool compacted", append([]any{"why", why, "before", cs.Before, "after", cs.After}, args...)...)
+	if shown {
+		a.observe(Event{Health: true})
+	}
+}
+
+// CompactBackoffMin and CompactBackoffMax bound the wait after a failed
+// compaction before the next try.
+const (
+	CompactBackoffMin = time.Minute
+	CompactBackoffMax = time.Hour
+)
+
+// compactProblem is why the last compaction failed, "" once one succeeded.
+func (a *Agent) compactProblem() string {
+	a.compactMu.Lock()
+	defer a.compactMu.Unlock()
+	return a.compactErr
 }
 
 // PruneEvery is how often retention runs: hourly for the usual days-long

@@ -73,7 +73,6 @@ func (o Options) drainTimeout() time.Duration {
 	return 100 * time.Millisecond
 }
 
-
 func (o Options) docName() string {
 	if o.DocName != "" {
 		return o.DocName

@@ -77,7 +77,8 @@ func (s *Spool) acceptOp(rec *Task) (*op, func() (*Task, bool)) {
 		// the cloud, so no outbox key is reused.
 		nt.Events = lastOutboxN(tx, nt.TaskNo)
 		ev := eventFor(&nt, StateAccepted, "")
-		if nt.Origin != OriginCloud {
+		if nt.Origin != OriginCloud || nt.ReprintOf != "" {
+			// The cloud did not send a reprint's job: it hears of it here.
 			ev.Job = &JobInfo{Printer: nt.Printer, Priority: nt.Priority, Origin: nt.Origin, Size: nt.Size, SHA256: nt.SHA256}
 		}
 		nt.Events++

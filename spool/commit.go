@@ -3,6 +3,7 @@ package spool
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"syscall"
 
 	bolt "go.etcd.io/bbolt"
@@ -89,14 +90,24 @@ func (s *Spool) commit(db *bolt.DB, batch []*op) {
 		if err := s.opts.FailCommit(); err != nil {
 			cerr := commitError(s.path, err)
 			for _, o := range batch {
+				s.noteFailed(o, cerr)
 				o.done <- cerr
 			}
 			return
 		}
 	}
-	lowSpace := s.lowSpace()
+	s.commitBatch(db, batch, s.lowSpace())
+}
+
+// commitBatch is commit without the failure injection. A batch whose
+// commit runs out of room is run again one op at a time: together they may
+// need more new pages than the end of the file has, while each alone fits
+// in the reserve, so one ticket's big record cannot keep the others'
+// progress from being written.
+func (s *Spool) commitBatch(db *bolt.DB, batch []*op, lowSpace bool) {
 	results := make([]error, len(batch))
 	live := make([]bool, len(batch))
+	refused := make([]bool, len(batch))
 	for i := range live {
 		live[i] = true
 	}
@@ -106,23 +117,23 @@ func (s *Spool) commit(db *bolt.DB, batch []*op) {
 			if near, over := s.nearSoftCap(tx); near {
 				// Printed tickets make room before new ones are refused;
 				// the pages come free when this transaction commits.
-				if _, _, err := s.reclaim(tx, "", over+s.opts.MaxSize/10); err != nil {
+				if _, _, err := s.reclaim(tx, "", over+s.lim.intake/10); err != nil {
 					return err
 				}
 			}
-			full := lowSpace || s.overSoftCap(tx)
+			room := s.fileRoom(tx)
 			for i, o := range batch {
 				if !live[i] {
 					continue
 				}
-				results[i] = nil
+				results[i], refused[i] = nil, false
 				if err := o.prepare(tx); err != nil {
 					// Duplicates are answered even when full: they add nothing.
 					results[i] = err
 					continue
 				}
-				if o.accept && full {
-					results[i] = fmt.Errorf("accept: %w", ErrFull)
+				if o.accept && lowSpace {
+					results[i], refused[i] = fmt.Errorf("accept: %w: the disk has less than the spool's reserve and keep_free left", ErrFull), true
 					continue
 				}
 				if o.accept {
@@ -140,6 +151,12 @@ func (s *Spool) commit(db *bolt.DB, batch []*op) {
 					}
 					if err != nil {
 						results[i] = fmt.Errorf("accept: %w", err)
+						continue
+					}
+					// Decided on the file: the end of the file below
+					// the intake limit, never the reserve.
+					if !s.admit(&room, o.charge) {
+						results[i], refused[i] = fmt.Errorf("accept: %w: the spool file has reached the size at which new tasks are refused (%s of its %s cap; the rest is kept for the progress of tickets already taken)", ErrFull, FormatSize(s.lim.intake), FormatSize(s.opts.MaxSize)), true
 						continue
 					}
 				}
@@ -162,22 +179,75 @@ func (s *Spool) commit(db *bolt.DB, batch []*op) {
 			live[poisoned] = false
 			continue
 		}
+		cerr := commitError(s.path, err)
+		if errors.Is(cerr, ErrFull) {
+			var alone []*op
+			for i, o := range batch {
+				if live[i] {
+					alone = append(alone, o)
+				}
+			}
+			if len(alone) > 1 {
+				// Progress first, then intake, each in its own
+				// transaction.
+				slices.SortStableFunc(alone, func(a, b *op) int { return cmpBool(a.accept, b.accept) })
+				for i, o := range batch {
+					if !live[i] {
+						s.answer(o, results[i], refused[i])
+					}
+				}
+				for _, o := range alone {
+					s.commitBatch(db, []*op{o}, lowSpace)
+				}
+				return
+			}
+		}
 		// The commit itself failed (disk full, I/O error): nothing in this
 		// batch is on disk.
-		cerr := commitError(s.path, err)
 		for i := range batch {
 			if live[i] {
 				results[i] = cerr
+				s.noteFailed(batch[i], cerr)
 			}
 		}
 		break
 	}
 	for i, o := range batch {
-		if errors.Is(results[i], errSkip) {
-			results[i] = nil
-		}
-		o.done <- results[i]
+		s.answer(o, results[i], refused[i])
 	}
+}
+
+// answer tells o's submitter how it ended, noting a refusal for room.
+func (s *Spool) answer(o *op, err error, refused bool) {
+	if errors.Is(err, errSkip) {
+		err = nil
+	}
+	if refused {
+		s.noteRefused(true)
+	}
+	o.done <- err
+}
+
+// noteFailed notes a commit that failed: a refusal for an accept, a write
+// that failed for the progress of accepted work.
+func (s *Spool) noteFailed(o *op, err error) {
+	if o.accept {
+		if errors.Is(err, ErrFull) {
+			s.noteRefused(false)
+		}
+		return
+	}
+	s.noteWriteFailed(err)
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // commitError maps a failed commit to ErrFull when space ran out.
@@ -186,18 +256,6 @@ func commitError(path string, err error) error {
 		return fmt.Errorf("commit spool %s: %w: %v", path, ErrFull, err)
 	}
 	return fmt.Errorf("commit spool %s: %w", path, err)
-}
-
-// overSoftCap reports whether live data has reached MaxSize minus Reserve.
-// Live data is the file's high-water mark less the pages free for reuse, so
-// a spool that pruned and freed pages takes new work again before Compact.
-func (s *Spool) overSoftCap(tx *bolt.Tx) bool {
-	if s.opts.MaxSize <= 0 || s.opts.Reserve < 0 {
-		return false
-	}
-	st := tx.DB().Stats()
-	live := tx.Size() - int64(st.FreeAlloc)
-	return live >= s.opts.MaxSize-s.opts.Reserve
 }
 
 // lowSpace reports whether the file system holding the spool has less than

@@ -42,6 +42,10 @@ var (
 	// ErrPruned means the task's body was dropped by retention; only its
 	// dedupe tombstone remains.
 	ErrPruned = errors.New("task body pruned by retention")
+	// ErrReclaimed is an ErrPruned whose body went before its retention
+	// ran out: the spool, or its door's quota, needed the room for new
+	// tickets and it had printed (or ended long enough ago).
+	ErrReclaimed = fmt.Errorf("task body dropped early to make room for new tickets: %w", ErrPruned)
 )
 
 // CorruptError reports that the spool file could not be used: it was moved

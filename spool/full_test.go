@@ -49,7 +49,7 @@ func checkIntact(t *testing.T, s *Spool, accepted []string, n int) {
 // Accept returns ErrFull while every accepted task is intact and can still
 // record its progress, and that accepting works again once space is freed.
 func TestMaxSizeRefusesNewWorkOnly(t *testing.T) {
-	s, clk := openTest(t, Options{MaxSize: 2 << 20, Reserve: 512 << 10, Retention: time.Hour})
+	s, clk := openTest(t, Options{MaxSize: 2 << 20, Reserve: 512 << 10, MaxTaskBytes: 64 << 10, Retention: time.Hour})
 	accepted, err := fillUntilFull(t, s, "", 8<<10)
 	if !errors.Is(err, ErrFull) {
 		t.Fatalf("filling stopped with %v, want ErrFull", err)

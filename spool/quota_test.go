@@ -201,7 +201,7 @@ func TestOpenPastTheCap(t *testing.T) {
 		mustAccept(t, s, originTask("BIG"+seqName(i), OriginLocal, 64<<10))
 	}
 	s.Close()
-	s, err = Open(path, Options{MaxSize: 2 << 20, Reserve: 512 << 10})
+	s, err = Open(path, Options{MaxSize: 2 << 20, Reserve: 512 << 10, MaxTaskBytes: 64 << 10})
 	if err != nil {
 		t.Fatalf("open a file past its cap: %v", err)
 	}

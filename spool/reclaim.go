@@ -2,6 +2,7 @@ package spool
 
 import (
 	"fmt"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -29,18 +30,59 @@ const (
 	reclaimHighWater = 90
 )
 
-// reclaim drops, oldest finished first, the bodies of terminal tasks of
-// origin o (of any origin when o is ""), until their charges (Charge)
-// freed reach need or the chunk is spent. It returns what was freed and
-// how many tasks lost their body.
+// reclaimGrace is how long a ticket that ended without printing (TIMED_OUT,
+// FAILED) keeps its body whatever room is needed: the manager's Retry or
+// reprint of it is the only copy of an order that never came out, and it
+// matters more than a new ticket of a door that fills the spool. A door
+// over its quota is refused meanwhile (limits stop abuse).
+const reclaimGrace = 24 * time.Hour
+
+// reclaim drops the bodies of finished tasks, of origin o (of any origin
+// when o is ""), until their charges (Charge) freed reach need or the chunk
+// is spent: printed (and canceled) tickets first, oldest first, and of
+// those, for the cap (o ""), the door that holds most of the spool loses
+// its own first; tickets that ended without printing only once
+// reclaimGrace has passed. It returns what was freed and how many tasks
+// lost their body; each keeps its task_no for dedupe and is marked
+// Reclaimed, so a reprint is refused for the true reason.
 func (s *Spool) reclaim(tx *bolt.Tx, o Origin, need int64) (freed int64, n int, err error) {
+	first := o
+	if first == "" {
+		first = s.biggestOrigin(tx)
+	}
+	graceCut := s.opts.Now().Add(-min(reclaimGrace, s.opts.Retention))
+	passes := []struct {
+		origin  Origin
+		printed bool
+	}{{first, true}, {o, true}, {first, false}, {o, false}}
+	for _, p := range passes {
+		if freed >= need || n >= reclaimChunk {
+			break
+		}
+		f, m, err := s.reclaimPass(tx, p.origin, p.printed, graceCut, need-freed, reclaimChunk-n)
+		freed, n = freed+f, n+m
+		if err != nil {
+			return freed, n, err
+		}
+	}
+	s.reclaimed.Add(int64(n))
+	return freed, n, nil
+}
+
+// reclaimPass is one pass of reclaim over the oldest finished tasks: of
+// origin o (any when ""), printed or canceled ones when printed is set,
+// else those that ended without printing before graceCut.
+func (s *Spool) reclaimPass(tx *bolt.Tx, o Origin, printed bool, graceCut time.Time, need int64, most int) (freed int64, n int, err error) {
 	tasks := tx.Bucket(bucketTasks)
 	var keys [][]byte
 	c := tx.Bucket(bucketDone).Cursor()
 	var scanned int
 	var want int64
-	for k, _ := c.First(); k != nil && want < need && len(keys) < reclaimChunk && scanned < reclaimScan; k, _ = c.Next() {
+	for k, _ := c.First(); k != nil && want < need && len(keys) < most && scanned < reclaimScan; k, _ = c.Next() {
 		scanned++
+		if !printed && !timeKeyTime(k).Before(graceCut) {
+			break
+		}
 		raw := tasks.Get(k[8:])
 		if raw == nil {
 			continue
@@ -52,7 +94,8 @@ func (s *Spool) reclaim(tx *bolt.Tx, o Origin, need int64) (freed int64, n int, 
 			// halfway through the transaction.
 			continue
 		}
-		if t.Pruned || !t.State.Terminal() || (o != "" && t.Origin != o) {
+		done := t.State == StatePrinted || t.State == StateCanceled
+		if t.Pruned || !t.State.Terminal() || done != printed || (o != "" && t.Origin != o) {
 			continue
 		}
 		keys = append(keys, append([]byte(nil), k...))
@@ -64,23 +107,52 @@ func (s *Spool) reclaim(tx *bolt.Tx, o Origin, need int64) (freed int64, n int, 
 			return freed, n, err
 		}
 		if t != nil {
+			if err := markReclaimed(tx, t.TaskNo); err != nil {
+				return freed, n, err
+			}
 			freed += Charge(t.Size)
 			n++
 		}
 	}
-	s.reclaimed.Add(int64(n))
 	return freed, n, nil
 }
 
+// markReclaimed marks the tombstone of taskNo as reclaimed early.
+func markReclaimed(tx *bolt.Tx, taskNo string) error {
+	raw := tx.Bucket(bucketTasks).Get([]byte(taskNo))
+	if raw == nil {
+		return nil
+	}
+	t, err := decodeTask(raw)
+	if err != nil {
+		return err
+	}
+	t.Reclaimed = true
+	return putTask(tx, t)
+}
+
+// biggestOrigin is the origin whose tasks hold most of the spool (Charge).
+func (s *Spool) biggestOrigin(tx *bolt.Tx) Origin {
+	meta := tx.Bucket(bucketMeta)
+	var best Origin
+	var most int64 = -1
+	for _, o := range Origins() {
+		if v := int64(getU64(meta, originKey(o))); v > most {
+			best, most = o, v
+		}
+	}
+	return best
+}
+
 // nearSoftCap reports whether live data has reached reclaimHighWater of
-// the soft cap (MaxSize minus Reserve), and how far past that it is.
+// the intake limit (limits), and how far past that it is.
 func (s *Spool) nearSoftCap(tx *bolt.Tx) (bool, int64) {
-	if s.opts.MaxSize <= 0 || s.opts.Reserve < 0 {
+	if !s.lim.capped {
 		return false, 0
 	}
 	st := tx.DB().Stats()
 	live := tx.Size() - int64(st.FreeAlloc)
-	mark := (s.opts.MaxSize - s.opts.Reserve) * reclaimHighWater / 100
+	mark := s.lim.intake * reclaimHighWater / 100
 	return live >= mark, live - mark
 }
 
@@ -117,19 +189,24 @@ func (s *Spool) MakeRoom(o Origin, need int64) (int, error) {
 	return n, nil
 }
 
-// Fragmented reports whether the file has grown to within a tenth of its
-// cap while a fifth or more of it is free: then a new ticket may find no
-// run of free pages long enough and be refused at a cap the live data is
-// far from, and Compact should rewrite the file.
+// Fragmented reports whether Compact should rewrite the file: it has grown
+// to within a tenth of the size at which intake stops (limits) while a
+// tenth or more of it is free, or intake was refused on the file since the
+// last compaction while a ticket's worth of it is free. bbolt takes free
+// pages only in runs long enough, so such a file refuses new tickets at a
+// cap the live data is far from.
 func (s *Spool) Fragmented() bool {
-	if s.opts.MaxSize <= 0 {
+	if !s.lim.capped {
 		return false
 	}
+	s.strain.mu.Lock()
+	wanted := s.strain.compactWanted
+	s.strain.mu.Unlock()
 	var frag bool
 	_ = s.view(func(tx *bolt.Tx) error {
 		st := tx.DB().Stats()
-		size := tx.Size()
-		frag = size >= s.opts.MaxSize*9/10 && int64(st.FreeAlloc) >= size/5
+		size, free := tx.Size(), int64(st.FreeAlloc)
+		frag = (size >= s.lim.intake*9/10 && free >= size/10) || (wanted && free >= s.transitionNeed())
 		return nil
 	})
 	return frag

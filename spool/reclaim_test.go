@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // printAll moves each task_no to PRINTED, the way a lane would.
@@ -108,7 +110,7 @@ func TestMakeRoom(t *testing.T) {
 func TestCapFullOfPrintedMakesRoom(t *testing.T) {
 	const body = 16 << 10
 	const capBytes = 4 << 20
-	s, _ := openTest(t, Options{MaxSize: capBytes, Reserve: 256 << 10, Retention: 7 * 24 * time.Hour})
+	s, _ := openTest(t, Options{MaxSize: capBytes, Reserve: 256 << 10, MaxTaskBytes: 64 << 10, Retention: 7 * 24 * time.Hour})
 	compactions := 0
 	for i := range 500 { // ~11 MiB charged in all, 2.7 times the cap
 		no := "P" + seqName(i)
@@ -133,5 +135,81 @@ func TestCapFullOfPrintedMakesRoom(t *testing.T) {
 	}
 	if u.Live > capBytes {
 		t.Fatalf("live %d bytes over the cap %d", u.Live, capBytes)
+	}
+}
+
+// TestReclaimTakesPrintedFirst ensures early reclaim never takes the body
+// of a ticket that ended without printing while printed ones can give
+// room, and not within reclaimGrace at all: a manager's Retry or reprint
+// of the order that never came out must still work a minute later. The
+// reclaimed ticket says so (Reclaimed), for a reprint's true reason.
+func TestReclaimTakesPrintedFirst(t *testing.T) {
+	const body = 8 << 10
+	quota := 4 * Charge(body)
+	s, clk := openTest(t, Options{Retention: 7 * 24 * time.Hour, Quotas: map[Origin]int64{OriginRaw: quota}})
+	// The oldest ended first, without printing; the next two printed.
+	for i := range 4 {
+		mustAccept(t, s, originTask("R"+seqName(i), OriginRaw, body))
+	}
+	mustMove(t, s, "R"+seqName(0), StateTimedOut, Change{Reason: "BUSY"})
+	clk.Advance(time.Minute)
+	printAll(t, s, "R"+seqName(1), "R"+seqName(2))
+	clk.Advance(time.Minute)
+	mustAccept(t, s, originTask("R-new1", OriginRaw, body))
+	mustAccept(t, s, originTask("R-new2", OriginRaw, body))
+	timedOut, err := s.Get("R" + seqName(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if timedOut.Pruned || len(timedOut.Payload) != body {
+		t.Fatalf("the ticket that never printed lost its body to make room (pruned=%v) while printed ones could give it", timedOut.Pruned)
+	}
+	for _, no := range []string{"R" + seqName(1), "R" + seqName(2)} {
+		if tk, _ := s.Get(no); !tk.Pruned || !tk.Reclaimed {
+			t.Fatalf("printed ticket %s: pruned=%v reclaimed=%v, want both", no, tk.Pruned, tk.Reclaimed)
+		}
+	}
+	// No printed ticket left: the unprinted one stays within its grace.
+	if _, _, err := s.Accept(originTask("R-new3", OriginRaw, body)); !errors.As(err, new(*QuotaError)) {
+		t.Fatalf("quota full of unprinted tickets: %v, want a QuotaError", err)
+	}
+	if tk, _ := s.Get("R" + seqName(0)); tk.Pruned {
+		t.Fatal("the ticket that never printed lost its body within its grace")
+	}
+	// After the grace it may go.
+	clk.Advance(reclaimGrace)
+	mustAccept(t, s, originTask("R-new4", OriginRaw, body))
+	if tk, _ := s.Get("R" + seqName(0)); !tk.Pruned || !tk.Reclaimed {
+		t.Fatalf("after its grace: pruned=%v reclaimed=%v", tk.Pruned, tk.Reclaimed)
+	}
+}
+
+// TestReclaimBiggestDoorFirst ensures that when the cap (not a quota)
+// needs room, the door holding most of the spool loses its own printed
+// tickets first, older printed tickets of a smaller door staying whole.
+func TestReclaimBiggestDoorFirst(t *testing.T) {
+	const body = 8 << 10
+	s, _ := openTest(t, Options{Retention: 7 * 24 * time.Hour})
+	for i := range 3 {
+		mustAccept(t, s, originTask("POS"+seqName(i), OriginLocal, body))
+		printAll(t, s, "POS"+seqName(i))
+	}
+	for i := range 10 {
+		mustAccept(t, s, originTask("RAW"+seqName(i), OriginRaw, body))
+		printAll(t, s, "RAW"+seqName(i))
+	}
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		_, _, err := s.reclaim(tx, "", 3*Charge(body))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if tk, _ := s.Get("POS" + seqName(i)); tk.Pruned {
+			t.Errorf("the POS's older printed ticket %d lost its body while the raw door holds most of the spool", i)
+		}
+		if tk, _ := s.Get("RAW" + seqName(i)); !tk.Pruned {
+			t.Errorf("the raw door's printed ticket %d kept its body", i)
+		}
 	}
 }

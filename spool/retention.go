@@ -103,12 +103,17 @@ func (s *Spool) Compact() (CompactStats, error) {
 	if fi, err := os.Stat(s.path); err == nil {
 		st.Before = fi.Size()
 	}
+	if err := s.compactFits(); err != nil {
+		return st, err
+	}
 	tmp := s.path + ".compact"
 	_ = os.Remove(tmp)
 	dst, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: s.opts.LockTimeout, FreelistType: bolt.FreelistMapType})
 	if err != nil {
 		return st, fmt.Errorf("compact spool %s: create %s: %w", s.path, tmp, err)
 	}
+	// Grown in the spool's own steps, so the copy stays under the cap.
+	dst.AllocSize = int(allocStep(s.opts.MaxSize))
 	if err := bolt.Compact(dst, s.db, 16<<20); err != nil {
 		dst.Close()
 		os.Remove(tmp)
@@ -138,6 +143,7 @@ func (s *Spool) Compact() (CompactStats, error) {
 	}
 	s.db = db
 	s.startLoop()
+	s.compacted()
 	if renameErr != nil {
 		return st, fmt.Errorf("compact spool %s: rename: %w", s.path, renameErr)
 	}

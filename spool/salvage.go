@@ -541,6 +541,11 @@ func (s *Spool) restore(found *salvaged, ce *CorruptError) (err error) {
 			err = fmt.Errorf("restore salvaged tasks: panicked: %v", r)
 		}
 	}()
+	// What was read is never lost to the cap: the restore may grow the
+	// file past it, and the file then keeps its size as bbolt's limit
+	// while intake is refused until it is back under the cap (admit).
+	s.db.MaxSize = 0
+	defer setBoltMax(s.db, s.opts)
 	var st CorruptError
 	err = s.db.Update(func(tx *bolt.Tx) error {
 		st = CorruptError{}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -45,13 +46,16 @@ type Options struct {
 	// Default 2s.
 	LockTimeout time.Duration
 	// MaxSize caps the file size in bytes (0: no cap). Accept refuses new
-	// tasks with ErrFull once the live data reaches MaxSize minus Reserve, so
-	// tasks already accepted can still record their progress.
+	// tasks with ErrFull once the file's pages reach what bbolt lets them
+	// reach under MaxSize, minus the reserve (room.go), so tasks already
+	// accepted can still record their progress; that progress alone may
+	// also take a headroom past MaxSize.
 	MaxSize int64
 	// Reserve is the room kept for the progress of accepted tasks: with
-	// MaxSize it is taken off the cap, and Accept also refuses new tasks when
-	// the file system has less than Reserve bytes free. Default 4 MiB; a
-	// negative value disables both checks.
+	// MaxSize it is taken off the cap (never less than two of the largest
+	// tasks), and Accept also refuses new tasks when the file system has
+	// less than Reserve bytes free. Default 4 MiB; a negative value
+	// disables both checks and the headroom: bbolt's limit is MaxSize.
 	Reserve int64
 	// KeepFree is file-system space Accept never uses: it refuses new tasks
 	// when the file system has less than Reserve plus KeepFree free, so the
@@ -143,6 +147,10 @@ type Spool struct {
 	reclaimed atomic.Int64
 	// age measures retention and the dedupe window (retentionclock.go).
 	age *retentionClock
+	// lim is what the spool enforces at its cap (room.go); strain what it
+	// could not do lately.
+	lim    limits
+	strain strain
 }
 
 // Open opens (creating if needed) the spool at path. A file that is not a
@@ -157,6 +165,8 @@ type Spool struct {
 func Open(path string, opts Options) (*Spool, error) {
 	opts = opts.withDefaults()
 	s := &Spool{path: path, opts: opts}
+	s.lim = s.planRoom()
+	s.strain.kick = make(chan struct{}, 1)
 	db, err := openChecked(path, opts)
 	var corrupt *CorruptError
 	if err != nil {
@@ -192,6 +202,42 @@ func Open(path string, opts Options) (*Spool, error) {
 	return s, nil
 }
 
+// boltMaxSize is the MaxSize bbolt opens the spool at path with under
+// opts: the cap and its headroom (room.go), the same after every restart;
+// a file already past that (the cap was lowered, salvage grew past it)
+// must still open, and on Windows bbolt refuses to map a file past its
+// MaxSize. Once open, setBoltMax sets the limit the spool runs with.
+func boltMaxSize(goos string, opts Options, path string) int64 {
+	s := &Spool{opts: opts}
+	limit := boltLimit(goos, opts.MaxSize, s.headroom())
+	fi, err := os.Stat(path)
+	if err != nil || fi.Size() <= limit {
+		return limit
+	}
+	return boltLimit(goos, fi.Size(), 0)
+}
+
+// setBoltMax sets the limit bbolt grows db's file to: the cap and its
+// headroom, or, for a file whose pages already reach past the cap, its
+// pages and the headroom, so the progress of the tickets in it can still
+// be written but nothing more: intake is refused (admit) until retention
+// and Compact bring it under the cap. Computed from the pages, not the
+// file's size, it does not creep from restart to restart.
+func setBoltMax(db *bolt.DB, opts Options) {
+	if opts.MaxSize <= 0 {
+		return
+	}
+	s := &Spool{opts: opts}
+	limit := boltLimit(runtime.GOOS, opts.MaxSize, s.headroom())
+	_ = db.View(func(tx *bolt.Tx) error {
+		if s.headroom() > 0 && tx.Size() > opts.MaxSize {
+			limit = max(limit, boltLimit(runtime.GOOS, tx.Size(), s.headroom()))
+		}
+		return nil
+	})
+	db.MaxSize = int(limit)
+}
+
 // corruption marks an open failure that moving the file aside can cure.
 type corruption struct{ err error }
 
@@ -207,14 +253,7 @@ func openChecked(path string, opts Options) (db *bolt.DB, err error) {
 		FreelistType: bolt.FreelistMapType,
 	}
 	if opts.MaxSize > 0 {
-		bopts.MaxSize = int(opts.MaxSize)
-		// A file already past the cap (an upgrade that brought the
-		// default cap to a spool that had none) must still open: bbolt
-		// refuses to map it on Windows. The soft cap (overSoftCap) then
-		// refuses new work until retention and Compact shrink it.
-		if fi, err := os.Stat(path); err == nil && fi.Size() >= opts.MaxSize {
-			bopts.MaxSize = 0
-		}
+		bopts.MaxSize = int(boltMaxSize(runtime.GOOS, opts, path))
 	}
 	// bolt.Open can panic on a damaged file (a bad freelist) after it opened
 	// and locked it, and then returns no *DB to close: the hook keeps the
@@ -246,6 +285,9 @@ func openChecked(path string, opts Options) (db *bolt.DB, err error) {
 	// A read error is bbolt's to meet and report on its own terms.
 	_ = warmCache(path)
 	db, err = bolt.Open(path, 0o600, bopts)
+	if err == nil {
+		db.AllocSize = int(allocStep(opts.MaxSize))
+	}
 	if err != nil {
 		switch {
 		case errors.Is(err, berrors.ErrTimeout):
@@ -268,6 +310,7 @@ func openChecked(path string, opts Options) (db *bolt.DB, err error) {
 		db.Close()
 		return nil, &corruption{err}
 	}
+	setBoltMax(db, opts)
 	return db, nil
 }
 

@@ -171,6 +171,10 @@ type Task struct {
 	// Pruned is set when retention dropped the body and timeline and only the
 	// dedupe tombstone remains.
 	Pruned bool `json:"pruned,omitempty"`
+	// Reclaimed is set with Pruned when the body went before its retention
+	// ran out, because the spool or its door's quota needed the room
+	// (reclaim.go): a reprint is refused with ErrReclaimed.
+	Reclaimed bool `json:"reclaimed,omitempty"`
 }
 
 // Lane is the printer whose lane holds the task: the failover target when

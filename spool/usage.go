@@ -9,22 +9,36 @@ type Usage struct {
 	// Live is the bytes of the file in use: its size less the pages free
 	// for reuse.
 	Live int64
-	// Cap is where Accept starts refusing new tasks (MaxSize less Reserve);
-	// 0 when the spool has no size cap.
+	// File is the part of the file bbolt has handed out as pages (its
+	// high-water mark): what the cap is enforced on, since free pages
+	// inside it take a new ticket only when a long enough run is free.
+	File int64
+	// Cap is where Accept starts refusing new tasks: the size bbolt lets
+	// the file reach under MaxSize, less the reserve kept for the progress
+	// of accepted tasks; 0 when the spool has no size cap.
 	Cap int64
+	// MaxSize is the configured cap; the file never grows past it.
+	MaxSize int64
 	// DiskFree is what the file system holding the spool has free, when
 	// DiskKnown.
 	DiskFree  uint64
 	DiskKnown bool
 }
 
-// Percent is Live as a share of Cap, 0 to 100 (more only past the cap); 0
-// without a cap.
+// Percent is File as a share of Cap, 0 to 100 (more only past the cap); 0
+// without a cap. It is measured on the file, not on the live data: pages
+// free inside the file take a new ticket only in runs long enough, so a
+// file at its cap refuses work until Compact rewrites it, however much of
+// it is free.
 func (u Usage) Percent() int {
-	if u.Cap <= 0 {
+	if u.MaxSize <= 0 {
 		return 0
 	}
-	return int(u.Live * 100 / u.Cap)
+	if u.Cap <= 0 {
+		// The reserve takes the whole cap: nothing new fits.
+		return 100
+	}
+	return int(u.File * 100 / u.Cap)
 }
 
 // Usage reports how full the spool is.
@@ -33,14 +47,13 @@ func (s *Spool) Usage() (Usage, error) {
 	err := s.view(func(tx *bolt.Tx) error {
 		st := tx.DB().Stats()
 		u.Live = tx.Size() - int64(st.FreeAlloc)
+		u.File = tx.Size()
 		return nil
 	})
 	if err != nil {
 		return Usage{}, err
 	}
-	if s.opts.MaxSize > 0 && s.opts.Reserve >= 0 {
-		u.Cap = s.opts.MaxSize - s.opts.Reserve
-	}
+	u.Cap, u.MaxSize = s.lim.intake, s.opts.MaxSize
 	if s.free != nil {
 		if avail, err := s.free(); err == nil {
 			u.DiskFree, u.DiskKnown = avail, true

@@ -8,15 +8,18 @@ import (
 
 // TestUsageGrowsToTheCap ensures Usage measures the spool against the size
 // at which Accept refuses new work: it grows with accepted tasks and is at
-// least 100% when Accept says full.
+// least 99% when Accept says full (a task is refused when it would not fit
+// whole, so a little short of 100%).
 func TestUsageGrowsToTheCap(t *testing.T) {
-	s, _ := openTest(t, Options{MaxSize: 2 << 20, Reserve: 512 << 10, Retention: time.Hour})
+	s, _ := openTest(t, Options{MaxSize: 2 << 20, Reserve: 512 << 10, MaxTaskBytes: 64 << 10, Retention: time.Hour})
 	before, err := s.Usage()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if before.Cap != 2<<20-512<<10 {
-		t.Fatalf("cap %d, want MaxSize-Reserve", before.Cap)
+	// bbolt lets a file grow to within one growth step of its cap (on
+	// Windows to the mapping below it); the reserve comes off that.
+	if before.Cap > 2<<20-512<<10 || before.Cap < 2<<20-512<<10-allocStep(2<<20) || before.MaxSize != 2<<20 {
+		t.Fatalf("cap %d, want what bbolt can reach under MaxSize less Reserve", before.Cap)
 	}
 	if _, err := fillUntilFull(t, s, "U", 16<<10); !errors.Is(err, ErrFull) {
 		t.Fatalf("fill: %v", err)
@@ -25,7 +28,7 @@ func TestUsageGrowsToTheCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after.Live <= before.Live || after.Percent() < 100 {
+	if after.Live <= before.Live || after.Percent() < 99 {
 		t.Errorf("usage before %+v (%d%%), after full %+v (%d%%)", before, before.Percent(), after, after.Percent())
 	}
 	if !after.DiskKnown || after.DiskFree == 0 {

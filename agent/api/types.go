@@ -40,6 +40,21 @@ type Health struct {
 	// new tasks are refused (0 without a size cap); from
 	// SpoolNearlyFullPercent on, Status is "degraded".
 	SpoolUsedPercent int `json:"spool_used_percent,omitempty"`
+	// SpoolRefusing is set while the spool refuses new tasks for room (its
+	// cap, the disk's keep_free): one was refused in the last
+	// SpoolStrainWindow. Status is then "degraded".
+	SpoolRefusing bool `json:"spool_refusing,omitempty"`
+	// SpoolWriteFailing is set while the progress of accepted tasks cannot
+	// be written (a transition failed in the last SpoolStrainWindow; its
+	// owner retries). Status is then "degraded".
+	SpoolWriteFailing bool `json:"spool_write_failing,omitempty"`
+	// SpoolCompactError says why the last compaction of the spool failed
+	// or was not started (no room on the disk for its copy), until one
+	// succeeds. Status is then "degraded".
+	SpoolCompactError string `json:"spool_compact_error,omitempty"`
+	// SalvageError says why the salvage of a corrupt spool failed: its
+	// tasks were lost. Set with SpoolQuarantined.
+	SalvageError string `json:"salvage_error,omitempty"`
 	// Error says why Status is "failed" (the core stopped) or "degraded".
 	Error string `json:"error,omitempty"`
 }

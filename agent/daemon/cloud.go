@@ -77,7 +77,8 @@ func (b cloudBackend) Submit(ctx context.Context, nt spool.NewTask) (*spool.Task
 }
 
 func (b cloudBackend) Reprint(ctx context.Context, taskNo string) (*spool.Task, error) {
-	return b.a.Reprint(ctx, taskNo)
+	// A cloud's reprint counts against the cloud's quota.
+	return b.a.ReprintAs(ctx, taskNo, spool.OriginCloud)
 }
 
 // Cancel cancels one of the cloud's own tasks; another door's only when

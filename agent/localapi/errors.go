@@ -78,6 +78,8 @@ func classify(err error, taskNo, printer string) *apiError {
 		return newError(http.StatusInsufficientStorage, api.CodeStorageFull, "the agent's spool holds as many tasks from this door as its share allows and takes no new ones from it for now; tasks already accepted are safe and will print. Retry later. %s", quotaDetail(err))
 	case errors.Is(err, spool.ErrFull):
 		return newError(http.StatusInsufficientStorage, api.CodeStorageFull, "the agent's spool is full and takes no new tasks; tasks already accepted are safe and will print. Retry later; the store should free disk space on the agent's PC")
+	case errors.Is(err, spool.ErrReclaimed):
+		return newError(http.StatusGone, api.CodePruned, "task %q lost its ticket before its retention window ended: it had finished and the spool needed the room for new tickets (it was full); submit the ticket again under a new task_no, and raise [spool] max_size or the door's quota to keep tickets longer", taskNo)
 	case errors.Is(err, spool.ErrPruned):
 		return newError(http.StatusGone, api.CodePruned, "task %q finished longer ago than the retention window and its ticket was deleted; submit the ticket again under a new task_no", taskNo)
 	case errors.Is(err, spool.ErrNotFound):

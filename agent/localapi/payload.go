@@ -24,6 +24,9 @@ func (s *server) payload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
+	case t.Reclaimed:
+		s.fail(w, r, newError(http.StatusGone, api.CodePruned, "task %q lost its payload before its retention window ended: it had finished and the spool needed the room for new tickets (it was full)", t.TaskNo))
+		return
 	case t.Pruned:
 		s.fail(w, r, newError(http.StatusGone, api.CodePruned, "task %q finished longer ago than the retention window and its payload was deleted", t.TaskNo))
 		return

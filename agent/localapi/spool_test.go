@@ -188,7 +188,7 @@ func TestRealSpoolTooLarge(t *testing.T) {
 // affected: duplicates still answer 200, tasks read back and can be
 // canceled, which is a write the reserve is kept for.
 func TestRealSpoolFull(t *testing.T) {
-	b, c := openSpoolAPI(t, spool.Options{MaxSize: 2 << 20, Reserve: 512 << 10})
+	b, c := openSpoolAPI(t, spool.Options{MaxSize: 2 << 20, Reserve: 512 << 10, MaxTaskBytes: 64 << 10})
 	body := make([]byte, 8<<10)
 	var accepted []string
 	for i := 0; ; i++ {

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,6 +41,10 @@ type alert struct {
 	TaskNo  string
 	State   string
 	Detail  string
+	// Code names what strains the spool in a spool alert ("refusing",
+	// "write_failing", "compact_failed", "salvage_failed"; see
+	// spoolCode), so the page words it in its own language.
+	Code string
 	// Clients and Pause describe a pin_paused alert: from how many
 	// addresses the wrong PINs came, and how long sign-in is paused.
 	Clients int
@@ -104,7 +109,25 @@ func (a *alertTracker) scanPrinters() {
 func (a *alertTracker) scanHealth() {
 	h := a.b.Health()
 	bad := h.Status == "degraded" || h.Status == "failed"
-	a.condition(alertSpool, bad, alert{Kind: alertSpool, State: h.Status, Detail: h.Error})
+	a.condition(alertSpool, bad, alert{Kind: alertSpool, State: h.Status, Detail: h.Error, Code: spoolCode(h)})
+}
+
+// spoolCode names what strains the spool in h, most urgent first, "" when
+// nothing does (the alert then says h.Error as it is).
+func spoolCode(h api.Health) string {
+	switch {
+	case h.Status == "failed":
+		return ""
+	case h.SalvageError != "":
+		return "salvage_failed"
+	case h.SpoolWriteFailing:
+		return "write_failing"
+	case h.SpoolRefusing:
+		return "refusing"
+	case h.SpoolCompactError != "" && h.Status == "degraded" && strings.HasPrefix(h.Error, "the spool could not be compacted"):
+		return "compact_failed"
+	}
+	return ""
 }
 
 func (a *alertTracker) scanLink() {
@@ -180,7 +203,7 @@ func (a *alertTracker) condition(key string, holds bool, al alert) {
 		// from PAPER_OUT to OFFLINE) without a new first-seen time.
 		a.mu.Lock()
 		if i := a.find(key); i >= 0 {
-			a.alerts[i].State, a.alerts[i].Detail = al.State, al.Detail
+			a.alerts[i].State, a.alerts[i].Detail, a.alerts[i].Code = al.State, al.Detail, al.Code
 		}
 		a.mu.Unlock()
 	}
@@ -249,6 +272,16 @@ func (al alert) Text(l lang) string {
 		}
 		return l.T("alert.task", al.TaskNo, l.State(al.State))
 	case alertSpool:
+		switch al.Code {
+		case "refusing":
+			return l.T("alert.spool.refusing", al.Detail)
+		case "write_failing":
+			return l.T("alert.spool.write_failing", al.Detail)
+		case "compact_failed":
+			return l.T("alert.spool.compact_failed", al.Detail)
+		case "salvage_failed":
+			return l.T("alert.spool.salvage_failed", al.Detail)
+		}
 		detail := al.Detail
 		if detail == "" {
 			detail = l.State(al.State)

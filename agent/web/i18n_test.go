@@ -8,8 +8,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
+	"printgate/agent/api"
 	"printgate/spool"
 )
 
@@ -156,4 +158,35 @@ func TestLanguageSwitch(t *testing.T) {
 	wantStatus(t, h.get(c, "/lang?to=fr"), http.StatusBadRequest)
 	// The switch links are on every page.
 	wantBody(t, h.get(c, "/logs"), `data-lang="en"`, `data-lang="zh-CN"`)
+}
+
+// TestSpoolStrainAlertSays ensures the page's spool alert says in the
+// manager's language what strains the spool, from /healthz's fields: a
+// spool refusing new tickets, or unable to record tickets' progress, is
+// worded in English and Chinese, not only in the agent's English sentence.
+func TestSpoolStrainAlertSays(t *testing.T) {
+	for _, c := range []struct {
+		h      api.Health
+		en, zh string
+	}{
+		{api.Health{Status: "degraded", SpoolRefusing: true, Error: "e"}, "new tickets are refused", "新小票被拒收"},
+		{api.Health{Status: "degraded", SpoolWriteFailing: true, SpoolRefusing: true, Error: "e"}, "cannot record the progress", "无法记录"},
+		{api.Health{Status: "degraded", SpoolCompactError: "no room", Error: "the spool could not be compacted: no room"}, "could not be compacted", "无法压缩"},
+		{api.Health{Status: "degraded", SpoolQuarantined: "x", SalvageError: "boom", Error: "e"}, "could not be recovered", "无法恢复"},
+	} {
+		f := newFake()
+		f.health = c.h
+		tr := newAlertTracker(f, time.Now, maxAlerts)
+		tr.scanHealth()
+		als := tr.list()
+		if len(als) != 1 {
+			t.Fatalf("%+v: %d alerts", c.h, len(als))
+		}
+		if en := als[0].Text(langEN); !strings.Contains(en, c.en) {
+			t.Errorf("%+v: English alert %q, want %q", c.h, en, c.en)
+		}
+		if zh := als[0].Text(langZH); !strings.Contains(zh, c.zh) {
+			t.Errorf("%+v: Chinese alert %q, want %q", c.h, zh, c.zh)
+		}
+	}
 }

@@ -56,4 +56,3 @@ func TestCheckPINFormat(t *testing.T) {
 		}
 	}
 }
-

@@ -262,7 +262,6 @@ func (p *player) holdSubmit(taskNo string) (release func()) {
 	}
 }
 
-
 // accept stores a local task (as a POS would), whose events go to the
 // outbox, and tells the link.
 func (p *player) accept(taskNo string) (*spool.Task, error) {
