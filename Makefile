@@ -12,7 +12,7 @@ FUZZTIME ?= 60s
 BENCHTIME  ?= 1s
 BENCHCOUNT ?= 1
 
-.PHONY: all deps build test test-windows test-usb bench-slowpc test-browser vet fmt-check race-check bench bench-cups bench-cups-raw demo fuzz soak package clean chaos
+.PHONY: all deps build test staticcheck test-windows test-usb bench-slowpc test-browser vet fmt-check race-check bench bench-cups bench-cups-raw demo fuzz soak package clean chaos
 
 all: build
 
@@ -33,6 +33,15 @@ vet:
 
 # The race detector allocates on its own, so allocation tests (named
 # *Allocs*) skip under -race and run again here without it.
+# staticcheck runs honnef.co/go/tools' staticcheck (pinned) over every
+# package as built for linux and for windows; .ci/run calls it after
+# `make test`. The tool is built into bin/tools from the Go module proxy.
+STATICCHECK_VERSION ?= v0.8.2
+staticcheck:
+	GOBIN=$(CURDIR)/$(BIN)/tools $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	$(BIN)/tools/staticcheck $(PKGS)
+	GOOS=windows $(BIN)/tools/staticcheck $(PKGS)
+
 test: fmt-check vet race-check
 	$(GO) test -race -timeout 30m $(PKGS)
 	$(GO) test -count=1 -run 'Allocs' $(PKGS)

@@ -42,6 +42,7 @@ func timeKey(at time.Time, taskNo string) []byte {
 	return append(k, taskNo...)
 }
 
+// timeKeyTime is the time a timeKey holds.
 func timeKeyTime(k []byte) time.Time {
 	return time.Unix(0, int64(binary.BigEndian.Uint64(k[:8])))
 }

@@ -50,7 +50,9 @@ func (s *Spool) reclaim(tx *bolt.Tx, o Origin, need int64) (freed int64, n int, 
 	if first == "" {
 		first = s.biggestOrigin(tx)
 	}
-	graceCut := s.opts.Now().Add(-min(reclaimGrace, s.opts.Retention))
+	// Done keys are readings of the retention clock, never the wall clock,
+	// so a clock step does not age an unprinted ticket past its grace.
+	graceCut := s.retentionNow().Add(-min(reclaimGrace, s.opts.Retention))
 	passes := []struct {
 		origin  Origin
 		printed bool

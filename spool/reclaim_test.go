@@ -2,6 +2,7 @@ package spool
 
 import (
 	"errors"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -211,5 +212,35 @@ func TestReclaimBiggestDoorFirst(t *testing.T) {
 		if tk, _ := s.Get("RAW" + seqName(i)); !tk.Pruned {
 			t.Errorf("the raw door's printed ticket %d kept its body", i)
 		}
+	}
+}
+
+// TestReclaimGraceSurvivesClockStep holds reclaim's grace for tickets that
+// never printed to the retention clock, as their done keys are: a ticket
+// that timed out while the PC clock was two years behind keeps its body
+// for its grace after NTP steps the clock forward, where a grace measured
+// on the wall clock would have found it two years old and reclaimed it.
+func TestReclaimGraceSurvivesClockStep(t *testing.T) {
+	const body = 8 << 10
+	clk := &steppedClock{wall: newFakeClock()}
+	clk.step(-2 * 365 * 24 * time.Hour)
+	s, err := Open(filepath.Join(t.TempDir(), "spool.db"), Options{Retention: 7 * 24 * time.Hour,
+		Quotas: map[Origin]int64{OriginRaw: 2 * Charge(body)}, Now: clk.wall.Now,
+		Elapsed: func() time.Duration { return clk.elapsed }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	mustAccept(t, s, originTask("R-behind", OriginRaw, body))
+	mustMove(t, s, "R-behind", StateTimedOut, Change{Reason: "BUSY"})
+	clk.run(time.Minute)
+	clk.step(2 * 365 * 24 * time.Hour) // NTP
+	clk.run(time.Minute)
+	mustAccept(t, s, originTask("R-new1", OriginRaw, body))
+	if _, _, err := s.Accept(originTask("R-new2", OriginRaw, body)); !errors.As(err, new(*QuotaError)) {
+		t.Fatalf("quota full of an unprinted ticket within its grace: %v, want a QuotaError", err)
+	}
+	if tk, err := s.Get("R-behind"); err != nil || tk.Pruned {
+		t.Fatalf("the ticket that never printed lost its body two minutes after it ended (pruned=%v, err %v): the clock step counted as its age", tk.Pruned, err)
 	}
 }
