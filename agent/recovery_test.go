@@ -22,7 +22,8 @@ func TestOutcomeUnknownReprintsMarked(t *testing.T) {
 	h.p["k"].FaultAfter(printertest.FaultDrop, 40)
 	h.submit("U_v1", "k")
 	h.waitTask("U_v1", spool.StateUnknown)
-	got := h.waitTask("U_v1", spool.StatePrinted)
+	h.advanceUntil("U_v1 PRINTED", time.Second, func() bool { return h.stateOf("U_v1") == spool.StatePrinted })
+	got, _ := h.sp.Get("U_v1")
 	if !got.PossibleDuplicate {
 		t.Errorf("reprinted after unknown outcome without possible_duplicate: %+v", got)
 	}
