@@ -165,7 +165,9 @@ func TestRestartRebuildsFromSpool(t *testing.T) {
 	if late.Reason == "" {
 		t.Errorf("late task timed out without a reason")
 	}
-	sent := h.waitTask("SENT_v1", spool.StatePrinted)
+	// Its marked copy waits the retry backoff.
+	h.advanceUntil("SENT_v1 PRINTED", 100*time.Millisecond, func() bool { return h.stateOf("SENT_v1") == spool.StatePrinted })
+	sent, _ := sp.Get("SENT_v1")
 	if !sent.PossibleDuplicate {
 		t.Errorf("task found SENDING was reprinted unmarked")
 	}
