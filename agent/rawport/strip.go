@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"printgate/drivers/escpos/decode"
 )
 
 // The strip table: commands a raw job may not pass to the printer, because
@@ -140,6 +142,21 @@ var stripTable = []struct {
 		}
 		return 7 + n, !(n >= 2 && nvGraphicsFn(b[8]))
 	}}},
+	{"\x1c(E", stripRule{name: "FS ( E (NV logo and user memory settings)", frame: parenLen(nil)}},
+	{"\x1c(L", stripRule{name: "FS ( L fn 33/34 (NV paper layout: set or transmit)", frame: parenLen(func(body []byte) bool {
+		return len(body) >= 1 && (body[0] == 33 || body[0] == 34)
+	})}},
+	{"\x1d(k", stripRule{name: "GS ( k fn 82 (transmit symbol size)", frame: parenLen(func(body []byte) bool {
+		return len(body) >= 2 && body[1] == 82
+	})}},
+	{"\x1d^", stripRule{name: "GS ^ r t 1 (macro waiting for the FEED button)", frame: func(b []byte) (int, bool) {
+		if len(b) < 5 {
+			return 0, false
+		}
+		// m = 1 waits for the FEED button between runs: the printer holds
+		// every later ticket until someone presses it.
+		return 5, b[4] != 1
+	}}},
 	{"\x1c(e", stripRule{name: "FS ( e (automatic status back for optional functions)", frame: parenLen(nil)}},
 	{"\x1cg1", stripRule{name: "FS g 1 (write NV user memory)", frame: func(b []byte) (int, bool) {
 		if len(b) < 10 {
@@ -201,7 +218,29 @@ func stripped(b []byte) (*stripRule, int) {
 		}
 		return &e.rule, n
 	}
+	if !decode.Known(b) {
+		// Not on the allow-list: the decoder has no reference length for
+		// it, and firmware that frames it longer would eat what follows.
+		// Its two bytes go; what follows is read as the printer would
+		// read data.
+		return &stripRule{name: decode.Partial{Head: b[:2]}.Name() + " (a command the agent cannot frame)"}, 2
+	}
 	return nil, 0
+}
+
+// Refused names the command at the start of b when a payload may not carry
+// it to a printer: one the raw port strips, or one the decoder cannot
+// frame; n is its length (2 for one that cannot be framed). It returns
+// "" when b starts with an allowed command, or with part of a command
+// whose length is still unknown. The local API and the cloud refuse such
+// payloads at intake. ESC = n is allowed there: every payload the agent
+// prints ends with ESC = 1.
+func Refused(b []byte) (name string, n int) {
+	r, n := stripped(b)
+	if r == nil || n == 0 || strings.HasPrefix(r.name, "ESC = ") {
+		return "", 0
+	}
+	return r.name, n
 }
 
 // strip takes a stripped command out of the job being read: the port

@@ -225,8 +225,17 @@ func escLength(b []byte) int {
 			return 5 + 3*k
 		}
 		return 5 + k
-	case 'D': // horizontal tab stops, NUL-terminated, at most 32
-		return nulTerminated(b, 2, 33, 35)
+	case 'D': // horizontal tab stops: up to a NUL, a value not above the one before, or 32
+		for i := 2; ; i++ {
+			switch {
+			case at(b, i) == 0:
+				return i + 1
+			case i > 2 && at(b, i) <= at(b, i-1):
+				return i
+			case i == 2+32:
+				return i
+			}
+		}
 	case '&': // ESC & y c1 c2 {x d[y*x]}...
 		y, c1, c2 := at(b, 2), at(b, 3), at(b, 4)
 		i := 5
