@@ -218,8 +218,6 @@ type Decoder struct {
 	bcHeight  int
 	bcHRI     byte
 	offset    int64
-	// unknownHit is set when a step met a command it does not know.
-	unknownHit bool
 
 	// OnQuery, when set, is called for every in-order query reached.
 	OnQuery func(Query)
@@ -396,7 +394,6 @@ func (d *Decoder) cut(kind string) {
 }
 
 func (d *Decoder) unknown(n int) int {
-	d.unknownHit = true
 	if n > 0 && len(d.cur.Unknown) < MaxUnknown {
 		d.cur.Unknown = append(d.cur.Unknown, Unknown{Offset: d.offset, Len: n})
 	}
@@ -582,8 +579,8 @@ func (d *Decoder) esc(b []byte) int {
 		return n
 	case '*': // bit image: ESC * m nL nH data
 		return d.bitImage(b)
-	case 'D': // tab stops: ESC D n1 .. nk NUL
-		return tabStops(b)
+	case 'D': // tab stops: the table knows where an Epson ends them
+		return fixed(b, CommandLength(b))
 	case '&': // user-defined characters: ESC & y c1 c2 {x d[y*x]}...
 		if len(b) < 5 {
 			return 0
@@ -612,8 +609,18 @@ func (d *Decoder) esc(b []byte) int {
 		// One parameter, nothing the paper shows: fonts, spacing, rotation...
 		return fixed(b, 3)
 	}
-	n := fixed(b, 3) // the length most ESC commands have
-	return d.unknown(n)
+	return d.other(b)
+}
+
+// other frames an ESC, FS or GS command that changes nothing the decoder
+// keeps by the command-length table, or, when the table does not know it,
+// lists it as unknown and guesses 3 bytes, the length most have (such a
+// command never reaches a printer through the agent: see Known).
+func (d *Decoder) other(b []byte) int {
+	if n := CommandLength(b); n != UnknownLength {
+		return fixed(b, n)
+	}
+	return d.unknown(fixed(b, 3))
 }
 
 func (d *Decoder) beep(n int) {
@@ -686,7 +693,7 @@ func (d *Decoder) fs(b []byte) int {
 	case 'W':
 		return fixed(b, 3)
 	}
-	return d.unknown(fixed(b, 3))
+	return d.other(b)
 }
 
 func (d *Decoder) gs(b []byte) int {
@@ -809,7 +816,7 @@ func (d *Decoder) gs(b []byte) int {
 	case 'b', 'f', 'T', '/', 'j', 'E':
 		return fixed(b, 3)
 	}
-	return d.unknown(fixed(b, 3))
+	return d.other(b)
 }
 
 // image records an image printed by GS v 0 (src 'v') or GS ( L / GS 8 L
@@ -1046,10 +1053,8 @@ func (d *Decoder) dle(b []byte) int {
 			d.cur.Drawer = append(d.cur.Drawer, k)
 			d.cur.Items = append(d.cur.Items, Item{Kind: KindDrawer, Drawer: k})
 			return 5
-		case 8:
-			return fixed(b, 10)
 		}
-		return fixed(b, 5)
+		return fixed(b, CommandLength(b))
 	}
 	return 1
 }
@@ -1082,40 +1087,6 @@ func Code128Text(s string) string {
 		b.WriteByte(c)
 	}
 	return b.String()
-}
-
-// tabStops frames ESC D n1 .. nk NUL as an Epson does: the stops end at a
-// NUL (taken with them), at a value not above the one before it (which is
-// then read as ordinary data, so ESC D 0x50 then GS ( E runs GS ( E), or
-// after 32 stops. 0 when b holds only part of it.
-func tabStops(b []byte) int {
-	for i := 2; i < len(b); i++ {
-		switch {
-		case b[i] == 0:
-			return i + 1
-		case i > 2 && b[i] <= b[i-1]:
-			return i
-		case i == 2+32:
-			return i
-		}
-	}
-	return 0
-}
-
-// Known reports whether the ESC, FS or GS command at the start of b (its
-// first two bytes are enough) is one the decoder frames by its reference
-// length, true for anything else. A command it does not know has no
-// length it can trust: a printer whose firmware frames it longer would
-// take the next bytes (the next ticket, the agent's probe) as its
-// arguments, so such a command must not reach a printer.
-func Known(b []byte) bool {
-	if len(b) < 2 || (b[0] != 0x1B && b[0] != 0x1C && b[0] != 0x1D) {
-		return true
-	}
-	var d Decoder
-	d.band, d.raster = -1, -1
-	d.step(b[:2])
-	return !d.unknownHit
 }
 
 // fixed is the length of a command of n bytes at the start of b, or 0 when
