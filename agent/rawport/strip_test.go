@@ -60,6 +60,7 @@ var unframedSamples = []struct {
 	{"GS C", []byte{0x1D, 'C'}},
 	{"ESC f", []byte{0x1B, 'f'}},
 	{"GS D (BMP graphics)", []byte{0x1D, 'D'}},
+	{"DLE DC4 3 (real-time buzzer, longer on some models)", []byte{0x10, 0x14}},
 }
 
 // feedConn runs chunks through one connection's reader, each chunk as one

@@ -612,7 +612,7 @@ func (d *Decoder) esc(b []byte) int {
 	return d.other(b)
 }
 
-// other frames an ESC, FS or GS command that changes nothing the decoder
+// other frames an ESC, FS, GS or DLE DC4 command that changes nothing the decoder
 // keeps by the command-length table, or, when the table does not know it,
 // lists it as unknown and guesses 3 bytes, the length most have (such a
 // command never reaches a printer through the agent: see Known).
@@ -1054,7 +1054,7 @@ func (d *Decoder) dle(b []byte) int {
 			d.cur.Items = append(d.cur.Items, Item{Kind: KindDrawer, Drawer: k})
 			return 5
 		}
-		return fixed(b, CommandLength(b))
+		return d.other(b)
 	}
 	return 1
 }

@@ -8,8 +8,8 @@ package decode
 // and what decides the allow-list: a command it does not know never reaches
 // a printer (Known).
 
-// UnknownLength is what CommandLength gives an ESC, FS or GS command the
-// table does not know.
+// UnknownLength is what CommandLength gives an ESC, FS, GS or DLE DC4
+// command the table does not know.
 const UnknownLength = -1
 
 // maxLength caps the lengths CommandLength computes, so that no declared
@@ -17,8 +17,9 @@ const UnknownLength = -1
 const maxLength = 1 << 30
 
 // CommandLength is the full length of the ESC, FS, GS or DLE command at
-// the start of b (b not empty), UnknownLength for an ESC, FS or GS command
-// the table does not know, or 0 for text and single-byte controls. Bytes b
+// the start of b (b not empty), UnknownLength for an ESC, FS, GS or DLE
+// DC4 command the table does not know, or 0 for text and single-byte
+// controls. Bytes b
 // does not hold yet read as NUL, so for a command b holds only part of, the
 // result is more than len(b) (wait for more bytes), and it is the length
 // the command has if the stream continued with NULs (which is how the
@@ -38,8 +39,8 @@ func CommandLength(b []byte) int {
 }
 
 // Known reports whether the command at the start of b (its first two bytes
-// are enough) is one the table frames, true for anything that is not an
-// ESC, FS or GS command. A command it does not know has no length the
+// are enough; three for DLE DC4) is one the table frames, true for
+// anything that is not an ESC, FS, GS or DLE command. A command it does not know has no length the
 // agent can trust: a printer whose firmware frames it longer would take
 // the next bytes (the next ticket, the agent's probe) as its arguments, so
 // such a command must not reach a printer.
@@ -203,12 +204,16 @@ func dleLength(b []byte) int {
 		return 3
 	case 0x14: // DLE DC4 fn ...
 		switch at(b, 2) {
-		case 8:
-			return 10
+		case 1, 2:
+			return 5 // DLE DC4 1 m t: drawer pulse; DLE DC4 2 1 8: power off
 		case 7:
 			return 4 // DLE DC4 7 m: transmit a status in real time
+		case 8:
+			return 10 // DLE DC4 8 1 3 20 1 6 2 8: clear the buffers
 		}
-		return 5
+		// Other functions (the real-time buzzer, for one) take more
+		// arguments on some models than on others.
+		return UnknownLength
 	}
 	return 1 // a lone DLE is an ignored control byte
 }
