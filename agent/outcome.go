@@ -235,9 +235,9 @@ const reasonUnconfirmed = "outcome unknown: the printer took the job and did not
 // the bytes left, a printer that prints and drops the link before it
 // answers. A confirmed copy resets the count, so a link that drops now and
 // then (its tickets in between confirmed) does not hold good tickets. Until
-// the lane's first confirmed copy, the task's stored history counts too
-// (outcomes before a restart); a history that cannot be read counts what
-// this run saw.
+// the lane's first confirmed copy, the task's unconfirmed outcomes in its
+// stored history count too (before a restart); a history that cannot be
+// read counts what this run saw.
 func (l *lane) repeatedUnknown(e *entry) (int, bool) {
 	if l.pc.MaxUnknown <= 0 {
 		return 0, false
@@ -247,10 +247,14 @@ func (l *lane) repeatedUnknown(e *entry) (int, bool) {
 		n = 0
 	}
 	if l.confirms == 0 {
+		// Before this run's first confirmed copy, a printer that took the
+		// job and never confirmed it counts from the stored history too
+		// (outcomes before a restart). Lost links do not: a restart in the
+		// middle of sends (a SIGKILL) must not hold the tickets it cut off.
 		if t, err := l.sp.Get(e.task.TaskNo); err == nil {
 			h := 0
 			for _, te := range t.Timeline {
-				if te.State == spool.StateUnknown {
+				if te.State == spool.StateUnknown && te.Reason == reasonUnconfirmed {
 					h++
 				}
 			}
