@@ -54,15 +54,19 @@ func (r resyncDebt) merge(o resyncDebt) resyncDebt {
 }
 
 // resyncPreamble is what resynchronises a printer whose parser may be up to
-// r.bound bytes into a command's arguments: that many NULs, then ESC @. When
+// r.bound bytes into a command's arguments: that many NULs, then ESC = 1
+// (printer enabled) and ESC @. When
 // r.cut is set, part of a cut-off job may be on the paper, so a feed and
 // partial cut follow: otherwise that fragment (a reprint's POSSIBLE
 // DUPLICATE banner, say) would run into the next, genuine ticket, and a cook
 // might skip it. After a lost status query nothing printed and no slip is
 // wasted.
 func resyncPreamble(r resyncDebt) []byte {
-	b := make([]byte, r.bound, r.bound+6)
-	b = append(b, 0x1B, '@')
+	b := make([]byte, r.bound, r.bound+9)
+	// ESC = 1 first: a payload cut off after its ESC = 0 (the printer
+	// disabled, which only the ESC = 1 it ends with would have undone)
+	// leaves a printer that ignores everything else, ESC @ included.
+	b = append(b, 0x1B, '=', 1, 0x1B, '@')
 	if r.cut {
 		b = append(b, 0x1D, 'V', 66, 3)
 	}

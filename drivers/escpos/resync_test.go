@@ -190,13 +190,13 @@ func TestPreambleBigRaster(t *testing.T) {
 	}
 }
 
-// TestResyncPreamble ensures the preamble is the NULs, ESC @ and, only when
+// TestResyncPreamble ensures the preamble is the NULs, ESC = 1, ESC @ and, only when
 // part of a job may be on the paper, a feed and partial cut.
 func TestResyncPreamble(t *testing.T) {
-	if got := resyncPreamble(resyncDebt{bound: 3, cut: true}); !reflect.DeepEqual(got, []byte{0, 0, 0, 0x1B, 0x40, 0x1D, 0x56, 66, 3}) {
+	if got := resyncPreamble(resyncDebt{bound: 3, cut: true}); !reflect.DeepEqual(got, []byte{0, 0, 0, 0x1B, '=', 1, 0x1B, 0x40, 0x1D, 0x56, 66, 3}) {
 		t.Errorf("preamble with cut %x", got)
 	}
-	if got := resyncPreamble(resyncDebt{bound: 3}); !reflect.DeepEqual(got, []byte{0, 0, 0, 0x1B, 0x40}) {
+	if got := resyncPreamble(resyncDebt{bound: 3}); !reflect.DeepEqual(got, []byte{0, 0, 0, 0x1B, '=', 1, 0x1B, 0x40}) {
 		t.Fatalf("% x", got)
 	}
 }
@@ -242,6 +242,7 @@ func FuzzDanglingBound(f *testing.F) {
 	f.Add([]byte{0x1B, 0x26, 3, 65, 66, 2, 1, 2, 3, 4, 5, 6, 1, 9, 9, 9}, uint16(6))
 	f.Add([]byte{0x1C, 0x71, 1, 1, 0, 1, 0, 1, 2, 3, 4, 5, 6, 7, 8}, uint16(5))
 	f.Add([]byte{0x10, 0x14, 8, 1, 3, 1, 4, 1, 5, 9, 0x10}, uint16(11))
+	f.Add([]byte("0\x1b=00"), uint16(5)) // a job cut off after ESC = 0
 	f.Fuzz(func(t *testing.T, stream []byte, cut uint16) {
 		b := DanglingBound(stream)
 		if b < MinDanglingBound || b > MaxDanglingBound {
