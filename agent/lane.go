@@ -173,6 +173,7 @@ type lane struct {
 	stateErr   error               // what explained the last not-ready reading
 	stateSince time.Time
 	failures   int       // failed attempts in a row
+	confirms   uint64    // copies confirmed since the lane started (resets max_unknown's count)
 	failedOver string    // backup receiving this printer's work, if failed over
 	retryFwd   bool      // a forward to the backup failed; try again on wake
 	started    time.Time // when the lane started, on the agent's clock

@@ -54,6 +54,7 @@ func (l *lane) jobDone(m msgJobDone) {
 		// one fsync per ticket instead of two while a lane drains.
 		l.printedDue = &m
 		l.failures = 0
+		l.confirms++
 		if l.state != escpos.StateReady {
 			l.setState(escpos.StateReady, nil)
 		}
@@ -67,6 +68,11 @@ func (l *lane) jobDone(m msgJobDone) {
 	case errors.Is(m.err, escpos.ErrOutcomeUnknown) || sent:
 		l.m.IncAttempt(l.name, "outcome_unknown")
 		l.failures++
+		if e.confirmsAt != l.confirms {
+			e.unknowns, e.confirmsAt = 0, l.confirms
+		}
+		e.unknowns++
+		e.reprintDue = false
 		l.setState("", m.err)
 		reason := "outcome unknown"
 		if errors.Is(m.err, escpos.ErrNoAnswer) {
@@ -183,11 +189,13 @@ func (l *lane) unknown(e *entry) {
 		}
 		return
 	}
-	if n, ok := l.repeatedUnknown(e); ok {
+	n, held := l.repeatedUnknown(e)
+	if held {
 		// Reprinting what keeps ending unknown loops until the deadline (a
 		// day with timeout = "24h"), every copy marked, while the printer
-		// may be eating the tickets after it: a manager decides.
-		msg := fmt.Sprintf("the printer took the job and did not confirm it %d times (max_unknown = %d): held for a manager instead of printing again; check the paper and the ticket's bytes, then retry or cancel it", n, l.pc.MaxUnknown)
+		// may be eating the tickets after it, or printing each copy and
+		// losing the link before it can say so: a manager decides.
+		msg := fmt.Sprintf("the printer took the job %d times without confirming a copy (the link failed or it did not answer; max_unknown = %d): held for a manager instead of printing again; check the printer's output and its link, then retry or cancel it", n, l.pc.MaxUnknown)
 		if l.move(e, spool.StateHeld, spool.Change{Reason: ReasonRepeatedUnknown, Message: msg}) {
 			l.waiting[e.task.TaskNo] = e
 		} else if spoolTrouble(l.moveErr) {
@@ -195,6 +203,16 @@ func (l *lane) unknown(e *entry) {
 		}
 		return
 	}
+	if !e.reprintDue {
+		// The next copy waits a backoff, as a failed send does: a link
+		// that fails after every job must not reprint as fast as it
+		// reconnects. The task stays UNKNOWN meanwhile.
+		e.reprintDue = true
+		l.waiting[e.task.TaskNo] = e
+		l.host.after(redoKey(e.task.TaskNo), l.host.jitter(l.backoff, max(n, 1)-1), l.name, msgRedo{taskNo: e.task.TaskNo})
+		return
+	}
+	e.reprintDue = false
 	dup := true
 	l.requeue(e, spool.Change{Reason: "outcome unknown: reprinting marked POSSIBLE DUPLICATE", PossibleDuplicate: &dup})
 }
@@ -210,27 +228,37 @@ const ReasonRepeatedUnknown = "REPEATED_UNKNOWN"
 // mid-job or a restart is "outcome unknown" or its own reason.
 const reasonUnconfirmed = "outcome unknown: the printer took the job and did not confirm it"
 
-// repeatedUnknown reports how many times e's task has ended unconfirmed
-// (reasonUnconfirmed), this time included, and whether that reaches the
-// printer's max_unknown. A link that fails mid-job or a restart does not
-// count: reprinting is how the ticket gets out once the link holds, and a
-// failing link moves the printer's work to its backup (failover_failures).
-// A printer that keeps answering and never confirms one ticket will not
-// confirm its next copy either. It counts the task's stored history, so
-// outcomes before a restart count too; a history that cannot be read counts
-// this outcome alone.
+// repeatedUnknown reports how many copies of e's task have ended with the
+// outcome unknown since its lane last confirmed a copy (of any task), this
+// one included, and whether that reaches the printer's max_unknown. Every
+// outcome-unknown counts: a printer that never confirms, a link lost after
+// the bytes left, a printer that prints and drops the link before it
+// answers. A confirmed copy resets the count, so a link that drops now and
+// then (its tickets in between confirmed) does not hold good tickets. Until
+// the lane's first confirmed copy, the task's unconfirmed outcomes in its
+// stored history count too (before a restart); a history that cannot be
+// read counts what this run saw.
 func (l *lane) repeatedUnknown(e *entry) (int, bool) {
-	if l.pc.MaxUnknown <= 0 || e.task.Reason != reasonUnconfirmed {
+	if l.pc.MaxUnknown <= 0 {
 		return 0, false
 	}
-	t, err := l.sp.Get(e.task.TaskNo)
-	if err != nil {
-		return 1, l.pc.MaxUnknown <= 1
+	n := e.unknowns
+	if e.confirmsAt != l.confirms {
+		n = 0
 	}
-	n := 0
-	for _, te := range t.Timeline {
-		if te.State == spool.StateUnknown && te.Reason == reasonUnconfirmed {
-			n++
+	if l.confirms == 0 {
+		// Before this run's first confirmed copy, a printer that took the
+		// job and never confirmed it counts from the stored history too
+		// (outcomes before a restart). Lost links do not: a restart in the
+		// middle of sends (a SIGKILL) must not hold the tickets it cut off.
+		if t, err := l.sp.Get(e.task.TaskNo); err == nil {
+			h := 0
+			for _, te := range t.Timeline {
+				if te.State == spool.StateUnknown && te.Reason == reasonUnconfirmed {
+					h++
+				}
+			}
+			n = max(n, h)
 		}
 	}
 	return n, n >= l.pc.MaxUnknown

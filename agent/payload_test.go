@@ -7,11 +7,14 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"printgate/agent/api"
 	"printgate/agent/localapi"
+	"printgate/drivers/escpos"
 	"printgate/drivers/printertest"
 	"printgate/spool"
 )
@@ -80,5 +83,77 @@ func TestPayloadEndingInsideCommandRefused(t *testing.T) {
 	// A raw port's job keeps the port's handling: taken, not refused.
 	if _, dup, err := h.a.Submit(context.Background(), spool.NewTask{TaskNo: "RAW_k_1", Printer: "k", Origin: spool.OriginRaw, Payload: cutQR, Truncated: true}); err != nil || dup {
 		t.Errorf("raw job: dup=%v err=%v, want accepted", dup, err)
+	}
+}
+
+// TestAllowListKeepsKnownEncoders ensures the allow-list (checkAllowed, the
+// raw port's strip table and decode.Known) passes everything real encoders
+// send: the third-party POS encoder's corpus, our own rendered tickets
+// (every demo and fixture document, on every profile, with every banner),
+// and the rendered fixtures.
+func TestAllowListKeepsKnownEncoders(t *testing.T) {
+	var streams []string
+	for _, g := range []string{"../drivers/escpos/decode/testdata/thirdparty/*.bin", "../testdata/escpos/*.bin"} {
+		m, err := filepath.Glob(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		streams = append(streams, m...)
+	}
+	if len(streams) < 10 {
+		t.Fatalf("found %d streams, want the corpus and the fixtures", len(streams))
+	}
+	for _, f := range streams {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := "epson-80"
+		if strings.Contains(filepath.Base(f), "xprinter") {
+			name = "xprinter-80"
+		}
+		p, err := escpos.LookupProfile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkAllowed(b, p); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	docs, err := filepath.Glob("../testdata/*/*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range docs {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var task struct {
+			Document json.RawMessage `json:"document"`
+		}
+		if json.Unmarshal(raw, &task) == nil && len(task.Document) > 0 {
+			raw = task.Document
+		}
+		doc, err := escpos.ParseDocument(raw)
+		if err != nil {
+			continue // not a document (a config, a task list)
+		}
+		for _, name := range escpos.ProfileNames() {
+			p, _ := escpos.LookupProfile(name)
+			opts := escpos.RenderOptions{PossibleDuplicate: true, Reprint: true, FailoverFrom: "a", FailoverTo: "b", Incomplete: true}
+			b, err := escpos.Render(doc, p, opts)
+			if err != nil {
+				continue // a document this paper cannot take
+			}
+			n++
+			if err := checkAllowed(b, p); err != nil {
+				t.Errorf("%s on %s: %v", f, name, err)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no document rendered")
 	}
 }

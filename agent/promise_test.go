@@ -61,7 +61,9 @@ func TestDoubleDeliveryPrintsOneUnmarkedCopy(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.a, h.cancel, h.done = a, cancel, make(chan error, 1)
 	go func() { h.done <- a.Run(ctx) }()
-	got := h.waitTask("DUP_v1", spool.StatePrinted)
+	// The marked copy waits the retry backoff.
+	h.advanceUntil("DUP_v1 PRINTED", time.Second, func() bool { return h.stateOf("DUP_v1") == spool.StatePrinted })
+	got, _ := h.sp.Get("DUP_v1")
 	if !got.PossibleDuplicate {
 		t.Errorf("spool: possible_duplicate=false after an unknown outcome: %+v", got)
 	}

@@ -20,6 +20,13 @@ type entry struct {
 	// writeFails counts spool writes for this task that failed in a row,
 	// to back off the next try.
 	writeFails int
+	// unknowns counts the task's outcome-unknown copies since its lane
+	// last confirmed a copy (confirmsAt is the lane's count of confirmed
+	// copies when it was counted), toward max_unknown; reprintDue is set
+	// once the backoff before the next copy has passed.
+	unknowns   int
+	confirmsAt uint64
+	reprintDue bool
 	// heap and idx place the entry in a seqHeap, for O(log n) removal.
 	heap *seqHeap
 	idx  int

@@ -22,7 +22,8 @@ func TestOutcomeUnknownReprintsMarked(t *testing.T) {
 	h.p["k"].FaultAfter(printertest.FaultDrop, 40)
 	h.submit("U_v1", "k")
 	h.waitTask("U_v1", spool.StateUnknown)
-	got := h.waitTask("U_v1", spool.StatePrinted)
+	h.advanceUntil("U_v1 PRINTED", time.Second, func() bool { return h.stateOf("U_v1") == spool.StatePrinted })
+	got, _ := h.sp.Get("U_v1")
 	if !got.PossibleDuplicate {
 		t.Errorf("reprinted after unknown outcome without possible_duplicate: %+v", got)
 	}
@@ -164,7 +165,9 @@ func TestRestartRebuildsFromSpool(t *testing.T) {
 	if late.Reason == "" {
 		t.Errorf("late task timed out without a reason")
 	}
-	sent := h.waitTask("SENT_v1", spool.StatePrinted)
+	// Its marked copy waits the retry backoff.
+	h.advanceUntil("SENT_v1 PRINTED", 100*time.Millisecond, func() bool { return h.stateOf("SENT_v1") == spool.StatePrinted })
+	sent, _ := sp.Get("SENT_v1")
 	if !sent.PossibleDuplicate {
 		t.Errorf("task found SENDING was reprinted unmarked")
 	}

@@ -1,10 +1,12 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"printgate/agent/config"
 	"printgate/drivers/escpos"
@@ -20,11 +22,13 @@ type confirmsWhen struct {
 	Printer
 	left  *atomic.Int32
 	cause error
+	// match, when set, limits the unknown outcomes to jobs holding it.
+	match string
 }
 
 func (u *confirmsWhen) Print(ctx context.Context, job []byte, id uint64) (escpos.Confirmation, error) {
 	conf, err := u.Printer.Print(ctx, job, id)
-	if err == nil && u.left.Add(-1) >= 0 {
+	if err == nil && (u.match == "" || bytes.Contains(job, []byte(u.match))) && u.left.Add(-1) >= 0 {
 		return 0, &escpos.PrintError{Op: "print", Err: escpos.ErrOutcomeUnknown, Cause: u.cause, Sent: true}
 	}
 	return conf, err
@@ -34,11 +38,18 @@ func (u *confirmsWhen) Print(ctx context.Context, job []byte, id uint64) (escpos
 // its next n jobs unknown for cause.
 func unconfirmedHarness(t *testing.T, extra string, n int32, cause error) *harness {
 	t.Helper()
+	return unconfirmedMatchHarness(t, extra, n, cause, "")
+}
+
+// unconfirmedMatchHarness is unconfirmedHarness counting only the jobs
+// that hold match.
+func unconfirmedMatchHarness(t *testing.T, extra string, n int32, cause error, match string) *harness {
+	t.Helper()
 	left := new(atomic.Int32)
 	left.Store(n)
 	h := newHarness(t, []printerSpec{{name: "k", model: printertest.ModelEpson, extra: extra}}, "", func(o *Options) {
 		o.OpenPrinter = func(pc *config.Printer) Printer {
-			return &confirmsWhen{Printer: openDevice(pc, testSession, nil, nil), left: left, cause: cause}
+			return &confirmsWhen{Printer: openDevice(pc, testSession, nil, nil), left: left, cause: cause, match: match}
 		}
 	})
 	h.waitPrinter("k", "READY")
@@ -68,7 +79,8 @@ func TestRepeatedUnknownHolds(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			h := unconfirmedHarness(t, c.extra, int32(c.sends), escpos.ErrNoAnswer)
 			h.submit("LOOP_v1", "k")
-			held := h.waitTask("LOOP_v1", spool.StateHeld)
+			h.advanceUntil("LOOP_v1 HELD", time.Second, func() bool { return h.stateOf("LOOP_v1") == spool.StateHeld })
+			held, _ := h.sp.Get("LOOP_v1")
 			if held.Reason != ReasonRepeatedUnknown {
 				t.Errorf("held with reason %q (%s), want %s", held.Reason, held.Message, ReasonRepeatedUnknown)
 			}
@@ -90,17 +102,54 @@ func TestRepeatedUnknownHolds(t *testing.T) {
 	}
 }
 
-// TestLinkLostMidJobStillReprints ensures max_unknown counts only a
-// printer that took the job and did not confirm it: a link lost mid-job
-// three times in a row is reprinted (marked) until it prints, as before.
-func TestLinkLostMidJobStillReprints(t *testing.T) {
-	h := unconfirmedHarness(t, "", 3, io.ErrUnexpectedEOF)
+// TestLinkLostCountsTowardMaxUnknown ensures every outcome-unknown counts
+// toward max_unknown, a link lost after the bytes left too: a printer that
+// prints and then loses the link before it answers made one ticket print
+// 63 times in a minute when only an unanswered probe counted. Each copy
+// waits a backoff (the clock must move), and the task goes HELD after
+// max_unknown copies.
+func TestLinkLostCountsTowardMaxUnknown(t *testing.T) {
+	h := unconfirmedHarness(t, "", 100, io.ErrUnexpectedEOF)
 	h.submit("DROP_v1", "k")
-	got := h.waitTask("DROP_v1", spool.StatePrinted)
+	h.waitTask("DROP_v1", spool.StateUnknown)
+	h.settle("k")
+	if n := h.sends("DROP_v1"); n != 1 {
+		t.Fatalf("sent %d times before the clock moved, want 1: no backoff between copies", n)
+	}
+	h.advanceUntil("DROP_v1 HELD", time.Second, func() bool { return h.stateOf("DROP_v1") == spool.StateHeld })
+	if got, _ := h.sp.Get("DROP_v1"); got.Reason != ReasonRepeatedUnknown {
+		t.Errorf("held with reason %q, want %s", got.Reason, ReasonRepeatedUnknown)
+	}
+	if n := h.sends("DROP_v1"); n != 2 {
+		t.Errorf("sent %d times, want 2 (max_unknown)", n)
+	}
+}
+
+// TestConfirmedCopyResetsUnknownCount ensures the count toward max_unknown
+// restarts when the printer confirms a copy: a link that drops now and then
+// (other tickets confirmed in between) reprints a ticket until it is
+// confirmed instead of holding it, as the chaos run's drops need.
+func TestConfirmedCopyResetsUnknownCount(t *testing.T) {
+	h := unconfirmedMatchHarness(t, "", 2, io.ErrUnexpectedEOF, "TICKET DROP_v1")
+	h.submit("DROP_v1", "k")
+	h.waitTask("DROP_v1", spool.StateUnknown)
+	h.submit("GOOD_v1", "k")
+	h.waitTask("GOOD_v1", spool.StatePrinted)
+	h.advanceUntil("DROP_v1 PRINTED", time.Second, func() bool { return h.stateOf("DROP_v1") == spool.StatePrinted })
+	got, _ := h.sp.Get("DROP_v1")
 	if !got.PossibleDuplicate {
 		t.Errorf("reprinted without possible_duplicate: %+v", got)
 	}
-	if n := h.sends("DROP_v1"); n != 4 {
-		t.Errorf("sent %d times, want 4", n)
+	if n := h.sends("DROP_v1"); n != 3 {
+		t.Errorf("sent %d times, want 3", n)
 	}
+}
+
+// stateOf is taskNo's stored state ("" when it cannot be read).
+func (h *harness) stateOf(taskNo string) spool.State {
+	t, err := h.sp.Get(taskNo)
+	if err != nil {
+		return ""
+	}
+	return t.State
 }

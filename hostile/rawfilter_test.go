@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -143,5 +144,79 @@ func TestPayloadCannotLeavePrinterDisabled(t *testing.T) {
 	tks := waitTicket(t, a, 2, "the API ticket after a payload that disabled the printer")
 	if !tks[1].Contains("TICKET AFTER-PAYLOAD-1") {
 		t.Fatalf("second ticket %q", tks[1].Lines)
+	}
+}
+
+// rawUnframed is what passed the raw port and the API while it framed by a
+// deny-list: commands that write NV memory or transmit that the strip
+// table did not name, a tab-stop smuggle (an Epson ends ESC D at a value
+// not above the one before and runs what follows), and commands the
+// decoder did not know, framed as 3 bytes where firmware frames them
+// longer and eats the next ticket. check is what must not reach the
+// printer.
+var rawUnframed = []struct {
+	name       string
+	cmd, check []byte
+}{
+	{"GS D fn 67 (BMP to NV graphics)", []byte{0x1D, 'D', 0x30, 0x43, 0x30, 0x20, 0x20, 0x31, 'B', 'M', 0x3E, 0, 0, 0}, []byte{0x1D, 'D', 0x30, 0x43}},
+	{"FS ( E (NV logo)", []byte{0x1C, '(', 'E', 0x03, 0x00, 0x3C, 0x02, 0x30}, []byte{0x1C, '(', 'E'}},
+	{"FS ( L fn 33 (NV layout)", []byte{0x1C, '(', 'L', 0x04, 0x00, 0x21, 0x30, 0x30, 0x30}, []byte{0x1C, '(', 'L', 0x04}},
+	{"GS ( k fn 82 (transmit)", []byte{0x1D, '(', 'k', 0x03, 0x00, 0x31, 0x52, 0x30}, []byte{0x1D, '(', 'k', 0x03, 0x00, 0x31, 0x52}},
+	{"GS ^ m=1 (waits for FEED)", []byte{0x1D, '^', 0x01, 0x00, 0x01}, []byte{0x1D, '^', 0x01, 0x00, 0x01}},
+	{"ESC D 0x50 then GS ( E (tab-stop smuggle)", []byte{0x1B, 'D', 0x50, 0x1D, '(', 'E', 0x03, 0x00, 0x01, 'I', 'N'}, []byte{0x1D, '(', 'E'}},
+	{"ESC Z (clone QR, 65,535 bytes to come)", []byte{0x1B, 'Z', 0x00, 'L', 0x06, 0xFF, 0xFF}, []byte{0x1B, 'Z'}},
+	{"FS ? (unknown)", []byte{0x1C, '?', 0x21}, []byte{0x1C, '?'}},
+	{"GS C 0 (unknown)", []byte{0x1D, 'C', 0x30}, []byte{0x1D, 'C'}},
+	{"ESC f 0 (unknown)", []byte{0x1B, 'f', 0x30}, []byte{0x1B, 'f'}},
+}
+
+// TestRawJobPassesOnlyFramedCommands: a raw job carrying each of them,
+// then an API ticket. None reaches the printer (the raw port removes them,
+// naming them in its log), the job's own text and the API ticket print.
+func TestRawJobPassesOnlyFramedCommands(t *testing.T) {
+	a := start(t, Setup{Raw: true})
+	job := []byte("\x1b@RAW JOB\n")
+	for i, c := range rawUnframed {
+		job = append(job, c.cmd...)
+		job = append(job, fmt.Sprintf("\nLINE %02d\n", i)...)
+	}
+	job = append(job, 0x1D, 'V', 0x00)
+	sendRaw(t, a.RawAddr, job)
+	tks := waitTicket(t, a, 1, "the raw job")
+	if !tks[0].Contains("RAW JOB") || !tks[0].Contains(fmt.Sprintf("LINE %02d", len(rawUnframed)-1)) {
+		t.Fatalf("the raw job printed %q", tks[0].Lines)
+	}
+	if code := a.submit(t, "AFTER-RAW-2"); code != 202 && code != 200 {
+		t.Fatalf("submit: HTTP %d", code)
+	}
+	tks = waitTicket(t, a, 2, "the API ticket after the raw job")
+	if !tks[1].Contains("TICKET AFTER-RAW-2") {
+		t.Fatalf("second ticket %q", tks[1].Lines)
+	}
+	got := printedBytes(a.Printer)
+	for _, c := range rawUnframed {
+		if bytes.Contains(got, c.check) {
+			t.Errorf("%s reached the printer", c.name)
+		}
+	}
+	if logs := a.Logs(); !strings.Contains(logs, "ESC Z (a command the agent cannot frame)") {
+		t.Errorf("the raw port's log does not name the removed commands:\n%s", logs)
+	}
+}
+
+// TestPayloadOnlyFramedCommands: an API payload carrying any of them is
+// refused, 400 bad_payload naming the command, and nothing prints.
+func TestPayloadOnlyFramedCommands(t *testing.T) {
+	a := start(t, Setup{})
+	for i, c := range rawUnframed {
+		payload := base64.StdEncoding.EncodeToString(append(append([]byte("\x1b@PAYLOAD\n"), c.cmd...), "\nEND\n\x1dV\x00"...))
+		body := fmt.Sprintf(`{"task_no":"UNFRAMED-%d","printer":"p0","payload":%q}`, i, payload)
+		code, resp, _ := a.do(t, "POST", "/api/v1/tasks", body, map[string]string{"Authorization": "Bearer " + a.Token, "Content-Type": "application/json"})
+		if code != 400 || !strings.Contains(resp, "bad_payload") || !strings.Contains(resp, "at offset 1") {
+			t.Errorf("%s: HTTP %d %s, want 400 bad_payload naming the command and its offset", c.name, code, resp)
+		}
+	}
+	if tks := a.Printer.Tickets(); len(tks) != 0 {
+		t.Errorf("printed %d tickets", len(tks))
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+
+	"printgate/drivers/escpos/decode"
 )
 
 // The strip table: commands a raw job may not pass to the printer, because
@@ -20,9 +22,11 @@ import (
 //     in the agent's own session, where it is taken for the answer to the
 //     agent's own query.
 //
-// Each entry frames its command as an Epson printer does (some lengths
-// differ from what the shared decoder assumes for commands it does not
-// know), so the bytes after it are read as the printer reads them. A
+// Each entry is framed by the one command-length table the decoder and the
+// driver's resynchronisation use (decode.CommandLength), as an Epson
+// frames it, so the bytes after it are read as the printer reads them. A
+// command the table does not know is removed too (its two bytes): no
+// length for it can be trusted (the allow-list, DESIGN.md invariant 13). A
 // stripped command is not in Job.Data and is not content. docs/PROTOCOL.md
 // (Raw port) lists the same table for people. The queries the port
 // answers itself (DLE EOT, DLE ENQ, GS r, GS I, GS a, GS ( H fn48) are
@@ -41,42 +45,16 @@ import (
 type stripRule struct {
 	// name is the command as PROTOCOL.md lists it.
 	name string
-	// frame returns the length of the command at the start of b, which is
-	// known to start with this rule's prefix, or 0 when b holds only part
-	// of it. keep reports that the whole command is one the rule lets
-	// through after all (a function of the same prefix that is harmless):
-	// the decoder then frames it.
-	frame func(b []byte) (n int, keep bool)
+	// keep, if set, reports that the whole command cmd is one the rule
+	// lets through after all (a function of the same prefix that is
+	// harmless).
+	keep func(cmd []byte) bool
 	// answer, if set, is what the port answers in the printer's place.
 	answer func(c *conn) []byte
 }
 
-// fixedLen frames a command of n bytes.
-func fixedLen(n int) func([]byte) (int, bool) {
-	return func(b []byte) (int, bool) {
-		if len(b) < n {
-			return 0, false
-		}
-		return n, false
-	}
-}
-
-// parenLen frames ESC/GS/FS ( x pL pH d1..dk: 5 + pL + 256·pH bytes. With
-// strip set it decides from the body (d1..dk) whether to strip.
-func parenLen(strip func(body []byte) bool) func([]byte) (int, bool) {
-	return func(b []byte) (int, bool) {
-		if len(b) < 5 {
-			return 0, false
-		}
-		n := 5 + le16(b[3], b[4])
-		if len(b) < n {
-			return 0, false
-		}
-		return n, strip != nil && !strip(b[5:n])
-	}
-}
-
-func le16(lo, hi byte) int { return int(lo) | int(hi)<<8 }
+// parenBody is the body d1..dk of ESC/GS/FS ( x pL pH d1..dk.
+func parenBody(cmd []byte) []byte { return cmd[5:] }
 
 // nvGraphicsFn reports whether fn, a GS ( L / GS 8 L function, stores or
 // deletes NV graphics or asks the printer to transmit: 0/48 NV capacity,
@@ -94,81 +72,65 @@ func nvGraphicsFn(fn byte) bool {
 
 // stripTable is matched by prefix: a command's first two bytes, or three
 // where the third picks the function (DLE DC4 fn, GS g, FS g, the GS ( and
-// FS ( families).
+// FS ( families). Every command is framed by the one command-length table
+// (decode.CommandLength), which frames it as an Epson does.
 var stripTable = []struct {
 	prefix string
 	rule   stripRule
 }{
-	{"\x1b=", stripRule{name: "ESC = n (n even: printer disabled)", frame: func(b []byte) (int, bool) {
-		if len(b) < 3 {
-			return 0, false
-		}
+	{"\x1b=", stripRule{name: "ESC = n (n even: printer disabled)", keep: func(cmd []byte) bool {
 		// Bit 0 set enables the printer: harmless, kept. Bit 0 clear
 		// disables it: it would ignore everything after, the agent's next
 		// tickets included, while still answering status.
-		return 3, b[2]&1 == 1
+		return cmd[2]&1 == 1
 	}}},
-	{"\x1bv", stripRule{name: "ESC v (transmit paper sensor status)", frame: fixedLen(2),
+	{"\x1bv", stripRule{name: "ESC v (transmit paper sensor status)",
 		answer: func(c *conn) []byte {
 			a, _ := transmitStatus(1, c.p.printerStatus())
 			return []byte{a}
 		}}},
-	{"\x1bu", stripRule{name: "ESC u n (transmit peripheral device status)", frame: fixedLen(3)}},
-	{"\x10\x14\x02", stripRule{name: "DLE DC4 2 (power off)", frame: fixedLen(5)}},
-	{"\x10\x14\x07", stripRule{name: "DLE DC4 7 (transmit specified status in real time)", frame: fixedLen(4)}},
-	{"\x10\x14\x08", stripRule{name: "DLE DC4 8 (clear buffers)", frame: fixedLen(10)}},
-	{"\x1dg0", stripRule{name: "GS g 0 (initialize maintenance counter)", frame: fixedLen(6)}},
-	{"\x1dg2", stripRule{name: "GS g 2 (transmit maintenance counter)", frame: fixedLen(6)}},
-	{"\x1dj", stripRule{name: "GS j n (automatic status back for ink)", frame: fixedLen(3)}},
-	{"\x1d(A", stripRule{name: "GS ( A (test print, then printer reset)", frame: parenLen(nil)}},
-	{"\x1d(C", stripRule{name: "GS ( C (edit NV user memory)", frame: parenLen(nil)}},
-	{"\x1d(E", stripRule{name: "GS ( E (user setting mode: memory switches, customized values)", frame: parenLen(nil)}},
-	{"\x1d(M", stripRule{name: "GS ( M (save or load customized settings)", frame: parenLen(nil)}},
-	{"\x1d(H", stripRule{name: "GS ( H other than fn 48 (e.g. offline response)", frame: parenLen(func(body []byte) bool {
+	{"\x1bu", stripRule{name: "ESC u n (transmit peripheral device status)"}},
+	{"\x10\x14\x02", stripRule{name: "DLE DC4 2 (power off)"}},
+	{"\x10\x14\x07", stripRule{name: "DLE DC4 7 (transmit specified status in real time)"}},
+	{"\x10\x14\x08", stripRule{name: "DLE DC4 8 (clear buffers)"}},
+	{"\x1dg0", stripRule{name: "GS g 0 (initialize maintenance counter)"}},
+	{"\x1dg2", stripRule{name: "GS g 2 (transmit maintenance counter)"}},
+	{"\x1dj", stripRule{name: "GS j n (automatic status back for ink)"}},
+	{"\x1d(A", stripRule{name: "GS ( A (test print, then printer reset)"}},
+	{"\x1d(C", stripRule{name: "GS ( C (edit NV user memory)"}},
+	{"\x1d(E", stripRule{name: "GS ( E (user setting mode: memory switches, customized values)"}},
+	{"\x1d(M", stripRule{name: "GS ( M (save or load customized settings)"}},
+	{"\x1d(H", stripRule{name: "GS ( H other than fn 48 (e.g. offline response)", keep: func(cmd []byte) bool {
 		// fn 48 (process id) is the port's barrier: answered in command.
-		return !(len(body) == 6 && body[0] == 0x30 && body[1] == 0x30)
-	})}},
-	{"\x1d(L", stripRule{name: "GS ( L / GS 8 L NV graphics and capacity queries", frame: parenLen(func(body []byte) bool {
-		return len(body) >= 2 && nvGraphicsFn(body[1])
-	})}},
-	{"\x1d8L", stripRule{name: "GS ( L / GS 8 L NV graphics and capacity queries", frame: func(b []byte) (int, bool) {
-		if len(b) < 7 {
-			return 0, false
-		}
-		n := int(b[3]) | int(b[4])<<8 | int(b[5])<<16 | int(b[6])<<24
-		if n < 0 || len(b)-7 < n {
-			return 0, false
-		}
-		return 7 + n, !(n >= 2 && nvGraphicsFn(b[8]))
+		body := parenBody(cmd)
+		return len(body) == 6 && body[0] == 0x30 && body[1] == 0x30
 	}}},
-	{"\x1c(e", stripRule{name: "FS ( e (automatic status back for optional functions)", frame: parenLen(nil)}},
-	{"\x1cg1", stripRule{name: "FS g 1 (write NV user memory)", frame: func(b []byte) (int, bool) {
-		if len(b) < 10 {
-			return 0, false
-		}
-		n := 10 + le16(b[8], b[9])
-		if len(b) < n {
-			return 0, false
-		}
-		return n, false
+	{"\x1d(L", stripRule{name: "GS ( L / GS 8 L NV graphics and capacity queries", keep: func(cmd []byte) bool {
+		body := parenBody(cmd)
+		return !(len(body) >= 2 && nvGraphicsFn(body[1]))
 	}}},
-	{"\x1cg2", stripRule{name: "FS g 2 (transmit NV user memory)", frame: fixedLen(10)}},
-	{"\x1cq", stripRule{name: "FS q (define NV bit images)", frame: func(b []byte) (int, bool) {
-		if len(b) < 3 {
-			return 0, false
-		}
-		i := 3
-		for range int(b[2]) {
-			if len(b) < i+4 {
-				return 0, false
-			}
-			i += 4 + le16(b[i], b[i+1])*le16(b[i+2], b[i+3])*8
-		}
-		if len(b) < i {
-			return 0, false
-		}
-		return i, false
+	{"\x1d8L", stripRule{name: "GS ( L / GS 8 L NV graphics and capacity queries", keep: func(cmd []byte) bool {
+		body := cmd[7:]
+		return !(len(body) >= 2 && nvGraphicsFn(body[1]))
 	}}},
+	{"\x1c(E", stripRule{name: "FS ( E (NV logo and user memory settings)"}},
+	{"\x1c(L", stripRule{name: "FS ( L fn 33/34 (NV paper layout: set or transmit)", keep: func(cmd []byte) bool {
+		body := parenBody(cmd)
+		return !(len(body) >= 1 && (body[0] == 33 || body[0] == 34))
+	}}},
+	{"\x1d(k", stripRule{name: "GS ( k fn 82 (transmit symbol size)", keep: func(cmd []byte) bool {
+		body := parenBody(cmd)
+		return !(len(body) >= 2 && body[1] == 82)
+	}}},
+	{"\x1d^", stripRule{name: "GS ^ r t 1 (macro waiting for the FEED button)", keep: func(cmd []byte) bool {
+		// m = 1 waits for the FEED button between runs: the printer holds
+		// every later ticket until someone presses it.
+		return cmd[4] != 1
+	}}},
+	{"\x1c(e", stripRule{name: "FS ( e (automatic status back for optional functions)"}},
+	{"\x1cg1", stripRule{name: "FS g 1 (write NV user memory)"}},
+	{"\x1cg2", stripRule{name: "FS g 2 (transmit NV user memory)"}},
+	{"\x1cq", stripRule{name: "FS q (define NV bit images)"}},
 }
 
 // stripped matches b, the buffer at a command's first byte, against the
@@ -196,13 +158,38 @@ func stripped(b []byte) (*stripRule, int) {
 		if string(b[:len(p)]) != p {
 			continue
 		}
-		n, keep := e.rule.frame(b)
-		if keep {
+		n := decode.CommandLength(b)
+		if n > len(b) {
+			return &e.rule, 0 // the rest is still to come
+		}
+		if e.rule.keep != nil && e.rule.keep(b[:n]) {
 			return nil, 0
 		}
 		return &e.rule, n
 	}
+	if !decode.Known(b) {
+		// Not on the allow-list: the decoder has no reference length for
+		// it, and firmware that frames it longer would eat what follows.
+		// Its two bytes go; what follows is read as the printer would
+		// read data.
+		return &stripRule{name: decode.Partial{Head: b[:2]}.Name() + " (a command the agent cannot frame)"}, 2
+	}
 	return nil, 0
+}
+
+// Refused names the command at the start of b when a payload may not carry
+// it to a printer: one the raw port strips, or one the decoder cannot
+// frame; n is its length (2 for one that cannot be framed). It returns
+// "" when b starts with an allowed command, or with part of a command
+// whose length is still unknown. The local API and the cloud refuse such
+// payloads at intake. ESC = n is allowed there: every payload the agent
+// prints ends with ESC = 1.
+func Refused(b []byte) (name string, n int) {
+	r, n := stripped(b)
+	if r == nil || n == 0 || strings.HasPrefix(r.name, "ESC = ") {
+		return "", 0
+	}
+	return r.name, n
 }
 
 // strip takes a stripped command out of the job being read: the port

@@ -42,6 +42,25 @@ var stripSamples = []struct {
 	{"FS g 1 (write NV user memory)", []byte{0x1C, 'g', '1', 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x00, 'A', 'B', 'C'}},
 	{"FS g 2 (read NV user memory)", []byte{0x1C, 'g', '2', 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x00}},
 	{"FS q (define NV bit image)", []byte{0x1C, 'q', 0x01, 0x01, 0x00, 0x01, 0x00, 1, 2, 3, 4, 5, 6, 7, 8}},
+	{"FS ( E (NV logo key codes)", []byte{0x1C, '(', 'E', 0x03, 0x00, 0x3C, 0x02, 0x30}},
+	{"FS ( L fn 33 (NV paper layout)", []byte{0x1C, '(', 'L', 0x04, 0x00, 0x21, 0x30, 0x30, 0x30}},
+	{"FS ( L fn 34 (transmit paper layout)", []byte{0x1C, '(', 'L', 0x03, 0x00, 0x22, 0x30, 0x40}},
+	{"GS ( k fn 82 (transmit symbol size)", []byte{0x1D, '(', 'k', 0x03, 0x00, 0x31, 0x52, 0x30}},
+	{"GS ^ r t 1 (macro waits for FEED)", []byte{0x1D, '^', 0x01, 0x00, 0x01}},
+}
+
+// unframedSamples are commands the decoder has no reference length for:
+// the port removes their two bytes and reads whatever follows as data.
+var unframedSamples = []struct {
+	name string
+	cmd  []byte
+}{
+	{"ESC Z (clone QR)", []byte{0x1B, 'Z'}},
+	{"FS ?", []byte{0x1C, '?'}},
+	{"GS C", []byte{0x1D, 'C'}},
+	{"ESC f", []byte{0x1B, 'f'}},
+	{"GS D (BMP graphics)", []byte{0x1D, 'D'}},
+	{"DLE DC4 3 (real-time buzzer, longer on some models)", []byte{0x10, 0x14}},
 }
 
 // feedConn runs chunks through one connection's reader, each chunk as one
@@ -118,6 +137,23 @@ func TestStripTable(t *testing.T) {
 	}
 }
 
+// TestStripUnframed ensures a command the decoder cannot frame never
+// reaches the printer: its two bytes are removed, at once or one byte per
+// read, and the command right after it is intact.
+func TestStripUnframed(t *testing.T) {
+	for _, tc := range unframedSamples {
+		t.Run(tc.name, func(t *testing.T) {
+			job := cat(escInit, []byte("BEFORE\n"), tc.cmd, boldOn, []byte("AFTER\n"), cutFull)
+			want := cat(escInit, []byte("BEFORE\n"), boldOn, []byte("AFTER\n"), cutFull)
+			for _, chunks := range [][][]byte{{job}, bytewise(job)} {
+				if data, _ := feedConn(t, chunks...); !bytes.Equal(data, want) {
+					t.Fatalf("job % x\nwant % x", data, want)
+				}
+			}
+		})
+	}
+}
+
 // TestStripAloneIsNoJob ensures a connection that sends only stripped
 // commands (and ESC @) makes no job: there is nothing to print.
 func TestStripAloneIsNoJob(t *testing.T) {
@@ -154,6 +190,10 @@ func TestStripKeepsLookalikes(t *testing.T) {
 		{"GS ( L fn 69 (print a stored NV graphic)", []byte{0x1D, '(', 'L', 0x06, 0x00, 0x30, 0x45, 0x20, 0x20, 0x01, 0x01}},
 		{"GS 8 L fn 112", []byte{0x1D, '8', 'L', 0x0B, 0x00, 0x00, 0x00, 0x30, 0x70, 0x30, 0x01, 0x01, 0x31, 0x08, 0x00, 0x01, 0x00, 0xFF}},
 		{"GS ( k QR store", []byte{0x1D, '(', 'k', 0x05, 0x00, 0x31, 0x50, 0x30, 'h', 'i'}},
+		{"GS ( k QR print", []byte{0x1D, '(', 'k', 0x03, 0x00, 0x31, 0x51, 0x30}},
+		{"FS ( L fn 48 (feed to the label)", []byte{0x1C, '(', 'L', 0x02, 0x00, 0x30, 0x30}},
+		{"GS ^ r t 0 (run a macro)", []byte{0x1D, '^', 0x01, 0x00, 0x00}},
+		{"ESC D tab stops", []byte{0x1B, 'D', 0x08, 0x10, 0x00}},
 		{"GS ( K print density", []byte{0x1D, '(', 'K', 0x02, 0x00, 0x31, 0x02}},
 		{"GS ( N character colour", []byte{0x1D, '(', 'N', 0x02, 0x00, 0x30, 0x31}},
 		{"ESC c 5 (panel buttons)", []byte{0x1B, 'c', '5', 0x00}},

@@ -93,6 +93,9 @@ func CheckDocument(doc *Document, p Profile) error {
 	if doc == nil {
 		return nil
 	}
+	if err := checkImageHeights(doc, p); err != nil {
+		return err
+	}
 	c := newCodec(p)
 	var bad []UnprintableText
 	check := func(line int, field, s string) {

@@ -103,6 +103,11 @@ const (
 	MaxImagePixels = 2048 * 2048
 	// MaxImageHeight is the most dot rows an image may print (30 cm).
 	MaxImageHeight = 2400
+	// MaxDocumentPixels bounds the width×height of all of a document's
+	// images together: rendering decodes, scales and dithers every pixel
+	// in the printer's lane, and a document of a hundred 2048×2048 images
+	// held it for most of a minute. Four images of the largest size fit.
+	MaxDocumentPixels = 4 * MaxImagePixels
 	// MaxFeedLines is the most blank lines feed lines may add up to in one
 	// document (about 2 m of paper).
 	MaxFeedLines = 500
@@ -472,10 +477,16 @@ func (d *Document) validateLines() error {
 	if len(d.Lines) > MaxLines {
 		return fmt.Errorf("document: %d lines, more than %d", len(d.Lines), MaxLines)
 	}
-	feeds := 0
+	feeds, pixels := 0, 0
 	for i, l := range d.Lines {
 		if err := validateLine(l); err != nil {
 			return fmt.Errorf("line %d: %w", i+1, err)
+		}
+		if im, ok := l.(ImageLine); ok {
+			cfg, _ := png.DecodeConfig(bytes.NewReader(im.PNG)) // validateLine read it
+			if pixels += cfg.Width * cfg.Height; pixels > MaxDocumentPixels {
+				return fmt.Errorf("line %d: images add up to %d pixels, more than the %d a document may hold (%d at 2048×2048); send fewer or smaller images", i+1, pixels, MaxDocumentPixels, MaxDocumentPixels/MaxImagePixels)
+			}
 		}
 		if f, ok := l.(FeedLine); ok {
 			if feeds += f.Lines; feeds > MaxFeedLines {

@@ -37,6 +37,36 @@ func decodeImage(b []byte) (image.Image, error) {
 	return img, nil
 }
 
+// printedHeight is how many dot rows a w×h image prints on paperDots-wide
+// paper: rasterize scales a wider image down to the paper's width.
+func printedHeight(w, h, paperDots int) int {
+	if w > paperDots {
+		return max((h*paperDots+w/2)/w, 1)
+	}
+	return h
+}
+
+// checkImageHeights refuses a document with an image taller than
+// MaxImageHeight once scaled to p's paper, as Render would: at intake,
+// before the document waits its turn, rather than FAILED RENDER in the
+// printer's lane.
+func checkImageHeights(doc *Document, p Profile) error {
+	for i, l := range doc.Lines {
+		im, ok := l.(ImageLine)
+		if !ok {
+			continue
+		}
+		cfg, err := png.DecodeConfig(bytes.NewReader(im.PNG))
+		if err != nil {
+			return fmt.Errorf("line %d: image is not a PNG: %w", i+1, err)
+		}
+		if h := printedHeight(cfg.Width, cfg.Height, p.Dots); h > MaxImageHeight {
+			return fmt.Errorf("line %d: image is %d dots high when printed on %d-dot paper, more than %d", i+1, h, p.Dots, MaxImageHeight)
+		}
+	}
+	return nil
+}
+
 // rasterize scales img down to at most paperDots wide (never up: a small logo
 // stays crisp), dithers it to black and white with Floyd–Steinberg and
 // centres it on the paper.
@@ -45,10 +75,7 @@ func rasterize(img image.Image, paperDots int) (*raster, error) {
 	b := img.Bounds()
 	w, h := b.Dx(), b.Dy()
 	if w > paperDots {
-		nh := (h*paperDots + w/2) / w
-		if nh < 1 {
-			nh = 1
-		}
+		nh := printedHeight(w, h, paperDots)
 		gray = scaleDown(gray, w, h, paperDots, nh)
 		w, h = paperDots, nh
 	}

@@ -1,5 +1,7 @@
 package escpos
 
+import "printgate/drivers/escpos/decode"
+
 // A printer does not see connection boundaries: when a connection dies in
 // the middle of a command that takes arguments (GS v 0 and its raster data,
 // GS ( k, GS ( H, GS k, ESC ( A, GS ! n, ...), the printer's parser keeps
@@ -52,15 +54,19 @@ func (r resyncDebt) merge(o resyncDebt) resyncDebt {
 }
 
 // resyncPreamble is what resynchronises a printer whose parser may be up to
-// r.bound bytes into a command's arguments: that many NULs, then ESC @. When
+// r.bound bytes into a command's arguments: that many NULs, then ESC = 1
+// (printer enabled) and ESC @. When
 // r.cut is set, part of a cut-off job may be on the paper, so a feed and
 // partial cut follow: otherwise that fragment (a reprint's POSSIBLE
 // DUPLICATE banner, say) would run into the next, genuine ticket, and a cook
 // might skip it. After a lost status query nothing printed and no slip is
 // wasted.
 func resyncPreamble(r resyncDebt) []byte {
-	b := make([]byte, r.bound, r.bound+6)
-	b = append(b, 0x1B, '@')
+	b := make([]byte, r.bound, r.bound+9)
+	// ESC = 1 first: a payload cut off after its ESC = 0 (the printer
+	// disabled, which only the ESC = 1 it ends with would have undone)
+	// leaves a printer that ignores everything else, ESC @ included.
+	b = append(b, 0x1B, '=', 1, 0x1B, '@')
 	if r.cut {
 		b = append(b, 0x1D, 'V', 66, 3)
 	}
@@ -153,163 +159,11 @@ func commandSpan(b []byte) (n, args int) {
 }
 
 // commandLength is the full length of the ESC, FS, GS or DLE command at
-// the start of b (unknownCommand when this parser does not know it), or 0
-// for text and single-byte controls.
-func commandLength(b []byte) int {
-	switch b[0] {
-	case 0x1B:
-		return escLength(b)
-	case 0x1C:
-		return fsLength(b)
-	case 0x1D:
-		return gsLength(b)
-	case 0x10:
-		return dleLength(b)
-	}
-	return 0
-}
+// the start of b by the one command-length table (decode.CommandLength):
+// unknownCommand when it does not know it, 0 for text and single-byte
+// controls; missing bytes read as the NULs the preamble will send.
+func commandLength(b []byte) int { return decode.CommandLength(b) }
 
-// at returns b[i], or 0 (the NUL the preamble will send) when b ends before i.
-func at(b []byte, i int) int {
-	if i < len(b) {
-		return int(b[i])
-	}
-	return 0
-}
-
-// le16At is the little-endian length at b[i:i+2].
-func le16At(b []byte, i int) int { return at(b, i) | at(b, i+1)<<8 }
-
-// mulClamp multiplies two non-negative lengths, saturating above
-// MaxDanglingBound so that nothing overflows a 32-bit int.
-func mulClamp(a, b int) int {
-	if a != 0 && b > (MaxDanglingBound+1)/a {
-		return MaxDanglingBound + 1
-	}
-	return a * b
-}
-
-// nulTerminated is the length of a command whose data starts at b[start]
-// and ends with a NUL within limit bytes, or else without one.
-func nulTerminated(b []byte, start, limit, without int) int {
-	for i := start; i < start+limit; i++ {
-		if at(b, i) == 0 {
-			return i + 1
-		}
-	}
-	return without
-}
-
-// unknownCommand is the length the length functions give an ESC, FS or GS
-// command they do not know.
-const unknownCommand = -1
-
-func escLength(b []byte) int {
-	switch at(b, 1) {
-	case '@', '2', '<', 'L', 'S', 0x0C, 'i', 'm':
-		return 2
-	case '!', 'E', '-', 'a', 't', 'd', 'J', 'G', 'M', 'R', ' ', 'V', '{', 'r', '%',
-		'?', 'U', 'T', '3', 'e', 'K', '=', 'j':
-		return 3
-	case 'B', '$', '\\', 'c':
-		return 4 // ESC B n t (clone buzzer), ESC $ nL nH, ESC c 3/4/5 n
-	case 'p':
-		return 5 // ESC p m t1 t2
-	case 'W':
-		return 10
-	case '(': // ESC ( fn pL pH data (ESC ( A: Epson buzzer; ESC ( Y ...)
-		return 5 + le16At(b, 3)
-	case '*': // ESC * m nL nH data
-		k := le16At(b, 3)
-		if m := at(b, 2); m == 32 || m == 33 {
-			return 5 + 3*k
-		}
-		return 5 + k
-	case 'D': // horizontal tab stops, NUL-terminated, at most 32
-		return nulTerminated(b, 2, 33, 35)
-	case '&': // ESC & y c1 c2 {x d[y*x]}...
-		y, c1, c2 := at(b, 2), at(b, 3), at(b, 4)
-		i := 5
-		for ch := c1; ch <= c2 && ch <= 126; ch++ {
-			i += 1 + y*at(b, i)
-		}
-		return i
-	}
-	return unknownCommand
-}
-
-func fsLength(b []byte) int {
-	switch at(b, 1) {
-	case '&', '.':
-		return 2
-	case '!', '-', 'W', 'C':
-		return 3
-	case 'S', 'p':
-		return 4 // FS S n1 n2, FS p n m (print NV image)
-	case '2': // user-defined Kanji: FS 2 c1 c2 d1..d72
-		return 76
-	case '(':
-		return 5 + le16At(b, 3)
-	case 'q': // define NV images: FS q n {xL xH yL yH d[x*y*8]}...
-		i := 3
-		for range at(b, 2) {
-			i += 4 + mulClamp(mulClamp(le16At(b, i), le16At(b, i+2)), 8)
-			if i > MaxDanglingBound {
-				break
-			}
-		}
-		return i
-	}
-	return unknownCommand
-}
-
-func gsLength(b []byte) int {
-	switch at(b, 1) {
-	case ':':
-		return 2
-	case '!', 'B', 'H', 'h', 'w', 'f', 'b', 'T', '/', 'j', 'r', 'I', 'a', 'E':
-		return 3
-	case 'V': // GS V m, or GS V m n for m >= 65
-		if at(b, 2) >= 65 {
-			return 4
-		}
-		return 3
-	case 'L', 'W', 'P', '$', '\\':
-		return 4
-	case '^':
-		return 5
-	case 'k': // barcode: GS k m d1..dk NUL (m <= 6) or GS k m n d1..dn
-		if at(b, 2) <= 6 {
-			return nulTerminated(b, 3, 256, 258) // at most 255 data bytes
-		}
-		return 4 + at(b, 3)
-	case 'v': // raster: GS v 0 m xL xH yL yH data
-		return 8 + mulClamp(le16At(b, 4), le16At(b, 6))
-	case '*': // download bit image: GS * x y d[x*y*8]
-		return 4 + at(b, 2)*at(b, 3)*8
-	case '8': // GS 8 L p1 p2 p3 p4 m fn data: a 4-byte length
-		n := uint32(at(b, 3)) | uint32(at(b, 4))<<8 | uint32(at(b, 5))<<16 | uint32(at(b, 6))<<24
-		return 7 + int(min(n, MaxDanglingBound))
-	case '(': // GS ( fn pL pH data: H barrier, k symbols, L graphics, ...
-		return 5 + le16At(b, 3)
-	}
-	return unknownCommand
-}
-
-func dleLength(b []byte) int {
-	switch at(b, 1) {
-	case 0x04: // DLE EOT n
-		if n := at(b, 2); n == 7 || n == 8 {
-			return 4
-		}
-		return 3
-	case 0x05: // DLE ENQ n
-		return 3
-	case 0x14: // DLE DC4 fn ...
-		if at(b, 2) == 8 {
-			return 10
-		}
-		return 5
-	}
-	return 1 // a lone DLE is an ignored control byte
-}
+// unknownCommand is the length commandLength gives an ESC, FS or GS
+// command the table does not know.
+const unknownCommand = decode.UnknownLength

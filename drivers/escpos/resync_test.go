@@ -44,7 +44,10 @@ func TestDanglingBoundHandBuilt(t *testing.T) {
 		{"ESC * 8-dot", cat([]byte{0x1B, 0x2A, 0, 100, 0}, make([]byte, 100)), 4 + 100},
 		{"ESC ( Y", cat([]byte{0x1B, 0x28, 0x59, 40, 0}, make([]byte, 40)), 4 + 40},
 		{"FS q NV images", cat([]byte{0x1C, 0x71, 2, 2, 0, 3, 0}, make([]byte, 48), []byte{1, 0, 1, 0}, make([]byte, 8)), 2 + 4 + 48 + 4 + 8},
-		{"ESC D tab stops", cat([]byte{0x1B, 0x44}, bytes.Repeat([]byte{8}, 20), []byte{0}), 1 + 20 + 1},
+		{"ESC D tab stops", cat([]byte{0x1B, 0x44, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 0}), 1 + 20 + 1},
+		// An Epson ends the stops at a value not above the one before:
+		// the 8 after the first 8 is data, so the command is 3 bytes.
+		{"ESC D ended by a repeated stop", cat([]byte{0x1B, 0x44}, bytes.Repeat([]byte{8}, 20), []byte{0}), MinDanglingBound},
 		{"GS 8 L huge", []byte{0x1D, 0x38, 0x4C, 0xFF, 0xFF, 0xFF, 0x7F, 0x30}, MaxDanglingBound},
 		{"GS v huge", []byte{0x1D, 0x76, 0x30, 0, 0xFF, 0xFF, 0xFF, 0xFF}, MaxDanglingBound},
 		{"unknown ESC", []byte{0x1B, 0x7A, 0x1D, 0x76}, MinDanglingBound},
@@ -187,13 +190,13 @@ func TestPreambleBigRaster(t *testing.T) {
 	}
 }
 
-// TestResyncPreamble ensures the preamble is the NULs, ESC @ and, only when
+// TestResyncPreamble ensures the preamble is the NULs, ESC = 1, ESC @ and, only when
 // part of a job may be on the paper, a feed and partial cut.
 func TestResyncPreamble(t *testing.T) {
-	if got := resyncPreamble(resyncDebt{bound: 3, cut: true}); !reflect.DeepEqual(got, []byte{0, 0, 0, 0x1B, 0x40, 0x1D, 0x56, 66, 3}) {
+	if got := resyncPreamble(resyncDebt{bound: 3, cut: true}); !reflect.DeepEqual(got, []byte{0, 0, 0, 0x1B, '=', 1, 0x1B, 0x40, 0x1D, 0x56, 66, 3}) {
 		t.Errorf("preamble with cut %x", got)
 	}
-	if got := resyncPreamble(resyncDebt{bound: 3}); !reflect.DeepEqual(got, []byte{0, 0, 0, 0x1B, 0x40}) {
+	if got := resyncPreamble(resyncDebt{bound: 3}); !reflect.DeepEqual(got, []byte{0, 0, 0, 0x1B, '=', 1, 0x1B, 0x40}) {
 		t.Fatalf("% x", got)
 	}
 }
@@ -239,6 +242,7 @@ func FuzzDanglingBound(f *testing.F) {
 	f.Add([]byte{0x1B, 0x26, 3, 65, 66, 2, 1, 2, 3, 4, 5, 6, 1, 9, 9, 9}, uint16(6))
 	f.Add([]byte{0x1C, 0x71, 1, 1, 0, 1, 0, 1, 2, 3, 4, 5, 6, 7, 8}, uint16(5))
 	f.Add([]byte{0x10, 0x14, 8, 1, 3, 1, 4, 1, 5, 9, 0x10}, uint16(11))
+	f.Add([]byte("0\x1b=00"), uint16(5)) // a job cut off after ESC = 0
 	f.Fuzz(func(t *testing.T, stream []byte, cut uint16) {
 		b := DanglingBound(stream)
 		if b < MinDanglingBound || b > MaxDanglingBound {

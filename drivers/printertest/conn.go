@@ -20,6 +20,7 @@ type pconn struct {
 
 	// Guarded by p.mu.
 	closed bool
+	mute   bool   // FaultDropAfterCut: dropping, answers nothing more
 	rt     byte   // real-time command scanner: 1 after DLE, 2 after DLE EOT
 	held   []byte // bytes read after a stall tripped, received on resume
 }

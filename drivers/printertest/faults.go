@@ -56,6 +56,8 @@ func (p *Printer) setLocked(kind FaultKind, on bool) error {
 		p.f.Stall = on
 	case FaultDrawerOpen:
 		p.f.DrawerOpen = on
+	case FaultDropAfterCut:
+		p.f.DropAfterCut = on
 	default:
 		return fmt.Errorf("printertest: fault %q cannot be set here", kind)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -84,6 +85,11 @@ const (
 	FaultDrawerOpen   FaultKind = "drawer_open"    // drawer pin 3 low
 	FaultDrop         FaultKind = "drop"           // drop the connections (one-shot)
 	FaultPowerCycle   FaultKind = "power_cycle"    // lose the buffer and the connections (one-shot)
+	// FaultDropAfterCut is a flaky link that fails at the worst moment:
+	// every ticket with text prints, then the TCP connection that sent it drops
+	// before the printer answers anything after the cut (the host's
+	// completion probe), so the host never learns that it printed.
+	FaultDropAfterCut FaultKind = "drop_after_cut"
 )
 
 // Faults is the printer's current fault state.
@@ -95,6 +101,7 @@ type Faults struct {
 	CutterError  bool `json:"cutter_error"`
 	Stall        bool `json:"stall"`
 	DrawerOpen   bool `json:"drawer_open"`
+	DropAfterCut bool `json:"drop_after_cut"`
 	// SlowBPS limits how fast the printer reads, in bytes per second; 0 is
 	// unlimited.
 	SlowBPS int `json:"slow_bps"`
@@ -137,6 +144,7 @@ type Printer struct {
 	tickets  []Ticket
 	ticketCh chan struct{} // closed and replaced when a ticket is cut
 	cutNow   []Ticket      // tickets cut while processing, for OnTicket
+	dropNow  []*pconn      // connections FaultDropAfterCut drops after a cut
 	conns    map[*pconn]struct{}
 	ln       net.Listener
 	addr     string
@@ -271,6 +279,15 @@ func (p *Printer) process() {
 			close(p.ticketCh)
 			p.ticketCh = make(chan struct{})
 		}
+		if len(p.dropNow) > 0 {
+			drop := p.dropNow
+			p.dropNow = nil
+			p.mu.Unlock()
+			for _, c := range drop {
+				c.drop()
+			}
+			p.mu.Lock()
+		}
 		if steps > slice {
 			// Let fault switches and readers in between slices.
 			p.mu.Unlock()
@@ -281,6 +298,23 @@ func (p *Printer) process() {
 
 func (p *Printer) ticketLocked(t Ticket) {
 	p.cutNow = append(p.cutNow, t)
+	if c := p.src; p.f.DropAfterCut && printedText(t) && c != nil && !c.closed && !c.pty && !c.mute {
+		// Silent from the cut on: the drop itself happens outside the
+		// lock, and nothing processed meanwhile is answered.
+		c.mute = true
+		p.dropNow = append(p.dropNow, c)
+	}
+}
+
+// printedText reports whether t has a line of text: a ticket, not the
+// blank cut a host sends to clear a half-printed job.
+func printedText(t Ticket) bool {
+	for _, l := range t.Lines {
+		if strings.TrimSpace(l) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // inOrderLocked answers an in-order query reached by processing.
@@ -413,7 +447,7 @@ func (p *Printer) changedLocked() {
 
 // answerLocked queues data to be sent to c without blocking the printer.
 func (p *Printer) answerLocked(c *pconn, data []byte) {
-	if c == nil || c.closed || p.f.Offline {
+	if c == nil || c.closed || c.mute || p.f.Offline {
 		return
 	}
 	if p.opts.XonXoff {

@@ -500,3 +500,25 @@ func TestHoldProcessID(t *testing.T) {
 		t.Fatalf("answer after release % x", got)
 	}
 }
+
+// TestDropAfterCut ensures FaultDropAfterCut prints each ticket and then
+// drops the connection that sent it without answering the probe after the
+// cut, and that a new connection prints (and is dropped) the same way.
+func TestDropAfterCut(t *testing.T) {
+	p, c := start(t, Options{Model: ModelEpson})
+	if err := p.SetFault(FaultDropAfterCut, true); err != nil {
+		t.Fatal(err)
+	}
+	probe := []byte{0x1D, 0x28, 0x48, 0x06, 0x00, 0x30, 0x30, 'a', 'a', 'a', 'a'}
+	write(t, c, cat([]byte("\x1b@ONE\n\x1dV\x00"), probe)...)
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if b, err := io.ReadAll(c); err != nil || len(b) > 0 {
+		t.Fatalf("after the cut: read % x, %v; want no answer and the connection closed", b, err)
+	}
+	if tks := p.Tickets(); len(tks) != 1 || !tks[0].Contains("ONE") {
+		t.Fatalf("tickets %+v, want ONE printed", tks)
+	}
+	if !p.Faults().DropAfterCut {
+		t.Fatal("fault off after one drop; it lasts until switched off")
+	}
+}

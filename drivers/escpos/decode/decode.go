@@ -579,16 +579,8 @@ func (d *Decoder) esc(b []byte) int {
 		return n
 	case '*': // bit image: ESC * m nL nH data
 		return d.bitImage(b)
-	case 'D': // tab stops, NUL-terminated, at most 32
-		for i := 2; i < len(b) && i < 35; i++ {
-			if b[i] == 0 {
-				return i + 1
-			}
-		}
-		if len(b) >= 35 {
-			return 35
-		}
-		return 0
+	case 'D': // tab stops: the table knows where an Epson ends them
+		return fixed(b, CommandLength(b))
 	case '&': // user-defined characters: ESC & y c1 c2 {x d[y*x]}...
 		if len(b) < 5 {
 			return 0
@@ -617,8 +609,18 @@ func (d *Decoder) esc(b []byte) int {
 		// One parameter, nothing the paper shows: fonts, spacing, rotation...
 		return fixed(b, 3)
 	}
-	n := fixed(b, 3) // the length most ESC commands have
-	return d.unknown(n)
+	return d.other(b)
+}
+
+// other frames an ESC, FS, GS or DLE DC4 command that changes nothing the decoder
+// keeps by the command-length table, or, when the table does not know it,
+// lists it as unknown and guesses 3 bytes, the length most have (such a
+// command never reaches a printer through the agent: see Known).
+func (d *Decoder) other(b []byte) int {
+	if n := CommandLength(b); n != UnknownLength {
+		return fixed(b, n)
+	}
+	return d.unknown(fixed(b, 3))
 }
 
 func (d *Decoder) beep(n int) {
@@ -691,7 +693,7 @@ func (d *Decoder) fs(b []byte) int {
 	case 'W':
 		return fixed(b, 3)
 	}
-	return d.unknown(fixed(b, 3))
+	return d.other(b)
 }
 
 func (d *Decoder) gs(b []byte) int {
@@ -814,7 +816,7 @@ func (d *Decoder) gs(b []byte) int {
 	case 'b', 'f', 'T', '/', 'j', 'E':
 		return fixed(b, 3)
 	}
-	return d.unknown(fixed(b, 3))
+	return d.other(b)
 }
 
 // image records an image printed by GS v 0 (src 'v') or GS ( L / GS 8 L
@@ -1051,10 +1053,8 @@ func (d *Decoder) dle(b []byte) int {
 			d.cur.Drawer = append(d.cur.Drawer, k)
 			d.cur.Items = append(d.cur.Items, Item{Kind: KindDrawer, Drawer: k})
 			return 5
-		case 8:
-			return fixed(b, 10)
 		}
-		return fixed(b, 5)
+		return d.other(b)
 	}
 	return 1
 }

@@ -96,3 +96,38 @@ func TestUnknownCommands(t *testing.T) {
 		t.Errorf("unknown %+v, want %+v", p.Unknown, want)
 	}
 }
+
+// TestTabStopsEndLikeEpson ensures ESC D ends where an Epson ends it: at a
+// NUL, or before a value not above the one before (then read as data), so
+// ESC D 0x50 followed by GS ( E is two commands, as the printer runs them.
+func TestTabStopsEndLikeEpson(t *testing.T) {
+	for _, c := range []struct {
+		in   []byte
+		want int
+	}{
+		{[]byte{0x1B, 'D', 8, 16, 0, 'x'}, 5},
+		{[]byte{0x1B, 'D', 0x50, 0x1D, '(', 'E'}, 3},
+		{[]byte{0x1B, 'D', 8, 8}, 3},
+		{[]byte{0x1B, 'D', 8, 16}, 0},
+	} {
+		if got := New(false).Step(c.in); got != c.want {
+			t.Errorf("% x: %d bytes, want %d", c.in, got, c.want)
+		}
+	}
+}
+
+// TestKnown ensures Known tells the commands the decoder frames by their
+// reference length from those it would only guess.
+func TestKnown(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want bool
+	}{
+		{"\x1b@", true}, {"\x1d(k", true}, {"\x1dv0", true}, {"\x1c&", true}, {"A", true},
+		{"\x1bZ", false}, {"\x1c?", false}, {"\x1dC", false}, {"\x1bf", false}, {"\x1dD", false},
+	} {
+		if got := Known([]byte(c.in)); got != c.want {
+			t.Errorf("Known(% x) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
