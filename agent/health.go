@@ -23,18 +23,20 @@ func (a *Agent) Health() api.Health {
 	} else {
 		h.Status, h.Error = "degraded", "the spool cannot be read: "+err.Error()
 	}
+	// A door that refuses or a raw port that waits says more than "nearly
+	// full" does, so it is named first.
+	if p := a.doors.problem(); p != "" && h.Status == "ok" {
+		h.Status, h.Error = "degraded", p
+	}
+	if p := a.rawProblem(); p != "" && h.Status == "ok" {
+		h.Status, h.Error = "degraded", p
+	}
 	if u, err := a.spool.Usage(); err == nil {
 		h.SpoolUsedPercent = u.Percent()
 		if h.SpoolUsedPercent >= SpoolNearlyFullPercent && h.Status == "ok" {
 			h.Status = "degraded"
 			h.Error = fmt.Sprintf("the spool is %d%% full: new tasks are refused at 100%%; raise spool max_size or free the disk", h.SpoolUsedPercent)
 		}
-	}
-	if p := a.doors.problem(); p != "" && h.Status == "ok" {
-		h.Status, h.Error = "degraded", p
-	}
-	if p := a.rawProblem(); p != "" && h.Status == "ok" {
-		h.Status, h.Error = "degraded", p
 	}
 	a.spoolStrain(&h)
 	var ce *spool.CorruptError
