@@ -13,10 +13,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -259,7 +261,7 @@ func (d *Demo) setUp(dir, listen string) error {
 	d.apiToken = config.NewToken()
 
 	// front's raw port: a free loopback port, taken when the agent starts.
-	d.frontRaw, err = pickRawPort(addr, func() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") })
+	d.frontRaw, err = pickRawPort(addr, func() (net.Listener, error) { return listenBelowEphemeral("127.0.0.1") })
 	if err != nil {
 		return fmt.Errorf("pick a port for front's raw port: %w", err)
 	}
@@ -337,6 +339,13 @@ func pickRawPort(listenAddr string, listen func() (net.Listener, error)) (string
 // pickListen returns addr if it can be listened on, else a free port on
 // the same host and a note saying so.
 func pickListen(addr string) (chosen, note string, err error) {
+	if host, port, serr := net.SplitHostPort(addr); serr == nil && port == "0" {
+		if ln, err := listenBelowEphemeral(host); err == nil {
+			chosen = ln.Addr().String()
+			ln.Close()
+			return chosen, "", nil
+		}
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err == nil {
 		chosen = ln.Addr().String()
@@ -357,6 +366,33 @@ func pickListen(addr string) (chosen, note string, err error) {
 	chosen = ln.Addr().String()
 	ln.Close()
 	return chosen, fmt.Sprintf("%s is busy (%v); the agent listens on %s instead", addr, err, chosen), nil
+}
+
+// Ports the demo chooses for the agent are picked below the systems'
+// ephemeral ranges (Linux 32768-60999, Windows 49152-65535): the demo
+// probes a port and closes it before the agent binds it, and a port from
+// the ephemeral range could meanwhile be handed to any program that
+// listens on port 0 (other tests, side by side), which the agent would
+// then find taken.
+const (
+	stablePortLow  = 20000
+	stablePortHigh = 32000
+)
+
+// listenBelowEphemeral listens on a free port of host between
+// stablePortLow and stablePortHigh, or on port 0 when none of a few
+// random tries is free.
+func listenBelowEphemeral(host string) (net.Listener, error) {
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	for range 64 {
+		port := stablePortLow + rand.IntN(stablePortHigh-stablePortLow)
+		if ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port))); err == nil {
+			return ln, nil
+		}
+	}
+	return net.Listen("tcp", net.JoinHostPort(host, "0"))
 }
 
 // draw is a printer's OnTicket: the ticket as it came out, drawn in the

@@ -2,6 +2,7 @@ package demo
 
 import (
 	"net"
+	"strconv"
 	"testing"
 )
 
@@ -28,5 +29,22 @@ func TestPickRawPortAvoidsListen(t *testing.T) {
 	}
 	if got == listenAddr {
 		t.Fatalf("raw port %s is the listen port", got)
+	}
+}
+
+// TestPickListenBelowEphemeral holds the demo's own choice of a port
+// (--listen 127.0.0.1:0) outside the ephemeral range, where a program
+// binding port 0 between the demo's probe and the agent's bind could be
+// handed the same port (it once was, with demos and tests side by side).
+func TestPickListenBelowEphemeral(t *testing.T) {
+	for range 20 {
+		addr, note, err := pickListen("127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, port, _ := net.SplitHostPort(addr)
+		if n, _ := strconv.Atoi(port); n < stablePortLow || n >= stablePortHigh || note != "" {
+			t.Fatalf("pickListen chose %s (note %q), want a port in [%d, %d)", addr, note, stablePortLow, stablePortHigh)
+		}
 	}
 }
