@@ -109,6 +109,11 @@ func TestQueuedBehindKnownPaperOutSaysWhy(t *testing.T) {
 	if task.Reason != spool.ReasonPaperOut || task.Attempts != 0 {
 		t.Errorf("a task queued behind a printer known to be out of paper: reason %q attempts %d, want %s and 0", task.Reason, task.Attempts, spool.ReasonPaperOut)
 	}
+	// The details say what the printer said, as when the task's own
+	// health check finds the paper out.
+	if !strings.Contains(task.Message, "1=") {
+		t.Errorf("a task queued behind a printer known to be out of paper: message %q, want the printer's status bytes", task.Message)
+	}
 }
 
 // TestOfflineParksAndResumes ensures an offline printer's tasks are PARKED

@@ -33,7 +33,14 @@ func (l *lane) monitor(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			l.post(msgStatus{state: readingOf(st, err), err: err})
+			state := readingOf(st, err)
+			if err == nil && st.Err() != nil {
+				// A reading that is not READY carries what the printer said
+				// (its status bytes), as a job's own health check does, so a
+				// task that waits on it says the same whichever came first.
+				err = &escpos.PrintError{Op: "status", Err: st.Err(), Status: st}
+			}
+			l.post(msgStatus{state: state, err: err})
 			if ic, ok := l.dev.(idleCloser); ok && !l.hasWork.Load() {
 				ic.CloseIfIdle(clock.Now())
 			}

@@ -118,6 +118,19 @@ func (l *lane) waitReason() string {
 	return ""
 }
 
+// waitChange is the change a task queued now records: waitReason, and
+// with it what explained the printer's last not-ready reading (its status
+// bytes), as a task whose own health check found the printer not ready
+// records them, so the page's details say the same whichever noticed
+// first.
+func (l *lane) waitChange() spool.Change {
+	c := spool.Change{Reason: l.waitReason()}
+	if c.Reason != "" && l.stateErr != nil {
+		c.Message = l.stateErr.Error()
+	}
+	return c
+}
+
 // flush records the tasks collected in this inbox round: accepted tasks to
 // QUEUED or PARKED and expired deadlines to TIMED_OUT (flushExpiring), each
 // group in one transaction. A lane receiving thousands of tasks while its printer is
@@ -127,7 +140,7 @@ func (l *lane) waitReason() string {
 func (l *lane) flush() {
 	if q := l.toQueue; len(q) > 0 {
 		l.toQueue = nil
-		moved, kept := l.moveAll(q, spool.StateQueued, spool.Change{Reason: l.waitReason()})
+		moved, kept := l.moveAll(q, spool.StateQueued, l.waitChange())
 		for _, e := range append(moved, kept...) {
 			l.queue.push(e)
 		}
