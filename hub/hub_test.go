@@ -34,7 +34,7 @@ import (
 // order, deduped, with their gaps, commands and their results, log tails,
 // revoke. The agents it plays are the agent's real link over real spools.
 func TestCloudcheckWithTestAPI(t *testing.T) {
-	runCloudcheck(t, 15, "handshake", "jobs", "events", "commands")
+	runCloudcheck(t, 16, "handshake", "jobs", "events", "commands")
 }
 
 // TestCloudcheckPairing runs cloudcheck's pairing checks against the hub's

@@ -460,7 +460,7 @@ func (c *conn) onJobAck(m *wire.JobAck) {
 	}
 }
 
-// onEvents stores a batch, each (store, task_no, n) once, and answers
+// onEvents stores a batch, each (store, task_no, seq, n) once, and answers
 // events_ack only once every event of it is on disk. A batch that cannot
 // be stored is not acknowledged: the agent resends it.
 func (c *conn) onEvents(m *wire.Events) {

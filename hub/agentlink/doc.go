@@ -2,7 +2,7 @@
 // §5): the handshake with a device token (stored hashed), hello and
 // welcome, the store's jobs pushed at once and again on every connection
 // until the agent's job_ack (never renumbered), the agent's events stored
-// each (store, task_no, n) once and acknowledged only once on disk.
+// each (store, task_no, seq, n) once and acknowledged only once on disk.
 //
 // A store has one owner connection: a newer connection of its agent
 // replaces the older one (close 1000, "replaced by a newer connection"),

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -31,14 +32,14 @@ func New() *Metrics {
 		acks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "printgate_hub_job_acks_total",
 			Help: "job_ack frames recorded, by result (accepted, duplicate, rejected)."}, []string{"result"}),
 		events: prometheus.NewCounter(prometheus.CounterOpts{Name: "printgate_hub_events_stored_total",
-			Help: "Agent events stored (each (store, task_no, n) once)."}),
+			Help: "Agent events stored (each (store, task_no, seq, n) once)."}),
 		expired: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "printgate_hub_jobs_expired_total",
 			Help: "Jobs no agent acknowledged by their deadline, by reason (AGENT_OFFLINE, NO_ACK)."}, []string{"reason"}),
 		connected: prometheus.NewGauge(prometheus.GaugeOpts{Name: "printgate_hub_agents_connected",
 			Help: "Agents with a welcomed connection on this node."}),
 	}
 	m.reg.MustRegister(m.submits, m.acks, m.events, m.expired, m.connected,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -74,8 +75,11 @@ type Task struct {
 	Acked     time.Time `json:"acked,omitzero"`
 	AckResult string    `json:"ack_result,omitempty"`
 	Updated   time.Time `json:"updated"`
-	// LastN is the highest event n applied.
+	// LastN is the highest event n applied of the life LastSeq: a task_no
+	// accepted again after the agent's dedupe window is a new life, told
+	// apart by the events' seq (PROTOCOL §5), whose n start again at 1.
 	LastN    int     `json:"last_n,omitempty"`
+	LastSeq  uint64  `json:"last_seq,omitempty"`
 	Timeline []Entry `json:"timeline"`
 	// Dropped counts events past MaxTimeline.
 	Dropped int `json:"dropped,omitempty"`
@@ -88,6 +92,9 @@ type Task struct {
 // Entry is one step of a task's timeline: an agent event (N from 1), or a
 // step of the hub's own (N 0: stored, rejected).
 type Entry struct {
+	// Seq is the life of the task_no the event belongs to (PROTOCOL §5),
+	// 0 from an agent that sends none.
+	Seq               uint64    `json:"seq,omitempty"`
 	N                 int       `json:"n"`
 	State             string    `json:"state"`
 	Reason            string    `json:"reason,omitempty"`
@@ -351,7 +358,7 @@ func (s *Store) ApplyAck(ctx context.Context, store string, ack wire.JobAck, now
 }
 
 // ApplyEvents folds a store's agent events of one task into its record,
-// each (store, task_no, n) once, gaps in n tolerated; an unknown task_no
+// each (store, task_no, seq, n) once, gaps in n tolerated; an unknown task_no
 // (a LAN, raw or manager job) gets a record of its own. It returns how
 // the events that were new, in their order in evs, once they are on disk.
 // evs all have taskNo.
@@ -363,17 +370,23 @@ func (s *Store) ApplyEvents(ctx context.Context, st StoreInfo, taskNo string, ev
 		if !found {
 			*t = Task{Store: st.ID, Tenant: st.Tenant, TaskNo: taskNo, Timeline: []Entry{}}
 		}
-		have := make(map[int]bool, len(t.Timeline))
+		type life struct {
+			seq uint64
+			n   int
+		}
+		later := func(seq uint64, n int) bool { return seq > t.LastSeq || seq == t.LastSeq && n > t.LastN }
+		have := make(map[life]bool, len(t.Timeline))
 		for _, e := range t.Timeline {
 			if e.N > 0 {
-				have[e.N] = true
+				have[life{e.Seq, e.N}] = true
 			}
 		}
 		for _, ev := range evs {
-			if have[ev.N] || len(t.Timeline) >= MaxTimeline && ev.N <= t.LastN {
+			k := life{ev.Seq, ev.N}
+			if have[k] || len(t.Timeline) >= MaxTimeline && !later(ev.Seq, ev.N) {
 				continue
 			}
-			have[ev.N] = true
+			have[k] = true
 			added = append(added, ev)
 			if t.Origin == "" {
 				t.Origin = string(ev.Origin)
@@ -382,14 +395,14 @@ func (s *Store) ApplyEvents(ctx context.Context, st StoreInfo, taskNo string, ev
 				t.SHA256 = ev.Job.SHA256
 			}
 			if len(t.Timeline) < MaxTimeline {
-				t.Timeline = append(t.Timeline, Entry{N: ev.N, State: string(ev.State), Reason: ev.Reason, Printer: ev.Printer,
+				t.Timeline = append(t.Timeline, Entry{Seq: ev.Seq, N: ev.N, State: string(ev.State), Reason: ev.Reason, Printer: ev.Printer,
 					Target: ev.Target, Confirmation: string(ev.Confirmation), Attempts: ev.Attempts,
 					PossibleDuplicate: ev.PossibleDuplicate, At: ev.At})
 			} else {
 				t.Dropped++
 			}
-			if ev.N > t.LastN {
-				t.LastN = ev.N
+			if later(ev.Seq, ev.N) {
+				t.LastN, t.LastSeq = ev.N, ev.Seq
 				t.State, t.Reason, t.Printer, t.Target = string(ev.State), ev.Reason, ev.Printer, ev.Target
 				t.Confirmation, t.Attempts, t.PossibleDuplicate = string(ev.Confirmation), ev.Attempts, ev.PossibleDuplicate
 				t.Error = nil
@@ -398,7 +411,12 @@ func (s *Store) ApplyEvents(ctx context.Context, st StoreInfo, taskNo string, ev
 		if len(added) == 0 {
 			return false
 		}
-		slices.SortStableFunc(t.Timeline, func(a, b Entry) int { return a.N - b.N })
+		slices.SortStableFunc(t.Timeline, func(a, b Entry) int {
+			if a.Seq != b.Seq {
+				return cmp.Compare(a.Seq, b.Seq)
+			}
+			return a.N - b.N
+		})
 		t.Updated = now
 		return true
 	})

@@ -29,10 +29,7 @@ func TestSymbols(t *testing.T) {
 	if len(tickets) != 1 || inc != 0 || len(p.Items) != 0 {
 		t.Fatalf("%d tickets, %d incomplete, pending %+v", len(tickets), inc, p)
 	}
-	var got []Item
-	for _, it := range tickets[0].Items {
-		got = append(got, it)
-	}
+	got := append([]Item(nil), tickets[0].Items...)
 	want := []Item{
 		{Kind: KindQR, QR: QR{Data: "model one", Module: 4, Align: 1, Model: 1}},
 		{Kind: KindQR, QR: QR{Data: "model two", Module: 4, Align: 1, Model: 2}},

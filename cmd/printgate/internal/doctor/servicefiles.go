@@ -35,7 +35,7 @@ func serviceFiles(cfg *config.Config) []serviceFile {
 		list = append(list, serviceFile{cfg.TLS.Cert, "the TLS certificate", false}, serviceFile{cfg.TLS.Key, "the TLS key", false})
 	}
 	list = append(list, serviceFile{cfg.DataDir, "the data dir", true})
-	for _, f := range []serviceFile{
+	list = append(list, []serviceFile{
 		{web.PINPath(cfg.DataDir), "the manager PIN", false},
 		{web.SetupCodePath(cfg.DataDir), "the first-run setup code", false},
 		{pair.TokenPath(cfg.DataDir), "the device token", false},
@@ -43,9 +43,7 @@ func serviceFiles(cfg *config.Config) []serviceFile {
 		{filepath.Join(cfg.DataDir, "spool.db"), "the spool", false},
 		{filepath.Join(cfg.DataDir, tlscert.CertFile), "the self-signed certificate", false},
 		{filepath.Join(cfg.DataDir, tlscert.KeyFile), "the self-signed key", false},
-	} {
-		list = append(list, f)
-	}
+	}...)
 	out := list[:0]
 	for _, f := range list {
 		if _, err := os.Stat(f.path); errors.Is(err, fs.ErrNotExist) {
