@@ -71,8 +71,8 @@ func (s *commitSink) commit() {
 // send them, to a spool whose commit takes 100 ms. Every one is stored,
 // in the order the connections came, and promptly: the jobs of a burst
 // share the spool's commits. Before, each job waited for the one ahead to
-// be fsync'd, one commit each, and the burst took 6 s (in the chaos run,
-// 62 jobs took 7 s; a SIGKILL 10 s after such a burst lost 57 jobs).
+// be fsync'd, one commit each, and the burst took 6 s: the longer a
+// write-and-close job waits unstored, the more of them a SIGKILL loses.
 func TestWriteAndCloseBurstSharesCommits(t *testing.T) {
 	const n, round = 60, 100 * time.Millisecond
 	s := &commitSink{fakeSink: newSink(), round: round}
