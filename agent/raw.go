@@ -323,6 +323,7 @@ func (s rawSink) Accept(ctx context.Context, j rawport.Job) (string, error) {
 		t, dup, err := a.Submit(ctx, spool.NewTask{
 			TaskNo: taskNo, Printer: j.Printer, Origin: spool.OriginRaw, Payload: j.Data,
 			PossibleDuplicate: j.Duplicate, Truncated: j.Truncated,
+			Queued: j.InOrder,
 		})
 		if dup || errors.Is(err, api.ErrTaskNoTaken) {
 			// Another task has this number (it cannot happen by chance):

@@ -26,6 +26,7 @@ func (s *Spool) Accept(t NewTask) (task *Task, duplicate bool, err error) {
 		return nil, false, err
 	}
 	o, result := s.acceptOp(rec)
+	o.queued = t.Queued
 	if t.Command != "" && len(t.Command) <= maxCommandResultBytes/4 {
 		apply := o.apply
 		o.apply = func(tx *bolt.Tx) error {

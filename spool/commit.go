@@ -27,6 +27,9 @@ type op struct {
 	// (quota.go).
 	origin Origin
 	charge int64
+	// queued, if set, is called once the op is in the commit loop's
+	// queue: ops queued after it commit with it or after it.
+	queued func()
 }
 
 // errSkip from prepare means the op is complete without writing (a
@@ -56,6 +59,9 @@ func (s *Spool) submit(o *op) error {
 	}
 	o.done = make(chan error, 1)
 	s.ops <- o
+	if o.queued != nil {
+		o.queued()
+	}
 	return <-o.done
 }
 

@@ -137,6 +137,11 @@ type NewTask struct {
 	// refuses anything else with an error wrapping Invalid, so the door
 	// answers in its own terms. Accept refuses such a task.
 	Invalid error
+	// Queued, when set, is called once the task is queued for the spool's
+	// next commit, before it is fsync'd: a task handed to Accept after
+	// that is stored with it or after it, in the same order. A raw port
+	// hands over its next job then, so a burst shares commits.
+	Queued func()
 }
 
 // Task is a task as stored, with everything the agent and the page need.

@@ -548,6 +548,9 @@ func (c *conn) finish(truncated bool) bool {
 		Truncated: truncated,
 		Remote:    c.remote,
 		Started:   c.started,
+		// Runs on this goroutine, inside Accept: the next job of the
+		// port goes to the store behind this one while it is written.
+		InOrder: c.giveTurn,
 	}
 	var taskNo string
 	for {
