@@ -215,11 +215,25 @@ func (s *Spool) noteRefused(wantCompact bool) {
 	s.strain.refusedAt = s.opts.Now()
 	s.strain.refused++
 	if wantCompact {
-		s.strain.compactWanted = true
-		select {
-		case s.strain.kick <- struct{}{}:
-		default:
-		}
+		s.wantCompactLocked()
+	}
+}
+
+// wantCompact notes that room was lacking on the file, so that the
+// maintenance looks at once whether a compaction would give it
+// (CompactWanted, Fragmented).
+func (s *Spool) wantCompact() {
+	s.strain.mu.Lock()
+	defer s.strain.mu.Unlock()
+	s.wantCompactLocked()
+}
+
+// wantCompactLocked is wantCompact with s.strain.mu held.
+func (s *Spool) wantCompactLocked() {
+	s.strain.compactWanted = true
+	select {
+	case s.strain.kick <- struct{}{}:
+	default:
 	}
 }
 
@@ -252,6 +266,13 @@ func (s *Spool) Room(need int64) (bool, error) {
 		ok = s.admit(&r, need+Charge(s.opts.MaxTaskBytes))
 		return nil
 	})
+	if err == nil && !ok {
+		// A door that asks before it reads waits for this room and sends
+		// nothing that Accept could refuse: without the wish, a file short
+		// of it but below Fragmented's threshold was never compacted, and
+		// the raw port waited for good with the file mostly free.
+		s.wantCompact()
+	}
 	return ok, err
 }
 
