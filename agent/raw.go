@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"slices"
 	"sync"
 	"time"
@@ -92,9 +93,22 @@ func (a *Agent) OpenRawPorts() error {
 
 // openRawPort opens pc's raw port and records it.
 func (a *Agent) openRawPort(pc config.Printer) error {
+	return a.openRawPortOn(pc, nil)
+}
+
+// openRawPortOn opens pc's raw port on ln, the listener of the port it
+// replaces (rawport.Port.CloseKeep), or on a new one when ln is nil, and
+// records it.
+func (a *Agent) openRawPortOn(pc config.Printer, ln net.Listener) error {
+	closeLn := func() {
+		if ln != nil {
+			ln.Close()
+		}
+	}
 	a.raw.mu.Lock()
 	if a.raw.closed {
 		a.raw.mu.Unlock()
+		closeLn()
 		return fmt.Errorf("open the raw port of printer %s: the agent is stopping", pc.Name)
 	}
 	a.raw.init()
@@ -111,7 +125,7 @@ func (a *Agent) openRawPort(pc config.Printer) error {
 	if pc.RawStatus == config.RawStatusPrinter {
 		status = func() rawport.PrinterStatus { return a.rawPrinterStatus(name) }
 	}
-	p, err := rawport.Listen(pc.RawListen, pc.Name, rawSink{a}, rawport.Options{
+	o := rawport.Options{
 		NotReady:         func(err error) { a.rawNotReady(name, err) },
 		Status:           status,
 		Recent:           recent,
@@ -127,7 +141,13 @@ func (a *Agent) openRawPort(pc config.Printer) error {
 		// rawport names the printer on each line itself: naming it here
 		// too put "printer" twice in a JSON line.
 		Logger: a.log.With("component", "raw"),
-	})
+	}
+	var p *rawport.Port
+	if ln != nil {
+		p, err = rawport.Serve(ln, pc.Name, rawSink{a}, o)
+	} else {
+		p, err = rawport.Listen(pc.RawListen, pc.Name, rawSink{a}, o)
+	}
 	if err != nil {
 		return fmt.Errorf("open the raw port of printer %s on %s (its raw_listen): %w", pc.Name, pc.RawListen, err)
 	}
@@ -256,13 +276,22 @@ func (a *Agent) syncRawPorts(cfg *config.Config) []string {
 	}
 	var closing []*rawport.Port
 	var opening []config.Printer
+	// A port whose settings changed on the same address hands its
+	// listener to its successor: a write-and-close POS that connected
+	// during the reload waits in the backlog instead of being reset with
+	// a ticket it believes printed.
+	reopening := map[string]*rawport.Port{}
 	for name, rp := range a.raw.ports {
 		pc, keep := want[name]
 		if keep && sameRawPort(rp.pc, pc) {
 			delete(want, name)
 			continue
 		}
-		closing = append(closing, rp.port)
+		if keep && pc.RawListen == rp.pc.RawListen {
+			reopening[name] = rp.port
+		} else {
+			closing = append(closing, rp.port)
+		}
 		delete(a.raw.ports, name)
 	}
 	for _, pc := range want {
@@ -274,7 +303,14 @@ func (a *Agent) syncRawPorts(cfg *config.Config) []string {
 	}
 	var notes []string
 	for _, pc := range opening {
-		if err := a.openRawPort(pc); err != nil {
+		var ln net.Listener
+		if old, ok := reopening[pc.Name]; ok {
+			var err error
+			if ln, err = old.CloseKeep(); err != nil {
+				a.log.Warn("reload: the raw port's listener could not be kept; it is opened again, and a POS connecting in between sees a reset", "printer", pc.Name, "err", err)
+			}
+		}
+		if err := a.openRawPortOn(pc, ln); err != nil {
 			a.log.Error("reload: a raw port could not be opened; POS jobs sent to it are refused by the network until it is fixed", "printer", pc.Name, "err", err)
 			notes = append(notes, fmt.Sprintf("%s: raw port not open: %v", pc.Name, err))
 		}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"printgate/agent/rawport"
 	"printgate/drivers/printertest"
 	"printgate/internal/clock"
 	"printgate/spool"
@@ -704,5 +705,53 @@ func TestRawCutInsideCommandAtStopRefused(t *testing.T) {
 	}
 	if ts := rawTasks(t, h); len(ts) != 0 {
 		t.Errorf("%d raw tasks stored from a job cut inside a command", len(ts))
+	}
+}
+
+// TestRawReloadKeepsBacklog: a reload that changes a raw port's settings
+// but not its address hands the listener to the new port, so a
+// write-and-close POS whose connection waited in the listen backlog during
+// the reload (here behind connections filling the port's slots) is served
+// by the new port. Closing the listener reset it instead, and its ticket,
+// which the POS had written and closed without an error, was lost.
+func TestRawReloadKeepsBacklog(t *testing.T) {
+	const perAddr = "raw_max_per_address = 100"
+	h, addr := rawHarness(t, perAddr)
+	var idle []net.Conn
+	defer func() {
+		for _, c := range idle {
+			c.Close()
+		}
+	}()
+	for range rawport.DefaultMaxConns {
+		c, err := net.DialTimeout("tcp", addr, waitLimit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idle = append(idle, c)
+	}
+	h.waitUntil("the port's slots all taken", func() bool {
+		h.a.raw.mu.Lock()
+		p := h.a.raw.ports["kitchen"].port
+		h.a.raw.mu.Unlock()
+		return p.Stats().Conns == rawport.DefaultMaxConns
+	})
+	pos, err := net.DialTimeout("tcp", addr, waitLimit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pos.Write(rawTicket("IN THE BACKLOG")); err != nil {
+		t.Fatal(err)
+	}
+	if err := pos.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h.writeConfig("", printerBlock("kitchen", h.p["kitchen"], fmt.Sprintf("raw_listen = %q\n%s\nraw_idle_gap = \"3s\"", addr, perAddr)))
+	if res := h.reload(); len(res.Notes) != 0 {
+		t.Fatalf("reload notes %v", res.Notes)
+	}
+	h.waitUntil("the job that waited in the backlog taken", func() bool { return len(rawTasks(t, h)) == 1 })
+	if got := string(rawTasks(t, h)[0].Payload); !strings.Contains(got, "IN THE BACKLOG") {
+		t.Fatalf("raw task %q", got)
 	}
 }

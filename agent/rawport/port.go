@@ -41,7 +41,10 @@ type Port struct {
 	// rest. lnClosed is closed with the listener, to stop waiting for one.
 	slots    chan struct{}
 	lnClosed chan struct{}
-	line     *turns
+	// stopAccept ends acceptLoop at CloseKeep, which stops its Accept
+	// with a deadline instead of closing the listener.
+	stopAccept atomic.Bool
+	line       *turns
 	// addrs counts connections by client address (Options.MaxPerAddress);
 	// lines rate-limits the log lines a client can provoke.
 	addrs addrs
@@ -112,21 +115,56 @@ const acceptGrace = 5 * time.Second
 // waits for the port's goroutines; what is still unaccepted after
 // acceptGrace is dropped and reported the same way.
 func (p *Port) Close() error {
+	_, err := p.close(false)
+	return err
+}
+
+// CloseKeep is Close for a port about to be replaced on the same address
+// (a reload that changed its settings): its listener is not closed but
+// returned, still open, for the Port that replaces it (Serve). A
+// connection that arrives meanwhile waits in the listen backlog, with what
+// its POS sent, for the new Port, where closing the listener would reset
+// it; a write-and-close POS has already taken that job for printed. A
+// listener that cannot stop an Accept without closing (one without
+// SetDeadline) is closed as Close does, and nil returned.
+func (p *Port) CloseKeep() (net.Listener, error) {
+	return p.close(true)
+}
+
+// deadliner is a listener whose Accept can be stopped without closing it.
+type deadliner interface {
+	SetDeadline(time.Time) error
+}
+
+func (p *Port) close(keep bool) (net.Listener, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return nil
+		return nil, nil
 	}
 	p.closed = true
 	p.drainUntil = time.Now().Add(p.o.DrainTime)
 	conns := p.connList()
 	p.mu.Unlock()
+	dl, canKeep := p.ln.(deadliner)
+	keep = keep && canKeep
+	var err error
+	if keep {
+		// The next port takes the new connections: this one stops
+		// accepting now, before its drain, so that none is accepted as
+		// the drain ends and reset unread. Accept returns at once, the
+		// listener stays open, and acceptLoop sees stopAccept and ends.
+		p.stopAccept.Store(true)
+		err = dl.SetDeadline(time.Now())
+	}
 	for _, c := range conns {
 		_ = c.SetReadDeadline(p.drainUntil) // wake readers waiting longer
 	}
 	drain := time.NewTimer(time.Until(p.drainUntil))
 	<-drain.C
-	err := p.ln.Close()
+	if !keep {
+		err = p.ln.Close()
+	}
 	close(p.lnClosed)
 	done := make(chan struct{})
 	go func() { p.wg.Wait(); close(done) }()
@@ -148,10 +186,20 @@ func (p *Port) Close() error {
 	}
 	<-done
 	p.setNotReady(nil) // a closed port waits for nothing
-	if err != nil && !errors.Is(err, net.ErrClosed) {
-		return fmt.Errorf("rawport: printer %s: close listener: %w", p.printer, err)
+	if keep {
+		if err == nil {
+			err = dl.SetDeadline(time.Time{})
+		}
+		if err != nil {
+			p.ln.Close()
+			return nil, fmt.Errorf("rawport: printer %s: keep the listener for the port's next settings: %w", p.printer, err)
+		}
+		return p.ln, nil
 	}
-	return nil
+	if err != nil && !errors.Is(err, net.ErrClosed) {
+		return nil, fmt.Errorf("rawport: printer %s: close listener: %w", p.printer, err)
+	}
+	return nil, nil
 }
 
 // connList returns the open connections; p.mu is held.
@@ -208,7 +256,7 @@ func (p *Port) acceptLoop() {
 		c, err := p.ln.Accept()
 		if err != nil {
 			<-p.slots
-			if errors.Is(err, net.ErrClosed) {
+			if errors.Is(err, net.ErrClosed) || p.stopAccept.Load() {
 				return
 			}
 			// Out of file descriptors and the like: wait, as net/http does,
