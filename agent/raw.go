@@ -429,7 +429,20 @@ func (s rawSink) ready(printer string) error {
 	// spool's file): one read and then refused would be a ticket the POS
 	// believes printed.
 	need := spool.Charge(a.spool.MaxTaskBytes())
-	if ok, err := a.spool.Room(need); err != nil {
+	ok, err := a.spool.Room(need)
+	if err == nil && !ok {
+		// Printed tickets of any door make room, as they do for the
+		// cap: another door's share of the file must not keep this one
+		// waiting while it is under its own quota.
+		var n int
+		if n, err = a.spool.MakeFileRoom(need); n > 0 {
+			a.noteReclaimed()
+		}
+		if err == nil {
+			ok, err = a.spool.Room(need)
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("read spool room: %w", err)
 	} else if !ok {
 		u, _ := a.spool.Usage()

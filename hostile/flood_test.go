@@ -157,23 +157,29 @@ func TestRawFloodStopsAtItsQuota(t *testing.T) {
 // apiPost posts one ~64 KiB raw payload task and returns the status and
 // the Retry-After header.
 func apiPost(client *http.Client, a *Agent, taskNo string, payload string) (int, string, error) {
+	code, retry, b, err := apiPostBody(client, a, taskNo, payload)
+	if err == nil && code == 507 && !strings.Contains(b, "quota_api") {
+		return code, "", fmt.Errorf("507 without naming quota_api: %s", b)
+	}
+	return code, retry, err
+}
+
+// apiPostBody is apiPost's request: the status, Retry-After and body.
+func apiPostBody(client *http.Client, a *Agent, taskNo string, payload string) (int, string, string, error) {
 	body := fmt.Sprintf(`{"task_no":%q,"printer":"p0","payload":%q}`, taskNo, payload)
 	req, err := http.NewRequest("POST", a.Base+"/api/v1/tasks", strings.NewReader(body))
 	if err != nil {
-		return 0, "", err
+		return 0, "", "", err
 	}
 	req.Header.Set("Authorization", "Bearer "+a.Token)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, "", err
+		return 0, "", "", err
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode == 507 && !strings.Contains(string(b), "quota_api") {
-		return resp.StatusCode, "", fmt.Errorf("507 without naming quota_api: %s", b)
-	}
-	return resp.StatusCode, resp.Header.Get("Retry-After"), nil
+	return resp.StatusCode, resp.Header.Get("Retry-After"), string(b), nil
 }
 
 // apiFlood posts ~64 KiB tasks from eight clients for at most d, or until
@@ -285,6 +291,11 @@ func TestDefaultSpoolCap(t *testing.T) {
 	}
 	t.Logf("default: spool cap %s, 10%% of %s", line[1], line[2])
 
+	// At 16 MiB the API door's share of the live data, with the file's
+	// own growth (each state change rewrites a task's record, body and
+	// all), reaches the size at which intake stops before the API quota
+	// does: the raw port must still get its room from the printed
+	// tickets and a compaction, not wait behind the other door for good.
 	const capBytes = 16 << 20
 	b := start(t, Setup{Raw: true, Tables: fmt.Sprintf("[spool]\nmax_size = %d\n", capBytes)})
 	if !strings.Contains(b.Logs(), "spool cap 16 MiB (max_size)") {
@@ -295,7 +306,7 @@ func TestDefaultSpoolCap(t *testing.T) {
 	if err := b.Printer.SetFault(printertest.FaultPaperOut, true); err != nil {
 		t.Fatal(err)
 	}
-	counts, _ := apiFlood(t, b, "QUOTA", 10*time.Second, 507, 500*time.Millisecond)
+	counts, _ := apiFlood(t, b, "QUOTA", 30*time.Second, 507, 500*time.Millisecond)
 	t.Logf("API flood answers: %v; spool file %d bytes", counts, spoolSize(t, b))
 	if counts[507] == 0 {
 		t.Fatalf("an API flood into a %d byte spool was never answered 507: %v", capBytes, counts)

@@ -346,7 +346,7 @@ func TestRawFloodKeepsUnprintedTickets(t *testing.T) {
 	// The first flood job (raw number 2: the lost order had 1) lost its
 	// body, and its reprint says why. Its task_no is in the log: a task
 	// without a body is no longer listed.
-	m := regexp.MustCompile(`task accepted" task_no=(RAW_p0_\S+_2) `).FindStringSubmatch(a.Logs())
+	m := regexp.MustCompile(`task accepted" task_no=(RAW_p0_\S+_2-[0-9a-f]+) `).FindStringSubmatch(a.Logs())
 	if m == nil {
 		t.Fatal("the first flood job's task_no is not in the log")
 	}

@@ -191,6 +191,48 @@ func (s *Spool) MakeRoom(o Origin, need int64) (int, error) {
 	return n, nil
 }
 
+// MakeFileRoom is MakeRoom for the file, for a door that asks before it
+// reads (Room) and was told no while under its quota: another door's
+// printed tickets, kept for reprints, may fill the file below the point
+// where commits reclaim on their own (reclaimHighWater), and a door that
+// waits for room nobody makes waits for good. It drops, oldest printed
+// first and the door holding most of the spool first (as the cap's
+// reclaim does), finished bodies until the live data leaves room under
+// the intake limit for a task charged need and one largest task more, and
+// asks for the compaction that turns the freed pages into that room
+// (CompactWanted). It returns how many tasks lost their body.
+func (s *Spool) MakeFileRoom(need int64) (int, error) {
+	if !s.lim.capped {
+		return 0, nil
+	}
+	want := need + Charge(s.opts.MaxTaskBytes) + 8*pageBytes
+	short := func(tx *bolt.Tx) int64 {
+		live := tx.Size() - int64(tx.DB().Stats().FreeAlloc)
+		return live + want - s.lim.intake
+	}
+	defer s.wantCompactFor(want)
+	// A door waiting for room asks twice a second: only a write that
+	// drops something costs a commit.
+	var lacking bool
+	if err := s.view(func(tx *bolt.Tx) error { lacking = short(tx) > 0; return nil }); err != nil || !lacking {
+		return 0, err // a compaction alone makes the room
+	}
+	var n int
+	op := &op{prepare: func(*bolt.Tx) error { n = 0; return nil }}
+	op.apply = func(tx *bolt.Tx) error {
+		if short(tx) <= 0 {
+			return nil
+		}
+		var err error
+		_, n, err = s.reclaim(tx, "", short(tx))
+		return err
+	}
+	if err := s.submit(op); err != nil {
+		return 0, fmt.Errorf("make room in spool %s: %w", s.path, err)
+	}
+	return n, nil
+}
+
 // Fragmented reports whether Compact should rewrite the file: it has grown
 // to within a tenth of the size at which intake stops (limits) while a
 // tenth or more of it is free, or intake was refused on the file since the
@@ -202,13 +244,16 @@ func (s *Spool) Fragmented() bool {
 		return false
 	}
 	s.strain.mu.Lock()
-	wanted := s.strain.compactWanted
+	wanted, wantRoom := s.strain.compactWanted, s.strain.wantRoom
 	s.strain.mu.Unlock()
 	var frag bool
 	_ = s.view(func(tx *bolt.Tx) error {
 		st := tx.DB().Stats()
 		size, free := tx.Size(), int64(st.FreeAlloc)
-		frag = (size >= s.lim.intake*9/10 && free >= size/10) || (wanted && free >= s.transitionNeed())
+		// A door's wish (Room, MakeFileRoom) is met by a compaction that
+		// leaves it the room it asked for, however little was free.
+		gives := wantRoom > 0 && s.lim.intake-(size-free) >= wantRoom
+		frag = (size >= s.lim.intake*9/10 && free >= size/10) || (wanted && (free >= s.transitionNeed() || gives))
 		return nil
 	})
 	return frag

@@ -302,3 +302,67 @@ func TestRoomLackWantsCompaction(t *testing.T) {
 	}
 	t.Logf("compactions %d, reclaimed %d", compactions, s.Reclaimed())
 }
+
+// TestMakeFileRoomForAnotherDoor ensures one door's printed tickets, kept
+// for reprints below the point where commits reclaim on their own, do not
+// keep another door that is under its quota waiting for room: MakeFileRoom
+// drops the oldest printed bodies and asks for the compaction that gives
+// the room, and the tickets not yet printed keep theirs.
+func TestMakeFileRoomForAnotherDoor(t *testing.T) {
+	const maxTask = 1 << 20
+	const capBytes = 16 << 20
+	s, _ := openTest(t, Options{MaxSize: capBytes, MaxTaskBytes: maxTask, Retention: 7 * 24 * time.Hour,
+		Quotas: map[Origin]int64{OriginRaw: capBytes / 4, OriginLocal: capBytes * 3 / 4}})
+	waiting := "API-WAITING"
+	mustAccept(t, s, originTask(waiting, OriginLocal, 8<<10))
+	need := Charge(maxTask)
+	// Printed API tickets until the raw door's Room says no even after a
+	// compaction: the live data itself leaves no room, and the API door
+	// is still under its quota.
+	var printed []string
+	for i := 0; ; i++ {
+		ok, err := s.Room(need)
+		if err == nil && !ok {
+			compactIfFragmented(t, s)
+			ok, err = s.Room(need)
+		}
+		if err != nil {
+			t.Fatal(err)
+		} else if !ok {
+			break
+		}
+		if i == 400 {
+			t.Fatal("400 printed API tickets and the raw door still has room")
+		}
+		no := "API" + seqName(i)
+		mustAccept(t, s, originTask(no, OriginLocal, 64<<10))
+		printAll(t, s, no)
+		printed = append(printed, no)
+	}
+	if u, _ := s.Origin(OriginLocal); u.Full(64 << 10) {
+		t.Fatalf("the API door reached its quota (%d of %d): the test wants it under", u.Used, u.Quota)
+	}
+	for len(s.CompactWanted()) > 0 {
+		<-s.CompactWanted() // Room's own wish; MakeFileRoom must make one too
+	}
+	n, err := s.MakeFileRoom(need)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.CompactWanted():
+	default:
+		t.Fatal("MakeFileRoom did not ask for a compaction")
+	}
+	compactIfFragmented(t, s)
+	if ok, err := s.Room(need); err != nil || !ok {
+		u, _ := s.Usage()
+		t.Fatalf("no room for the raw door after MakeFileRoom (%d bodies dropped) and its compaction: %v %v (file %d, live %d)", n, ok, err, u.File, u.Live)
+	}
+	if n == 0 || n == len(printed) {
+		t.Errorf("%d of %d printed bodies dropped; want some, not all", n, len(printed))
+	}
+	if got, err := s.Get(waiting); err != nil || len(got.Payload) != 8<<10 {
+		t.Errorf("the ticket not yet printed lost its body: %v", err)
+	}
+}

@@ -179,6 +179,9 @@ type strain struct {
 	writeErr      error
 	writeFails    int64
 	compactWanted bool
+	// wantRoom is the most room at the end of the file a door asked for
+	// since the last compaction (wantCompactFor); 0 when none did.
+	wantRoom int64
 	// kick tells the agent's maintenance that intake was refused on the
 	// file while a compaction could make room (CompactWanted).
 	kick chan struct{}
@@ -219,16 +222,17 @@ func (s *Spool) noteRefused(wantCompact bool) {
 	}
 }
 
-// wantCompact notes that room was lacking on the file, so that the
-// maintenance looks at once whether a compaction would give it
-// (CompactWanted, Fragmented).
-func (s *Spool) wantCompact() {
+// wantCompactFor notes that a door lacked room bytes at the end of the
+// file, so that the maintenance looks at once whether a compaction would
+// give them (CompactWanted, Fragmented).
+func (s *Spool) wantCompactFor(room int64) {
 	s.strain.mu.Lock()
 	defer s.strain.mu.Unlock()
+	s.strain.wantRoom = max(s.strain.wantRoom, room)
 	s.wantCompactLocked()
 }
 
-// wantCompactLocked is wantCompact with s.strain.mu held.
+// wantCompactLocked notes a compaction is wanted; s.strain.mu is held.
 func (s *Spool) wantCompactLocked() {
 	s.strain.compactWanted = true
 	select {
@@ -271,7 +275,7 @@ func (s *Spool) Room(need int64) (bool, error) {
 		// nothing that Accept could refuse: without the wish, a file short
 		// of it but below Fragmented's threshold was never compacted, and
 		// the raw port waited for good with the file mostly free.
-		s.wantCompact()
+		s.wantCompactFor(need + Charge(s.opts.MaxTaskBytes) + 8*pageBytes)
 	}
 	return ok, err
 }
@@ -326,6 +330,6 @@ func (s *Spool) compactFits() error {
 // compacted clears the wish for a compaction once one has run.
 func (s *Spool) compacted() {
 	s.strain.mu.Lock()
-	s.strain.compactWanted = false
+	s.strain.compactWanted, s.strain.wantRoom = false, 0
 	s.strain.mu.Unlock()
 }
