@@ -186,6 +186,12 @@ func apiPostBody(client *http.Client, a *Agent, taskNo string, payload string) (
 // after the first answer with status until, and counts the answers by
 // status.
 func apiFlood(t *testing.T, a *Agent, prefix string, d time.Duration, until int, after time.Duration) (map[int]int, []string) {
+	return apiFloodOf(t, a, prefix, d, until, after, apiPost)
+}
+
+// apiFloodOf is apiFlood with post for each request.
+func apiFloodOf(t *testing.T, a *Agent, prefix string, d time.Duration, until int, after time.Duration,
+	post func(client *http.Client, a *Agent, taskNo string, payload string) (int, string, error)) (map[int]int, []string) {
 	t.Helper()
 	payload := base64.StdEncoding.EncodeToString(floodJob(prefix))
 	client := &http.Client{Timeout: 20 * time.Second}
@@ -206,7 +212,7 @@ func apiFlood(t *testing.T, a *Agent, prefix string, d time.Duration, until int,
 				if !time.Now().Before(end) {
 					return
 				}
-				code, ra, err := apiPost(client, a, fmt.Sprintf("%s-%d-%d", prefix, w, i), payload)
+				code, ra, err := post(client, a, fmt.Sprintf("%s-%d-%d", prefix, w, i), payload)
 				mu.Lock()
 				if err != nil && firstErr == nil {
 					firstErr = err
@@ -277,9 +283,10 @@ func TestAPIFloodIsBounded(t *testing.T) {
 // TestDefaultSpoolCap starts the agent with no [spool] table: its startup
 // log names the default cap computed from the disk holding data_dir. Then,
 // with a small explicit max_size and the default quotas, an API flood is
-// answered 507 storage_full naming quota_api once the API door holds its
-// half of the cap, the spool file stays under the cap, and the raw port
-// still takes a job.
+// answered 507 storage_full once the API door holds about its half of the
+// cap (its quota or the file's room, whichever comes first), the spool
+// file stays under the cap, and the raw port still takes a job: the API
+// door's printed tickets make it room.
 func TestDefaultSpoolCap(t *testing.T) {
 	a := start(t, Setup{})
 	line := regexp.MustCompile(`spool cap ([0-9.]+ [KMG]iB) \(default: 10% of the ([0-9.]+ [KMGT]iB) file system holding ([^,)]+)`).FindStringSubmatch(a.Logs())
@@ -306,7 +313,18 @@ func TestDefaultSpoolCap(t *testing.T) {
 	if err := b.Printer.SetFault(printertest.FaultPaperOut, true); err != nil {
 		t.Fatal(err)
 	}
-	counts, _ := apiFlood(t, b, "QUOTA", 30*time.Second, 507, 500*time.Millisecond)
+	// The API quota and the file's room end the flood at about the same
+	// ticket here, and either 507 is a true answer: the check that the
+	// quota's names quota_api is TestAPIFloodIsBounded's, at 24 MiB.
+	var quotaRefused atomic.Bool
+	counts, _ := apiFloodOf(t, b, "QUOTA", 30*time.Second, 507, 500*time.Millisecond,
+		func(client *http.Client, a *Agent, taskNo string, payload string) (int, string, error) {
+			code, retry, body, err := apiPostBody(client, a, taskNo, payload)
+			if code == 507 && strings.Contains(body, "quota_api") {
+				quotaRefused.Store(true)
+			}
+			return code, retry, err
+		})
 	t.Logf("API flood answers: %v; spool file %d bytes", counts, spoolSize(t, b))
 	if counts[507] == 0 {
 		t.Fatalf("an API flood into a %d byte spool was never answered 507: %v", capBytes, counts)
@@ -325,7 +343,7 @@ func TestDefaultSpoolCap(t *testing.T) {
 		t.Fatalf("the raw port refused a job after the API door filled its share")
 	}
 	waitPrinted(t, b, "RAW-AFTER-API-FLOOD")
-	if !strings.Contains(b.Logs(), "quota_api") {
+	if quotaRefused.Load() && !strings.Contains(b.Logs(), "quota_api") {
 		t.Errorf("no log line names quota_api")
 	}
 }
