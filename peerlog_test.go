@@ -67,10 +67,11 @@ var peerLogAllowed = map[string]string{
 
 	// The raw ports' own life: start, reload, and accept errors paced by
 	// the accept backoff.
-	"printgate/agent/raw.go (*Agent).openRawPort: raw port: recent jobs unreadable; a POS resend right after this start would not be marked POSSIBLE DUPLICATE": "the local spool, at start",
-	"printgate/agent/raw.go (*Agent).openRawPort: raw port listening":                                                                                           "at start and reload",
-	"printgate/agent/raw.go (*Agent).syncRawPorts: reload: a raw port could not be opened; POS jobs sent to it are refused by the network until it is fixed":    "at reload",
-	"printgate/agent/rawport/port.go (*Port).acceptLoop: rawport: accept failed":                                                                                "paced by the accept backoff (retry_in)",
+	"printgate/agent/raw.go (*Agent).openRawPortOn: raw port: recent jobs unreadable; a POS resend right after this start would not be marked POSSIBLE DUPLICATE":       "the local spool, at start",
+	"printgate/agent/raw.go (*Agent).openRawPortOn: raw port listening":                                                                                                 "at start and reload",
+	"printgate/agent/raw.go (*Agent).syncRawPorts: reload: a raw port could not be opened; POS jobs sent to it are refused by the network until it is fixed":            "at reload",
+	"printgate/agent/raw.go (*Agent).syncRawPorts: reload: the raw port's listener could not be kept; it is opened again, and a POS connecting in between sees a reset": "at reload",
+	"printgate/agent/rawport/port.go (*Port).acceptLoop: rawport: accept failed":                                                                                        "paced by the accept backoff (retry_in)",
 
 	// The Host check reads this PC's addresses at most once per addrsTTL.
 	"printgate/agent/hostcheck/hostcheck.go (*Guard).ownAddr: cannot list this computer's network addresses; requests that name the agent by an address are refused unless it is in allowed_hosts": "once per addrsTTL",
