@@ -29,24 +29,28 @@ import (
 var layers = []layer{
 	{"printgate/internal/...", nil,
 		"leaves (clock, backoff, the TOML quoter) that anything may import import nothing of the module"},
+	{"printgate/taskdef", nil,
+		"the words of a task the spool and the wire share (states, origins, priorities) are a leaf: the hub speaks the wire without linking the spool"},
 	{"printgate/agent/wheel", []string{"printgate/internal/..."},
 		"the timing wheels are below the agent"},
 	{"printgate/agent", []string{"printgate/agent/...", "-printgate/agent/web", "-printgate/agent/localapi",
-		"printgate/sync/...", "printgate/spool", "printgate/drivers/...", "printgate/internal/..."},
+		"printgate/sync/...", "printgate/spool", "printgate/taskdef", "printgate/drivers/...", "printgate/internal/..."},
 		"the core imports neither the manager page nor the LAN API: they are adapters of it"},
 	{"printgate/agent/daemon", []string{"printgate/agent", "printgate/agent/...",
-		"printgate/sync/...", "printgate/spool", "printgate/drivers/...", "printgate/internal/..."},
+		"printgate/sync/...", "printgate/spool", "printgate/taskdef", "printgate/drivers/...", "printgate/internal/..."},
 		"the composition root wires the core to its adapters (LAN API, page, cloud link); nothing in agent/ imports it"},
 	{"printgate/agent/...", []string{"printgate/agent/...", "-printgate/agent/daemon",
-		"printgate/sync/...", "printgate/spool", "printgate/drivers/...", "printgate/internal/..."},
+		"printgate/sync/...", "printgate/spool", "printgate/taskdef", "printgate/drivers/...", "printgate/internal/..."},
 		"the agent's packages are above sync, spool and drivers, never beside the installer"},
-	{"printgate/sync/...", []string{"printgate/sync/...", "printgate/spool", "printgate/drivers/...", "printgate/internal/..."},
+	{"printgate/sync/wire", []string{"printgate/taskdef", "printgate/drivers/...", "printgate/internal/..."},
+		"the wire is the contract both sides link: the task's words from taskdef, never the spool"},
+	{"printgate/sync/...", []string{"printgate/sync/...", "printgate/spool", "printgate/taskdef", "printgate/drivers/...", "printgate/internal/..."},
 		"the cloud link is beside the agent, never above it"},
-	{"printgate/hub/...", []string{"printgate/hub/...", "printgate/sync/wire", "printgate/drivers/escpos", "printgate/internal/..."},
+	{"printgate/hub/...", []string{"printgate/hub/...", "printgate/sync/wire", "printgate/taskdef", "printgate/drivers/escpos", "printgate/internal/..."},
 		"the cloud side speaks the wire and parses ticket documents as the agent's renderer does; it never imports the agent, the spool or the agent's link"},
-	{"printgate/installer/...", []string{"printgate/installer/...", "printgate/spool", "printgate/drivers/...", "printgate/internal/..."},
+	{"printgate/installer/...", []string{"printgate/installer/...", "printgate/spool", "printgate/taskdef", "printgate/drivers/...", "printgate/internal/..."},
 		"the installer is beside the agent, never above it"},
-	{"printgate/spool/...", []string{"printgate/spool/...", "printgate/internal/..."},
+	{"printgate/spool/...", []string{"printgate/spool/...", "printgate/taskdef", "printgate/internal/..."},
 		"the spool is at the bottom"},
 	{"printgate/drivers/...", []string{"printgate/drivers/...", "printgate/internal/..."},
 		"drivers are at the bottom"},
@@ -98,6 +102,13 @@ var testDoubles = map[string][]string{
 var banned = []string{"testing", "net/http/httptest", "github.com/chromedp/", "pgregory.net/rapid", "go.uber.org/goleak",
 	"github.com/getkin/", "github.com/santhosh-tekuri/", "go.yaml.in/yaml/", "printgate/internal/apispec",
 	"github.com/nats-io/", "printgate/hub/"}
+
+// hub is the cloud's binary; hubBanned are what it must not link: the
+// store agent, its spool and the spool's storage engine. The wire it
+// shares with the agent takes the task's words from taskdef.
+const hub = "printgate/cmd/printgate-hub"
+
+var hubBanned = []string{"go.etcd.io/bbolt", "printgate/spool", "printgate/agent", "printgate/sync/link", "go.bug.st/serial"}
 
 // listed is what `go list -json` says of one package.
 type listed struct {
@@ -248,6 +259,27 @@ func TestReleaseDeps(t *testing.T) {
 			if !used[a] {
 				t.Errorf("testDoubles lets %s import %s, but it no longer does: update the entry", a, double)
 			}
+		}
+	}
+}
+
+// TestHubDeps ensures the hub binary links neither the store agent nor
+// its spool and bbolt: the hub stores in JetStream, and a chain's cloud
+// must not carry the store's engine.
+func TestHubDeps(t *testing.T) {
+	for _, goos := range releaseOSes {
+		deps := goList(t, goos, "-deps", hub)
+		linked := false
+		for _, p := range deps {
+			linked = linked || p.ImportPath == "printgate/sync/wire"
+			for _, b := range hubBanned {
+				if matches(b, p.ImportPath) || matches(b+"/...", p.ImportPath) {
+					t.Errorf("GOOS=%s: %s links %s, the store's, not the cloud's", goos, hub, p.ImportPath)
+				}
+			}
+		}
+		if !linked {
+			t.Fatalf("GOOS=%s: go list -deps %s did not list the wire", goos, hub)
 		}
 	}
 }

@@ -16,7 +16,7 @@ func u64(v uint64) []byte {
 func queueKey(lane string, p Priority, seq uint64) []byte {
 	k := make([]byte, 0, len(lane)+10)
 	k = append(k, lane...)
-	k = append(k, 0, p.rank())
+	k = append(k, 0, priorityRank(p))
 	return binary.BigEndian.AppendUint64(k, seq)
 }
 

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"printgate/taskdef"
 )
 
 // The limits of a task at intake (PROTOCOL.md §3), in the one place every
@@ -71,11 +73,8 @@ func keyChar(c byte, colon bool) bool {
 	return false
 }
 
-// Priorities lists the priorities a task may carry, for validation here
-// and in the cloud protocol (sync/wire), as Origins does for origins.
-func Priorities() []Priority {
-	return []Priority{PriorityNormal, PriorityUrgent}
-}
+// Priorities lists the priorities a task may carry (taskdef.Priorities).
+func Priorities() []Priority { return taskdef.Priorities() }
 
 // ValidPriority reports whether p is a priority a task may carry: one of
 // Priorities, or empty for normal.

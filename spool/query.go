@@ -209,7 +209,7 @@ func (s *Spool) QueuePage(lane string, after []byte, limit int) ([]QueueItem, []
 			it := QueueItem{TaskNo: string(v), key: k}
 			if rest := k[len(prefix):]; len(rest) == 9 {
 				it.Priority = PriorityNormal
-				if rest[0] == PriorityUrgent.rank() {
+				if rest[0] == priorityRank(PriorityUrgent) {
 					it.Priority = PriorityUrgent
 				}
 				it.Seq = binary.BigEndian.Uint64(rest[1:])

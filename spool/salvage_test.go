@@ -308,7 +308,7 @@ func TestSalvageCorruptSpool(t *testing.T) {
 	for lane, ts := range queues {
 		slices.SortFunc(ts, func(a, b *Task) int {
 			if a.Priority != b.Priority {
-				return int(a.Priority.rank()) - int(b.Priority.rank())
+				return int(priorityRank(a.Priority)) - int(priorityRank(b.Priority))
 			}
 			return int(a.Seq) - int(b.Seq)
 		})

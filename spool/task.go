@@ -3,96 +3,76 @@ package spool
 import (
 	"encoding/json"
 	"time"
+
+	"printgate/taskdef"
 )
 
-// State is a task's place in the state machine of DESIGN.md.
-type State string
+// The words of a task shared with the cloud protocol live in package
+// taskdef, a leaf the cloud side can link without the spool; the spool names
+// them as its own.
+
+// State is a task's place in the state machine of DESIGN.md (taskdef.State).
+type State = taskdef.State
 
 // The task states. Terminal states are PRINTED, TIMED_OUT, FAILED, CANCELED.
 const (
-	StateAccepted  State = "ACCEPTED"
-	StateQueued    State = "QUEUED"
-	StateSending   State = "SENDING"
-	StatePrinted   State = "PRINTED"
-	StateRetryWait State = "RETRY_WAIT"
-	StateUnknown   State = "UNKNOWN"
-	StateHeld      State = "HELD"
-	StateParked    State = "PARKED"
-	StateTimedOut  State = "TIMED_OUT"
-	StateFailed    State = "FAILED"
-	StateCanceled  State = "CANCELED"
+	StateAccepted  = taskdef.StateAccepted
+	StateQueued    = taskdef.StateQueued
+	StateSending   = taskdef.StateSending
+	StatePrinted   = taskdef.StatePrinted
+	StateRetryWait = taskdef.StateRetryWait
+	StateUnknown   = taskdef.StateUnknown
+	StateHeld      = taskdef.StateHeld
+	StateParked    = taskdef.StateParked
+	StateTimedOut  = taskdef.StateTimedOut
+	StateFailed    = taskdef.StateFailed
+	StateCanceled  = taskdef.StateCanceled
 )
 
 // AllStates lists every state, in the order the state machine reads.
-var AllStates = []State{
-	StateAccepted, StateQueued, StateSending, StatePrinted, StateRetryWait,
-	StateUnknown, StateHeld, StateParked, StateTimedOut, StateFailed, StateCanceled,
-}
+var AllStates = taskdef.AllStates
 
-// Terminal reports whether no further transition can leave s.
-func (s State) Terminal() bool {
-	switch s {
-	case StatePrinted, StateTimedOut, StateFailed, StateCanceled:
-		return true
-	}
-	return false
-}
-
-// Valid reports whether s is one of the known states.
-func (s State) Valid() bool {
-	for _, k := range AllStates {
-		if s == k {
-			return true
-		}
-	}
-	return false
-}
-
-// Priority orders tasks inside a printer's lane.
-type Priority string
+// Priority orders tasks inside a printer's lane (taskdef.Priority).
+type Priority = taskdef.Priority
 
 // The priorities. Urgent tasks go first; the lane ages normal ones.
 const (
-	PriorityUrgent Priority = "urgent"
-	PriorityNormal Priority = "normal"
+	PriorityUrgent = taskdef.PriorityUrgent
+	PriorityNormal = taskdef.PriorityNormal
 )
 
-// rank is the priority's byte in queue keys: lower sorts first.
-func (p Priority) rank() byte {
+// priorityRank is p's byte in queue keys: lower sorts first.
+func priorityRank(p Priority) byte {
 	if p == PriorityUrgent {
 		return 0
 	}
 	return 1
 }
 
-// Origin says where a task came from.
-type Origin string
+// Origin says where a task came from (taskdef.Origin).
+type Origin = taskdef.Origin
 
 // The origins of DESIGN.md.
 const (
-	OriginCloud   Origin = "cloud"
-	OriginLocal   Origin = "local"
-	OriginManager Origin = "manager"
+	OriginCloud   = taskdef.OriginCloud
+	OriginLocal   = taskdef.OriginLocal
+	OriginManager = taskdef.OriginManager
 	// OriginRaw is a job a POS printed to a printer's raw port (raw_listen):
 	// bytes as a port-9100 printer receives them, with a generated task_no.
-	OriginRaw Origin = "raw"
+	OriginRaw = taskdef.OriginRaw
 )
 
-// Origins lists every origin a task may have, for validation here and in
-// the cloud protocol (sync/wire), so a new origin cannot be accepted by one
-// and refused by the other.
-func Origins() []Origin {
-	return []Origin{OriginCloud, OriginLocal, OriginManager, OriginRaw}
-}
+// Origins lists every origin a task may have (taskdef.Origins).
+func Origins() []Origin { return taskdef.Origins() }
 
-// Confirmation is how strong the proof of paper was (ESCPOS.md §2).
-type Confirmation string
+// Confirmation is how strong the proof of paper was (taskdef.Confirmation).
+type Confirmation = taskdef.Confirmation
 
 // The confirmation levels, strongest first.
 const (
-	ConfirmPrinted   Confirmation = "printed"
-	ConfirmConsumed  Confirmation = "consumed"
-	ConfirmDelivered Confirmation = "delivered"
+	ConfirmPrinted   = taskdef.ConfirmPrinted
+	ConfirmConsumed  = taskdef.ConfirmConsumed
+	ConfirmDelivered = taskdef.ConfirmDelivered
 )
 
 // Reasons recorded with TIMED_OUT and FAILED (and free text elsewhere).

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"printgate/spool"
+	"printgate/taskdef"
 )
 
 // Events is a batch of outbox events in the wire form of §5. Requires batch, the id the cloud echoes in events_ack, and
@@ -26,18 +26,18 @@ type Events struct {
 // the spool's outbox event reaches the cloud only when §5 and this type
 // say so; the link converts each outbox event into one of these.
 type Event struct {
-	TaskNo            string             `json:"task_no"`
-	N                 int                `json:"n"`
-	State             spool.State        `json:"state"`
-	Reason            string             `json:"reason,omitempty"`
-	Printer           string             `json:"printer"`
-	Target            string             `json:"target,omitempty"`
-	Confirmation      spool.Confirmation `json:"confirmation,omitempty"`
-	Attempts          int                `json:"attempts"`
-	PossibleDuplicate bool               `json:"possible_duplicate,omitempty"`
-	Origin            spool.Origin       `json:"origin"`
-	At                time.Time          `json:"at"`
-	Job               *JobInfo           `json:"job,omitempty"`
+	TaskNo            string               `json:"task_no"`
+	N                 int                  `json:"n"`
+	State             taskdef.State        `json:"state"`
+	Reason            string               `json:"reason,omitempty"`
+	Printer           string               `json:"printer"`
+	Target            string               `json:"target,omitempty"`
+	Confirmation      taskdef.Confirmation `json:"confirmation,omitempty"`
+	Attempts          int                  `json:"attempts"`
+	PossibleDuplicate bool                 `json:"possible_duplicate,omitempty"`
+	Origin            taskdef.Origin       `json:"origin"`
+	At                time.Time            `json:"at"`
+	Job               *JobInfo             `json:"job,omitempty"`
 	// Seq is the task's accept sequence (§3 seq), which tells the lives
 	// of a task_no apart: one accepted again after its dedupe window is a
 	// new task, with a new seq, whose events count from n 1 again (or past
@@ -49,11 +49,11 @@ type Event struct {
 // JobInfo is an event's summary of a locally submitted task, without its
 // body: what the cloud needs to know about a job it did not send.
 type JobInfo struct {
-	Printer  string         `json:"printer"`
-	Priority spool.Priority `json:"priority"`
-	Origin   spool.Origin   `json:"origin"`
-	Size     int            `json:"size"`
-	SHA256   string         `json:"sha256"`
+	Printer  string           `json:"printer"`
+	Priority taskdef.Priority `json:"priority"`
+	Origin   taskdef.Origin   `json:"origin"`
+	Size     int              `json:"size"`
+	SHA256   string           `json:"sha256"`
 }
 
 // EventsAck tells the agent a batch is stored and may leave the outbox.
@@ -132,7 +132,7 @@ func checkEvent(at string, ev *Event) *FrameError {
 	if ev.Attempts < 0 {
 		return invalid(at+"attempts", fmt.Sprintf("is %d; it counts attempts, 0 or more", ev.Attempts))
 	}
-	if e := oneOf(at+"confirmation", ev.Confirmation, true, spool.ConfirmPrinted, spool.ConfirmConsumed, spool.ConfirmDelivered); e != nil {
+	if e := oneOf(at+"confirmation", ev.Confirmation, true, taskdef.ConfirmPrinted, taskdef.ConfirmConsumed, taskdef.ConfirmDelivered); e != nil {
 		return e
 	}
 	if e := checkOrigin(at+"origin", ev.Origin); e != nil {
@@ -143,7 +143,7 @@ func checkEvent(at string, ev *Event) *FrameError {
 		if e := required(at+"printer", j.Printer); e != nil {
 			return e
 		}
-		if e := oneOf(at+"priority", j.Priority, true, spool.Priorities()...); e != nil {
+		if e := oneOf(at+"priority", j.Priority, true, taskdef.Priorities()...); e != nil {
 			return e
 		}
 		if e := checkOrigin(at+"origin", j.Origin); e != nil {
@@ -162,8 +162,8 @@ func checkEvent(at string, ev *Event) *FrameError {
 	return nil
 }
 
-func checkOrigin(at string, o spool.Origin) *FrameError {
-	return oneOf(at, o, true, spool.Origins()...)
+func checkOrigin(at string, o taskdef.Origin) *FrameError {
+	return oneOf(at, o, true, taskdef.Origins()...)
 }
 
 func isSHA256Hex(s string) bool {

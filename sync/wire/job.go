@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"printgate/spool"
+	"printgate/taskdef"
 )
 
 // Job is a task the cloud sends to print: the intake fields of PROTOCOL.md
@@ -15,12 +15,12 @@ import (
 // local task: task_no and printer grammar, the document's lines, the
 // timeout (a Go duration such as "90s").
 type Job struct {
-	TaskNo   string          `json:"task_no"`
-	Printer  string          `json:"printer"`
-	Priority spool.Priority  `json:"priority,omitempty"`
-	Payload  []byte          `json:"payload,omitempty"`
-	Document json.RawMessage `json:"document,omitempty"`
-	Timeout  string          `json:"timeout,omitempty"`
+	TaskNo   string           `json:"task_no"`
+	Printer  string           `json:"printer"`
+	Priority taskdef.Priority `json:"priority,omitempty"`
+	Payload  []byte           `json:"payload,omitempty"`
+	Document json.RawMessage  `json:"document,omitempty"`
+	Timeout  string           `json:"timeout,omitempty"`
 }
 
 // JobAck answers a job, sent only once the task is on disk (or refused).
@@ -28,10 +28,10 @@ type Job struct {
 // the task's State and no Error; a rejected one carries an Error (its code
 // one of §3's, e.g. invalid_task, bad_payload) and no State.
 type JobAck struct {
-	TaskNo string      `json:"task_no"`
-	Result string      `json:"result"`
-	State  spool.State `json:"state,omitempty"`
-	Error  *Problem    `json:"error,omitempty"`
+	TaskNo string        `json:"task_no"`
+	Result string        `json:"result"`
+	State  taskdef.State `json:"state,omitempty"`
+	Error  *Problem      `json:"error,omitempty"`
 }
 
 // The results of a job_ack.
@@ -76,7 +76,7 @@ func (m *Job) check() *FrameError {
 	if e := required("printer", m.Printer); e != nil {
 		return e
 	}
-	if e := oneOf("priority", m.Priority, true, spool.Priorities()...); e != nil {
+	if e := oneOf("priority", m.Priority, true, taskdef.Priorities()...); e != nil {
 		return e
 	}
 	hasPayload, hasDoc := m.Payload != nil, m.Document != nil
@@ -125,7 +125,7 @@ func (p *Problem) check(at string) *FrameError {
 	return required(at+".code", p.Code)
 }
 
-// checkState checks that s is one of spool.AllStates.
-func checkState(at string, s spool.State) *FrameError {
-	return oneOf(at, s, false, spool.AllStates...)
+// checkState checks that s is one of taskdef.AllStates.
+func checkState(at string, s taskdef.State) *FrameError {
+	return oneOf(at, s, false, taskdef.AllStates...)
 }
