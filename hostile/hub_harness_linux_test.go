@@ -71,6 +71,13 @@ type Hub struct {
 // ends.
 func startHub(t *testing.T) *Hub {
 	t.Helper()
+	return startHubWith(t, "")
+}
+
+// startHubWith is startHub with more TOML at the end of the config (a
+// table such as [nats]).
+func startHubWith(t *testing.T, extra string) *Hub {
+	t.Helper()
 	hb := hubBin(t)
 	root := t.TempDir()
 	port := freePort(t)
@@ -80,7 +87,7 @@ func startHub(t *testing.T) *Hub {
 		Devices: map[string]string{}, stderr: &proctest.Buffer{}, done: make(chan struct{}),
 		client: &http.Client{Timeout: 20 * time.Second},
 	}
-	cfg := fmt.Sprintf("data_dir = %q\nlisten = \"127.0.0.1:%d\"\nmax_store_mb = 64\n", h.Dir, port)
+	cfg := fmt.Sprintf("data_dir = %q\nlisten = \"127.0.0.1:%d\"\nmax_store_mb = 64\n%s", h.Dir, port, extra)
 	if err := os.WriteFile(h.Config, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
