@@ -207,3 +207,47 @@ func TestHubStolenDeviceToken(t *testing.T) {
 		}
 	}
 }
+
+// TestHubConnectionChurnIsBounded opens and drops a store's connection
+// with its device token again and again (a stolen token fighting the
+// real agent) and ensures the hub's log stays bounded: past a store's
+// connection budget a handshake is 503 with Retry-After (the agent's link
+// retries with backoff), and the refusals write no line.
+func TestHubConnectionChurnIsBounded(t *testing.T) {
+	h := startHub(t)
+	tok := h.Devices["a1"]
+	lines0 := h.logLines()
+	refused := 0
+	const conns = 80
+	for i := range conns {
+		status, a := dialHub(t, h, tok, "pg-churn-a1")
+		if status == http.StatusServiceUnavailable {
+			refused++
+			continue
+		}
+		if status != http.StatusSwitchingProtocols {
+			t.Fatalf("connection %d: %d", i, status)
+		}
+		a.send(t, &wire.Hello{AgentID: "pg-churn-a1", Version: "x"})
+		a.next(t, 15*time.Second)
+		a.ws.Close()
+	}
+	// The last connection's end is logged after its close; wait for the
+	// hub to have seen it (the store shows offline).
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		_, body, _ := h.call(t, "GET", "/v1/stores/a1", h.KeyAcme, "")
+		if strings.Contains(body, `"online":false`) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond) // another process: nothing to wait on but its answer
+	}
+	lines := h.logLines() - lines0
+	t.Logf("%d connections of one store: %d refused, %d log lines", conns, refused, lines)
+	if refused == 0 || lines > 120 {
+		t.Errorf("%d connections of one store in a row: %d refused, %d log lines; want the churn refused past the store's budget and its lines bounded", conns, refused, lines)
+	}
+	// The hub still takes the store's agent once the budget allows, and
+	// other stores meanwhile.
+	helloHub(t, h, h.Devices["a2"], "pg-a2")
+}
