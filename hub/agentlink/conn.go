@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -248,9 +249,13 @@ func (c *conn) handle(mt int, data []byte) {
 		}
 		c.srv.mu.Unlock()
 	case *wire.CommandResult:
+		if err := store.ValidTaskNo(m.ID); err != nil {
+			c.refuseKey(m.Type(), "id", m.ID, err)
+			return
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 		if err := c.srv.st.CommandAnswered(ctx, c.store.ID, *m, c.srv.opts.Clock.Now().UTC()); err != nil {
-			c.log.Warn("hub: record a command_result", "id", m.ID, "err", err)
+			c.srv.warn.Warn(c.log, "hub: record a command_result", "store", c.store.ID, "id", m.ID, "err", err)
 		}
 		cancel()
 		if obs := c.srv.opts.Observer; obs != nil {
@@ -274,6 +279,18 @@ func (c *conn) handle(mt int, data []byte) {
 }
 
 func (c *conn) refuse(e *wire.Error) { c.sendMsg(e) }
+
+// refuseKey refuses a frame whose task_no (or command id) is outside the
+// task_no alphabet: nothing of it is stored, the agent is told why, and
+// the line is rate-limited (only a hostile or broken agent sends one).
+func (c *conn) refuseKey(frameType, field, value string, err error) {
+	c.srv.warn.Warn(c.log, "hub: refused a frame with a task_no outside the alphabet", "store", c.store.ID, "frame_type", frameType, "err", err)
+	if len(value) > 64 {
+		value = value[:64] + "…"
+	}
+	c.refuse(&wire.Error{Code: wire.CodeInvalid, FrameType: frameType,
+		Message: fmt.Sprintf("%s frame: %s %q %v; nothing of the frame was stored", frameType, field, value, err)})
+}
 
 // onHello takes the first frame: a hello naming the handshake's agent
 // makes this connection the store's owner (a newer connection replaces an
@@ -445,12 +462,16 @@ func (c *conn) markSent(no string, sent bool) {
 // onJobAck records the agent's answer to a job; the job is not sent again
 // once that is on disk.
 func (c *conn) onJobAck(m *wire.JobAck) {
+	if err := store.ValidTaskNo(m.TaskNo); err != nil {
+		c.refuseKey(m.Type(), "task_no", m.TaskNo, err)
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	if err := c.srv.st.ApplyAck(ctx, c.store.ID, *m, c.srv.opts.Clock.Now().UTC()); err != nil {
 		// The job stays pending and is sent on the next connection, which
 		// the agent answers duplicate: the ack is recorded then.
-		c.log.Warn("hub: record a job_ack", "task_no", m.TaskNo, "err", err)
+		c.srv.warn.Warn(c.log, "hub: record a job_ack", "store", c.store.ID, "task_no", m.TaskNo, "err", err)
 		return
 	}
 	c.markSent(m.TaskNo, false)
@@ -464,22 +485,36 @@ func (c *conn) onJobAck(m *wire.JobAck) {
 // events_ack only once every event of it is on disk. A batch that cannot
 // be stored is not acknowledged: the agent resends it.
 func (c *conn) onEvents(m *wire.Events) {
+	for i := range m.Events {
+		if err := store.ValidTaskNo(m.Events[i].TaskNo); err != nil {
+			// Refused whole and not acknowledged, as a frame Decode
+			// refuses: the agent's own task_nos are always in the alphabet.
+			c.refuseKey(m.Type(), fmt.Sprintf("events[%d].task_no", i), m.Events[i].TaskNo, err)
+			return
+		}
+	}
+	evs := m.Events
 	if err := m.Ordered(); err != nil {
 		c.srv.warn.Warn(c.log, "hub: events batch out of order (stored anyway)", "store", c.store.ID, "err", err)
+		// A task's events are folded in one write; grouped by task_no
+		// (each task's in arrival order), a batch that interleaves tasks
+		// costs a write per task, not one rewrite of the record per event.
+		evs = slices.Clone(evs)
+		slices.SortStableFunc(evs, func(a, b wire.Event) int { return strings.Compare(a.TaskNo, b.TaskNo) })
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	now := c.srv.opts.Clock.Now().UTC()
 	added := 0
 	var fresh []wire.Event
-	for i := 0; i < len(m.Events); {
+	for i := 0; i < len(evs); {
 		j := i + 1
-		for j < len(m.Events) && m.Events[j].TaskNo == m.Events[i].TaskNo {
+		for j < len(evs) && evs[j].TaskNo == evs[i].TaskNo {
 			j++
 		}
-		n, err := c.srv.st.ApplyEvents(ctx, c.store, m.Events[i].TaskNo, m.Events[i:j], now)
+		n, err := c.srv.st.ApplyEvents(ctx, c.store, evs[i].TaskNo, evs[i:j], now)
 		if err != nil {
-			c.log.Warn("hub: store an events batch (not acknowledged; the agent resends it)", "batch", m.Batch, "err", err)
+			c.srv.warn.Warn(c.log, "hub: store an events batch (not acknowledged; the agent resends it)", "store", c.store.ID, "batch", m.Batch, "err", err)
 			return
 		}
 		added += len(n)

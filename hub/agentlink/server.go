@@ -34,6 +34,13 @@ const (
 	// closeGrace is how long a connection the hub closes waits for the
 	// agent's close frame, so the agent reads what was sent last.
 	closeGrace = time.Second
+	// connBudget bounds the handshakes one store's agent may make within
+	// connWindow: each connection costs a few log lines and two writes of
+	// the owner record, and a stolen token fighting the real agent would
+	// otherwise make them as fast as it can. The agent's link reconnects
+	// with backoff, far below it.
+	connBudget = 30
+	connWindow = time.Minute
 	// outFrames bounds the frames queued for one connection's writer; a
 	// sender waits for room (jobs are read from the store one at a time, so
 	// a backlog costs this many frames of memory, not the backlog).
@@ -92,7 +99,48 @@ type Server struct {
 	owners map[string]*conn // by store: the connection holding it on this node
 	all    map[*conn]struct{}
 	status map[string]*AgentStatus // by store: what its agent last said
+	budget map[string]*connCount   // by store: handshakes in the current window
 	closed bool
+}
+
+// connCount is a store's handshakes since start.
+type connCount struct {
+	start  time.Time
+	n      int
+	warned bool // the window's one line about the refusals was logged
+}
+
+// admit counts a handshake of the store and reports how long it must wait
+// when the store's budget is spent (0: admitted). The first refusal of a
+// window is logged, the others are not: a refusal must not cost a line.
+func (s *Server) admit(store string) time.Duration {
+	now := s.opts.Clock.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.budget[store]
+	if c == nil || now.Sub(c.start) >= connWindow {
+		if c == nil && len(s.budget) >= 1024 {
+			// Stores whose window is over are forgotten; the map holds
+			// only stores whose device token passed the check.
+			for k, v := range s.budget {
+				if now.Sub(v.start) >= connWindow {
+					delete(s.budget, k)
+				}
+			}
+		}
+		c = &connCount{start: now}
+		s.budget[store] = c
+	}
+	if c.n >= connBudget {
+		if !c.warned {
+			c.warned = true
+			s.log.Warn("hub: a store's agent opens connections too fast; its handshakes are refused (503) until the minute is over",
+				"store", store, "connections", c.n)
+		}
+		return connWindow - now.Sub(c.start)
+	}
+	c.n++
+	return 0
 }
 
 // AgentStatus is what this node knows of a store's agent: from its last
@@ -145,6 +193,7 @@ func New(st *store.Store, opts Options) *Server {
 	s := &Server{
 		st: st, opts: opts, log: opts.Logger,
 		owners: map[string]*conn{}, all: map[*conn]struct{}{}, status: map[string]*AgentStatus{},
+		budget: map[string]*connCount{},
 	}
 	s.warn.Now = opts.Clock.Now
 	s.upgrader = websocket.Upgrader{
@@ -274,6 +323,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !slices.Contains(websocket.Subprotocols(r), wire.Subprotocol) {
 		writeError(w, http.StatusBadRequest, "bad_request", "Sec-WebSocket-Protocol must offer "+wire.Subprotocol)
+		return
+	}
+	if wait := s.admit(st.ID); wait > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+		writeError(w, http.StatusServiceUnavailable, "unavailable",
+			"this store's agent opened too many connections in the last minute; retry after Retry-After seconds")
 		return
 	}
 	s.mu.Lock()

@@ -84,6 +84,8 @@ type API struct {
 	log      *slog.Logger
 	mux      *http.ServeMux
 	throttle throttle
+	// codes counts unknown pairing codes per tenant (see decide).
+	codes throttle
 }
 
 // New makes the order API over st.
@@ -96,6 +98,7 @@ func New(st *store.Store, opts Options) *API {
 	}
 	a := &API{st: st, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
 	a.throttle.now = opts.Clock.Now
+	a.codes.now = opts.Clock.Now
 	a.mux.HandleFunc("POST /v1/stores/{store}/jobs", a.auth(a.submit))
 	a.mux.HandleFunc("GET /v1/stores/{store}/jobs/{task_no}", a.auth(a.getJob))
 	a.mux.HandleFunc("GET /v1/stores/{store}/jobs", a.auth(a.listJobs))
@@ -644,7 +647,23 @@ func (a *API) revoke(w http.ResponseWriter, r *http.Request, st store.StoreInfo)
 func (a *API) decide(approve bool) handler {
 	return func(w http.ResponseWriter, r *http.Request, st store.StoreInfo) {
 		code := r.PathValue("user_code")
+		// Unknown codes are counted per tenant as wrong API keys are per
+		// address: past the tenth in a minute every decision of the
+		// tenant, the right code's too, waits a minute, so a key cannot
+		// guess the code of an agent waiting to be paired elsewhere.
+		if left := a.codes.locked(st.Tenant); left > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(left.Seconds())+1))
+			writeError(w, http.StatusTooManyRequests, CodeTooManyRequests,
+				"too many unknown pairing codes from your tenant; check the code the agent shows (or scan its QR), and retry after Retry-After seconds")
+			return
+		}
 		err := a.st.DecidePairing(r.Context(), code, approve, st, a.opts.Clock.Now().UTC())
+		if errors.Is(err, store.ErrNotFound) {
+			a.codes.wrong(st.Tenant)
+			if a.codes.locked(st.Tenant) > 0 {
+				a.log.Warn("hub api: too many unknown pairing codes; the tenant's pairing decisions are refused for a minute", "tenant", st.Tenant)
+			}
+		}
 		switch {
 		case err == nil:
 			a.log.Info("hub api: pairing decided", "store", st.ID, "approved", approve)

@@ -351,6 +351,15 @@ func (s *Store) ApplyAck(ctx context.Context, store string, ack wire.JobAck, now
 	if err != nil {
 		return fmt.Errorf("store: job_ack %s/%s: %w", store, ack.TaskNo, err)
 	}
+	// Only a mark that is there is cleared: a purge writes a marker, and
+	// an ack for a task_no with no pending job (never sent, already
+	// acknowledged, a task the agent reported) must write nothing, or an
+	// agent's acks could fill the bucket every store's submits share.
+	if _, err := s.pending.Get(ctx, key); errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("store: job_ack %s/%s: read the pending mark: %w", store, ack.TaskNo, kvErr(err))
+	}
 	if err := s.pending.Purge(ctx, key, jetstream.PurgeTTL(pendingMarkerTTL)); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return fmt.Errorf("store: job_ack %s/%s: clear the pending mark: %w", store, ack.TaskNo, kvErr(err))
 	}

@@ -34,6 +34,29 @@ func ValidID(s string) error {
 	return nil
 }
 
+// MaxTaskNoLen is the longest task_no, the agent's (PROTOCOL.md §3).
+const MaxTaskNoLen = 128
+
+// ValidTaskNo reports why s cannot be a task_no: 1-128 characters of
+// [A-Za-z0-9._:-], the agent's alphabet. A task_no or command id an agent
+// sends is checked with it before it names a key: taskKey's escape is
+// unambiguous only within that alphabet, and a key the engine refuses
+// would fail the frame's write every time the agent resends it.
+func ValidTaskNo(s string) error {
+	if len(s) == 0 || len(s) > MaxTaskNoLen {
+		return fmt.Errorf("must be 1-%d characters, got %d", MaxTaskNoLen, len(s))
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case c == '.' || c == '_' || c == ':' || c == '-':
+		default:
+			return fmt.Errorf("has character %q at position %d; allowed are A-Z a-z 0-9 . _ : -", c, i+1)
+		}
+	}
+	return nil
+}
+
 // taskKey is the key of a store's task in hub_jobs, hub_tasks and
 // hub_pending: "<store>.<task_no>", with the two characters of the
 // task_no alphabet a key may not hold as such escaped ('.' separates key
