@@ -273,6 +273,14 @@ func listDeliveries(ctx context.Context, kv jetstream.KeyValue, filter string, l
 	return out, nil
 }
 
+// Delivery reads one queued delivery, or ErrNotFound once it is
+// delivered, dead or dropped.
+func (s *Store) Delivery(ctx context.Context, endpoint, id string) (Delivery, error) {
+	var d Delivery
+	_, err := getJSON(ctx, s.deliveries, deliveryKey(endpoint, id), &d)
+	return d, err
+}
+
 // Delivered removes a delivery its endpoint answered 2xx (or whose
 // endpoint is gone).
 func (s *Store) Delivered(ctx context.Context, d Delivery) error {

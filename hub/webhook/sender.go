@@ -52,6 +52,7 @@ const (
 // Queue is what the sender asks of the record (hub/store).
 type Queue interface {
 	Deliveries(ctx context.Context, limit int) ([]store.Delivery, error)
+	Delivery(ctx context.Context, endpoint, id string) (store.Delivery, error)
 	WebhookByID(ctx context.Context, tenant, id string) (store.Webhook, error)
 	Delivered(ctx context.Context, d store.Delivery) error
 	Retry(ctx context.Context, d store.Delivery) error
@@ -212,6 +213,12 @@ func (s *Sender) scan(ctx context.Context) time.Duration {
 func (s *Sender) send(ctx context.Context, d store.Delivery) {
 	rctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
+	// The scan's list may be stale: a send that ended after it was read
+	// has delivered or rescheduled the message. Read it again.
+	d, err := s.q.Delivery(rctx, d.Endpoint, d.ID)
+	if err != nil || d.NextAt.After(s.opts.Clock.Now()) {
+		return
+	}
 	ep, err := s.q.WebhookByID(rctx, d.Tenant, d.Endpoint)
 	if errors.Is(err, store.ErrNotFound) {
 		if err := s.q.Delivered(rctx, d); err == nil {
