@@ -236,6 +236,9 @@ func TestBoundedInFlight(t *testing.T) {
 		mu.Unlock()
 	}))
 	defer srv.Close()
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	defer free() // before srv.Close, which waits for the handlers
 	addEndpoint(t, st, srv.URL)
 	ctx, cancel := context.WithCancel(context.Background())
 	s := New(st, Options{InFlight: 3, Backoff: &backoff.Backoff{Base: time.Millisecond, Factor: 1}, Scan: 20 * time.Millisecond})
@@ -248,7 +251,14 @@ func TestBoundedInFlight(t *testing.T) {
 		}
 	}
 	waitFor(t, 10*time.Second, "three requests not open", func() bool { mu.Lock(); defer mu.Unlock(); return open == 3 })
-	close(release)
+	// Give a sender without a bound the time to open more.
+	time.Sleep(200 * time.Millisecond)
+	mu.Lock()
+	if open != 3 {
+		t.Errorf("%d requests open, want 3", open)
+	}
+	mu.Unlock()
+	free()
 	waitFor(t, 20*time.Second, "not every message delivered", func() bool {
 		q, _ := st.Deliveries(ctx, 0)
 		return len(q) == 0
@@ -257,5 +267,40 @@ func TestBoundedInFlight(t *testing.T) {
 	defer mu.Unlock()
 	if peak > 3 || total < 8 {
 		t.Errorf("peak %d requests open (want at most 3), %d sent (want 8)", peak, total)
+	}
+}
+
+// TestQueueSurvivesRestart: a state change queued while no sender runs
+// (the hub stopped after answering) is delivered by the sender of the
+// reopened record: the queue is on disk, not in memory.
+func TestQueueSurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Open(context.Background(), store.Options{Dir: dir, Node: "n1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcv := &goReceiver{status: http.StatusOK}
+	srv := httptest.NewServer(rcv)
+	defer srv.Close()
+	ep := addEndpoint(t, st, srv.URL)
+	if _, err := st.Submit(context.Background(), s1, job("ORD-9_K_v1"), "x", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	st, err = store.Open(context.Background(), store.Options{Dir: dir, Node: "n1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := New(st, Options{})
+	done := make(chan struct{})
+	go func() { defer close(done); s.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	waitFor(t, 10*time.Second, "the queued message was not delivered after the restart", func() bool { return len(rcv.seen()) == 1 })
+	a := rcv.seen()[0]
+	if err := Verify(ep.Secret, a.id, a.ts, a.sig, a.body, time.Now(), time.Minute); err != nil {
+		t.Error(err)
 	}
 }
