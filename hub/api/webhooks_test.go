@@ -16,7 +16,8 @@ func TestWebhookEndpoints(t *testing.T) {
 	r := newRig(t)
 	for _, bad := range []string{`{"url":"http://orders.example.com/hook"}`, `{"url":"http://10.1.2.3/hook"}`, `{"url":"ftp://x/y"}`, `{"url":""}`} {
 		st, v := r.do(t, "POST", "/v1/webhooks", r.acmeKey, bad)
-		msg, _ := v["error"].(map[string]any)["message"].(string)
+		e, _ := v["error"].(map[string]any)
+		msg, _ := e["message"].(string)
 		if st != http.StatusBadRequest || code(v) != CodeBadWebhookURL || !strings.Contains(msg, "https://") {
 			t.Errorf("POST %s = %d %v, want 400 %s saying https://", bad, st, v, CodeBadWebhookURL)
 		}
