@@ -80,6 +80,8 @@ type Store struct {
 
 	// kick wakes the webhook sender when a delivery is queued.
 	kick chan struct{}
+	// hookCache holds the tenants' endpoint lists for enqueueChange.
+	hookCache hookCache
 }
 
 // Open locks the data dir, starts the embedded engine (file store,

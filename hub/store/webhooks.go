@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -85,6 +86,48 @@ type MessageData struct {
 	At  time.Time `json:"at"`
 }
 
+// hookCacheTTL is how long a tenant's endpoint list is reused for the
+// state changes of its jobs: listing the bucket per change would cost
+// every submit and event a consumer. Adds and deletes on this node clear
+// it at once; the TTL bounds how late another node's change is seen.
+const hookCacheTTL = 10 * time.Second
+
+// hookCache is the per-tenant endpoint lists enqueueChange reuses.
+type hookCache struct {
+	mu sync.Mutex
+	m  map[string]cachedHooks
+}
+
+type cachedHooks struct {
+	hooks []Webhook
+	at    time.Time
+}
+
+func (c *hookCache) get(tenant string) ([]Webhook, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[tenant]
+	if !ok || time.Since(e.at) > hookCacheTTL {
+		return nil, false
+	}
+	return e.hooks, true
+}
+
+func (c *hookCache) put(tenant string, hooks []Webhook) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) > 10000 {
+		c.m = map[string]cachedHooks{}
+	}
+	c.m[tenant] = cachedHooks{hooks, time.Now()}
+}
+
+func (c *hookCache) clear(tenant string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, tenant)
+}
+
 func webhookKey(tenant, id string) string { return tenant + "." + id }
 
 func deliveryKey(endpoint, id string) string { return endpoint + "." + id }
@@ -100,6 +143,7 @@ func (s *Store) AddWebhook(ctx context.Context, w Webhook) error {
 	if len(have) >= MaxWebhooksPerTenant {
 		return fmt.Errorf("store: add a webhook: tenant %s has %d endpoints: %w", w.Tenant, len(have), ErrFull)
 	}
+	defer s.hookCache.clear(w.Tenant)
 	if _, err := s.webhooks.Create(ctx, webhookKey(w.Tenant, w.ID), mustJSON(w)); err != nil {
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			return ErrExists
@@ -152,6 +196,7 @@ func (s *Store) DeleteWebhook(ctx context.Context, tenant, id string) error {
 	if _, err := s.WebhookByID(ctx, tenant, id); err != nil {
 		return err
 	}
+	defer s.hookCache.clear(tenant)
 	if err := s.webhooks.Purge(ctx, webhookKey(tenant, id)); err != nil {
 		return fmt.Errorf("store: delete webhook %s: %w", id, kvErr(err))
 	}
@@ -181,9 +226,16 @@ func (s *Store) enqueueChange(ctx context.Context, t Task, ds []MessageData, now
 	if t.Tenant == "" || len(ds) == 0 {
 		return nil
 	}
-	hooks, err := s.Webhooks(ctx, t.Tenant)
-	if err != nil || len(hooks) == 0 {
-		return err
+	hooks, ok := s.hookCache.get(t.Tenant)
+	if !ok {
+		var err error
+		if hooks, err = s.Webhooks(ctx, t.Tenant); err != nil {
+			return err
+		}
+		s.hookCache.put(t.Tenant, hooks)
+	}
+	if len(hooks) == 0 {
+		return nil
 	}
 	for _, d := range ds {
 		if err := s.enqueueOne(ctx, t, hooks, d, now); err != nil {
