@@ -134,8 +134,12 @@ func deliveryKey(endpoint, id string) string { return endpoint + "." + id }
 
 // AddWebhook stores a tenant's new endpoint. The caller makes its id and
 // secret and checks its URL (hub/webhook). A tenant past
-// MaxWebhooksPerTenant is refused with ErrFull.
+// MaxWebhooksPerTenant is refused with ErrFull, an unknown tenant with
+// ErrNotFound.
 func (s *Store) AddWebhook(ctx context.Context, w Webhook) error {
+	if _, err := s.Tenant(ctx, w.Tenant); err != nil {
+		return fmt.Errorf("tenant %s: %w", w.Tenant, err)
+	}
 	have, err := s.Webhooks(ctx, w.Tenant)
 	if err != nil {
 		return err
