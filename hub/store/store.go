@@ -14,6 +14,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"printgate/internal/warnlimit"
 )
 
 // Defaults of Options.
@@ -82,6 +84,8 @@ type Store struct {
 	kick chan struct{}
 	// hookCache holds the tenants' endpoint lists for enqueueChange.
 	hookCache hookCache
+	// hookWarn rate-limits the lines of messages that could not be queued.
+	hookWarn warnlimit.Limiter
 }
 
 // Open locks the data dir, starts the embedded engine (file store,
@@ -118,6 +122,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{opts: opts, log: opts.Logger, lock: lock, kick: make(chan struct{}, 1)}
+	s.hookWarn.Now = time.Now
 	if err := s.start(ctx); err != nil {
 		s.Close()
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -277,7 +278,9 @@ func (s *Store) enqueueOne(ctx context.Context, t Task, hooks []Webhook, d Messa
 // disk and the agent's resend would find it deduped.
 func (s *Store) queueChange(ctx context.Context, t Task, now time.Time, ds ...MessageData) {
 	if err := s.enqueueChange(ctx, t, ds, now); err != nil {
-		s.log.Error("hub store: a webhook message could not be queued; its receivers miss this state change", "store", t.Store, "task_no", t.TaskNo, "err", err)
+		// Agents' events cause this line when the queue is full:
+		// rate-limited, so a flood costs a bounded log.
+		s.hookWarn.Log(s.log, slog.LevelError, "hub store: a webhook message could not be queued; its receivers miss this state change", "store", t.Store, "task_no", t.TaskNo, "err", err)
 	}
 }
 
