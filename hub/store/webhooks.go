@@ -296,6 +296,33 @@ func (s *Store) Deliveries(ctx context.Context, limit int) ([]Delivery, error) {
 	return listDeliveries(ctx, s.deliveries, ">", limit)
 }
 
+// DeliveryKey names a queued delivery.
+type DeliveryKey struct{ Endpoint, ID string }
+
+// DeliveryKeys lists the queued deliveries' keys (not the dead letters),
+// at most limit (0: all): the sender reads only those it does not know
+// to be waiting.
+func (s *Store) DeliveryKeys(ctx context.Context, limit int) ([]DeliveryKey, error) {
+	l, err := s.deliveries.ListKeys(ctx)
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: list deliveries: %w", err)
+	}
+	defer l.Stop()
+	var out []DeliveryKey
+	for k := range l.Keys() {
+		if limit > 0 && len(out) == limit {
+			break
+		}
+		if ep, id, ok := strings.Cut(k, "."); ok {
+			out = append(out, DeliveryKey{ep, id})
+		}
+	}
+	return out, nil
+}
+
 // DeadLetters returns an endpoint's dead letters (0: all).
 func (s *Store) DeadLetters(ctx context.Context, endpoint string, limit int) ([]Delivery, error) {
 	return listDeliveries(ctx, s.dead, endpoint+".>", limit)

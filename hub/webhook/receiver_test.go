@@ -133,6 +133,9 @@ func TestStandardWebhooksReceiver(t *testing.T) {
 		t.Fatal(err)
 	}
 	rcv := startReceiver(t, secret)
+	if _, err := st.AddTenant(context.Background(), "acme", ""); err != nil {
+		t.Fatal(err)
+	}
 	id, _ := NewID()
 	if err := st.AddWebhook(context.Background(), store.Webhook{ID: id, Tenant: "acme", URL: rcv.base + "/hook", Secret: secret, Created: time.Now()}); err != nil {
 		t.Fatal(err)

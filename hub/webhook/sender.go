@@ -51,7 +51,7 @@ const (
 
 // Queue is what the sender asks of the record (hub/store).
 type Queue interface {
-	Deliveries(ctx context.Context, limit int) ([]store.Delivery, error)
+	DeliveryKeys(ctx context.Context, limit int) ([]store.DeliveryKey, error)
 	Delivery(ctx context.Context, endpoint, id string) (store.Delivery, error)
 	WebhookByID(ctx context.Context, tenant, id string) (store.Webhook, error)
 	Delivered(ctx context.Context, d store.Delivery) error
@@ -101,9 +101,14 @@ type Sender struct {
 
 	mu       sync.Mutex
 	inFlight map[string]bool // endpoint.id of the deliveries being sent
-	wg       sync.WaitGroup
-	slots    chan struct{}
-	done     chan struct{} // a send ended: scan again
+	// waiting holds when each delivery this sender rescheduled is due
+	// (keys and times, not bodies), so a scan reads only the new and the
+	// due ones: a large backlog of a receiver that is down costs a scan a
+	// key listing, not a read of every message.
+	waiting map[store.DeliveryKey]time.Time
+	wg      sync.WaitGroup
+	slots   chan struct{}
+	done    chan struct{} // a send ended: scan again
 }
 
 // New makes a sender over q.
@@ -133,7 +138,7 @@ func New(q Queue, opts Options) *Sender {
 	if opts.Scan <= 0 {
 		opts.Scan = DefaultScan
 	}
-	s := &Sender{q: q, opts: opts, log: opts.Logger, inFlight: map[string]bool{},
+	s := &Sender{q: q, opts: opts, log: opts.Logger, inFlight: map[string]bool{}, waiting: map[store.DeliveryKey]time.Time{},
 		slots: make(chan struct{}, opts.InFlight), done: make(chan struct{}, 1)}
 	s.warn.Now = opts.Clock.Now
 	return s
@@ -163,7 +168,7 @@ func (s *Sender) scan(ctx context.Context) time.Duration {
 	wait := s.opts.Scan
 	sctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	ds, err := s.q.Deliveries(sctx, maxScan)
+	keys, err := s.q.DeliveryKeys(sctx, maxScan)
 	if err != nil {
 		if ctx.Err() == nil {
 			s.warn.Log(s.log, slog.LevelError, "hub webhook: read the delivery queue", "err", err)
@@ -171,16 +176,41 @@ func (s *Sender) scan(ctx context.Context) time.Duration {
 		return wait
 	}
 	now := s.opts.Clock.Now()
-	for _, d := range ds {
-		if due := d.NextAt.Sub(now); due > 0 {
-			wait = min(wait, due)
-			continue
+	listed := make(map[store.DeliveryKey]bool, len(keys))
+	for _, k := range keys {
+		listed[k] = true
+	}
+	s.mu.Lock()
+	for k := range s.waiting {
+		if !listed[k] {
+			delete(s.waiting, k) // delivered, dead or dropped
 		}
-		key := d.Endpoint + "." + d.ID
+	}
+	s.mu.Unlock()
+	for _, k := range keys {
+		key := k.Endpoint + "." + k.ID
 		s.mu.Lock()
 		busy := s.inFlight[key]
+		at, known := s.waiting[k]
 		s.mu.Unlock()
 		if busy {
+			continue
+		}
+		if known {
+			if due := at.Sub(now); due > 0 {
+				wait = min(wait, due)
+				continue
+			}
+		}
+		d, err := s.q.Delivery(sctx, k.Endpoint, k.ID)
+		if err != nil {
+			continue // delivered meanwhile
+		}
+		if due := d.NextAt.Sub(now); due > 0 {
+			s.mu.Lock()
+			s.waiting[k] = d.NextAt
+			s.mu.Unlock()
+			wait = min(wait, due)
 			continue
 		}
 		select {
@@ -260,6 +290,9 @@ func (s *Sender) send(ctx context.Context, d store.Delivery) {
 		s.warn.Log(s.log, slog.LevelError, "hub webhook: record a failed attempt", "endpoint", d.Endpoint, "id", d.ID, "err", err)
 		return
 	}
+	s.mu.Lock()
+	s.waiting[store.DeliveryKey{Endpoint: d.Endpoint, ID: d.ID}] = d.NextAt
+	s.mu.Unlock()
 	s.count(ResultFailed)
 	s.warn.Warn(s.log, "hub webhook: a delivery failed; it is retried with backoff", "endpoint", d.Endpoint, "id", d.ID,
 		"attempt", d.Attempts, "error", failure, "next", d.NextAt)

@@ -42,6 +42,9 @@ func addEndpoint(t *testing.T, st *store.Store, url string) store.Webhook {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := st.AddTenant(context.Background(), "acme", ""); err != nil && !errors.Is(err, store.ErrExists) {
+		t.Fatal(err)
+	}
 	w := store.Webhook{ID: id, Tenant: "acme", URL: url, Secret: secret, Created: time.Now()}
 	if err := st.AddWebhook(context.Background(), w); err != nil {
 		t.Fatal(err)
