@@ -3,14 +3,21 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"printgate/hub"
 	"printgate/hub/config"
+	"printgate/hub/store"
+	"printgate/hub/webhook"
 )
 
 // TestWebhookAddCommand: `webhook add` refuses an http URL to a host that
@@ -53,5 +60,60 @@ func TestWebhookAddCommand(t *testing.T) {
 	hooks, err := st.Webhooks(context.Background(), "acme")
 	if err != nil || len(hooks) != 1 || hooks[0].URL != "https://orders.example.com/h" || hooks[0].Secret != strings.TrimSpace(out) {
 		t.Errorf("stored %+v (%v): want the one https endpoint with the printed secret", hooks, err)
+	}
+}
+
+// hookSink is a webhook receiver for the end-to-end test: it checks each
+// delivery's signature (webhook.Verify, as a Standard Webhooks library
+// does) and records "task_no state" of the verified ones.
+type hookSink struct {
+	secret     string
+	mu         sync.Mutex
+	got        map[string]bool
+	unverified int
+}
+
+func (h *hookSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := webhook.Verify(h.secret, r.Header.Get("webhook-id"), r.Header.Get("webhook-timestamp"), r.Header.Get("webhook-signature"), b, time.Now(), 5*time.Minute); err != nil {
+		h.unverified++
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	var m store.Message
+	if err := json.Unmarshal(b, &m); err == nil {
+		if h.got == nil {
+			h.got = map[string]bool{}
+		}
+		h.got[m.Data.TaskNo+" "+m.Data.State] = true
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// wait waits until every one of want arrived verified.
+func (h *hookSink) wait(t *testing.T, want ...string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		h.mu.Lock()
+		missing := []string{}
+		for _, w := range want {
+			if !h.got[w] {
+				missing = append(missing, w)
+			}
+		}
+		bad := h.unverified
+		h.mu.Unlock()
+		if bad > 0 {
+			t.Fatalf("%d webhooks failed their signature check", bad)
+		}
+		if len(missing) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("webhooks %v never arrived", missing)
+		}
+		time.Sleep(20 * time.Millisecond) // another process's requests
 	}
 }
