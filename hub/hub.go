@@ -24,6 +24,7 @@ import (
 	"printgate/hub/pairing"
 	"printgate/hub/store"
 	"printgate/hub/testapi"
+	"printgate/hub/webhook"
 	"printgate/internal/clock"
 )
 
@@ -41,6 +42,9 @@ type Hub struct {
 	metrics *metrics.Metrics
 	stop    chan struct{} // closed by Close: ends the expiry loop
 	ended   chan struct{} // closed when the expiry loop has ended
+	// stopHooks ends the webhook sender; hooksDone is closed once it has.
+	stopHooks context.CancelFunc
+	hooksDone chan struct{}
 }
 
 // expiryInterval is how often the hub looks for jobs past their deadline:
@@ -114,6 +118,13 @@ func Start(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Hub, err
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	go h.expire()
+	hctx, stopHooks := context.WithCancel(context.Background())
+	h.stopHooks, h.hooksDone = stopHooks, make(chan struct{})
+	sender := webhook.New(st, webhook.Options{Logger: log, Metrics: h.metrics})
+	go func() {
+		defer close(h.hooksDone)
+		sender.Run(hctx)
+	}()
 	return h, nil
 }
 
@@ -163,6 +174,8 @@ func (h *Hub) Close() error {
 	err := h.srv.Shutdown(ctx)
 	close(h.stop)
 	<-h.ended
+	h.stopHooks()
+	<-h.hooksDone
 	h.link.Close()
 	h.st.Close()
 	return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -170,6 +171,10 @@ func TestHubPrintsThroughRealAgent(t *testing.T) {
 	if tok := hubCmd(t, hubBin, "device", "add", "--config", hubConfig, "--store", "s1"); !strings.HasPrefix(tok, "pgd_") {
 		t.Fatalf("device add printed %q, want a device token", tok)
 	}
+	sink := &hookSink{}
+	hookSrv := httptest.NewServer(sink)
+	defer hookSrv.Close()
+	sink.secret = hubCmd(t, hubBin, "webhook", "add", "--config", hubConfig, "--tenant", "acme", "--url", hookSrv.URL+"/hook")
 
 	agentDir := filepath.Join(dir, "agent")
 	if err := os.MkdirAll(agentDir, 0o700); err != nil {
@@ -292,6 +297,9 @@ func TestHubPrintsThroughRealAgent(t *testing.T) {
 	waitState("ORD-1_K_v1", "PRINTED")
 	agent = start(t, agentBase, agentBin, "run", "--config", agentConfig)
 	waitState("ORD-2_K_v1", "PRINTED")
+	// Every state change reached the tenant's webhook, signed, across the
+	// hub's SIGKILL.
+	sink.wait(t, "ORD-1_K_v1 STORED", "ORD-1_K_v1 PRINTED", "ORD-2_K_v1 STORED", "ORD-2_K_v1 PRINTED")
 
 	plain, marked := printertest.Copies(p.Tickets(), "TICKET", "POSSIBLE DUPLICATE")
 	for _, no := range []string{"ORD-1_K_v1", "ORD-2_K_v1"} {

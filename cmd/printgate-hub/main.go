@@ -6,6 +6,7 @@
 //	printgate-hub tenant add --config FILE --id ID [--name NAME]
 //	printgate-hub store add --config FILE --tenant ID --id ID [--name NAME]
 //	printgate-hub key add --config FILE --tenant ID
+//	printgate-hub webhook add --config FILE --tenant ID --url URL
 //	printgate-hub device add --config FILE --store ID
 package main
 
@@ -19,10 +20,12 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"printgate/hub"
 	"printgate/hub/config"
 	"printgate/hub/store"
+	"printgate/hub/webhook"
 )
 
 // defaultConfig is where run and the other commands look without --config.
@@ -36,6 +39,7 @@ const usage = `usage:
   printgate-hub store add --config FILE --tenant ID --id ID [--name NAME]
   printgate-hub key add --config FILE --tenant ID        prints a new API key once
   printgate-hub device add --config FILE --store ID      prints a device token for the store's agent once
+  printgate-hub webhook add --config FILE --tenant ID --url URL   prints the endpoint's signing secret once
 The commands other than run work on a stopped hub's data dir.
 `
 
@@ -55,7 +59,7 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	switch cmd {
-	case "tenant", "store", "key", "device":
+	case "tenant", "store", "key", "device", "webhook":
 		return add(cmd, rest[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "printgate-hub: unknown command %q\n%s", cmd, usage)
@@ -114,14 +118,21 @@ func add(what string, args []string, stdout, stderr io.Writer) int {
 	name := fs.String("name", "", "a name for people")
 	tenant := fs.String("tenant", "", "the tenant's id")
 	storeID := fs.String("store", "", "the store's id")
+	hookURL := fs.String("url", "", "the webhook endpoint: https://… (http:// only to a loopback host)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	need := map[string][]string{"tenant": {"id"}, "store": {"tenant", "id"}, "key": {"tenant"}, "device": {"store"}}[what]
-	vals := map[string]string{"id": *id, "tenant": *tenant, "store": *storeID}
+	need := map[string][]string{"tenant": {"id"}, "store": {"tenant", "id"}, "key": {"tenant"}, "device": {"store"}, "webhook": {"tenant", "url"}}[what]
+	vals := map[string]string{"id": *id, "tenant": *tenant, "store": *storeID, "url": *hookURL}
 	for _, n := range need {
 		if vals[n] == "" {
 			fmt.Fprintf(stderr, "printgate-hub %s add: --%s is required\nfix: printgate-hub %s add --config FILE --%s ...\n", what, n, what, n)
+			return 2
+		}
+	}
+	if what == "webhook" {
+		if err := webhook.CheckURL(*hookURL); err != nil {
+			fmt.Fprintf(stderr, "printgate-hub webhook add: %v\nfix: printgate-hub webhook add --config FILE --tenant %s --url https://…\n", err, *tenant)
 			return 2
 		}
 	}
@@ -164,14 +175,38 @@ func add(what string, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "%s\n", secret)
 			fmt.Fprintf(stderr, "device token %s of store %s: shown once above; write it to the agent's {data_dir}/device-token\n", d.ID, *storeID)
 		}
+	case "webhook":
+		err = addWebhook(ctx, st, *tenant, *hookURL, stdout, stderr)
 	}
 	if err != nil {
 		fix := "fix: check the ids (printgate-hub tenant add / store add make them) and run the command again"
 		if errors.Is(err, store.ErrExists) {
 			fix = "fix: that id is taken; choose another"
 		}
+		if errors.Is(err, store.ErrFull) && what == "webhook" {
+			fix = "fix: the tenant has the most endpoints it may have; delete one with DELETE /v1/webhooks/{id}"
+		}
 		fmt.Fprintf(stderr, "printgate-hub %s add: %v\n%s\n", what, err, fix)
 		return 1
 	}
 	return 0
+}
+
+// addWebhook adds a tenant's endpoint and prints its signing secret once
+// (the receiver verifies with it), its id on stderr.
+func addWebhook(ctx context.Context, st *store.Store, tenant, url string, stdout, stderr io.Writer) error {
+	id, err := webhook.NewID()
+	if err != nil {
+		return err
+	}
+	secret, err := webhook.NewSecret()
+	if err != nil {
+		return err
+	}
+	if err := st.AddWebhook(ctx, store.Webhook{ID: id, Tenant: tenant, URL: url, Secret: secret, Created: time.Now().UTC()}); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s\n", secret)
+	fmt.Fprintf(stderr, "webhook %s of tenant %s to %s: its signing secret is shown once above; give it to the receiver\n", id, tenant, url)
+	return nil
 }

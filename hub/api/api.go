@@ -110,6 +110,11 @@ func New(st *store.Store, opts Options) *API {
 	a.mux.HandleFunc("GET /v1/stores", a.listStores)
 	a.mux.HandleFunc("POST /v1/stores/{store}/pairings/{user_code}/approve", a.auth(a.decide(true)))
 	a.mux.HandleFunc("POST /v1/stores/{store}/pairings/{user_code}/deny", a.auth(a.decide(false)))
+	a.mux.HandleFunc("POST /v1/webhooks", a.keyed(a.addWebhook))
+	a.mux.HandleFunc("GET /v1/webhooks", a.keyed(a.listWebhooks))
+	a.mux.HandleFunc("DELETE /v1/webhooks/{id}", a.keyed(a.deleteWebhook))
+	a.mux.HandleFunc("GET /v1/webhooks/{id}/dead", a.keyed(a.listDead))
+	a.mux.HandleFunc("POST /v1/webhooks/{id}/dead/replay", a.keyed(a.replayDead))
 	return a
 }
 

@@ -21,6 +21,7 @@ type Metrics struct {
 	events    prometheus.Counter
 	expired   *prometheus.CounterVec
 	connected prometheus.Gauge
+	webhooks  *prometheus.CounterVec
 }
 
 // New makes the series on a new registry.
@@ -37,8 +38,10 @@ func New() *Metrics {
 			Help: "Jobs no agent acknowledged by their deadline, by reason (AGENT_OFFLINE, NO_ACK)."}, []string{"reason"}),
 		connected: prometheus.NewGauge(prometheus.GaugeOpts{Name: "printgate_hub_agents_connected",
 			Help: "Agents with a welcomed connection on this node."}),
+		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "printgate_hub_webhook_deliveries_total",
+			Help: "Webhook attempts by result: delivered (2xx), failed (retried), dead (given up after a day), dropped (endpoint deleted)."}, []string{"result"}),
 	}
-	m.reg.MustRegister(m.submits, m.acks, m.events, m.expired, m.connected,
+	m.reg.MustRegister(m.submits, m.acks, m.events, m.expired, m.connected, m.webhooks,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -83,5 +86,12 @@ func (m *Metrics) Expired(reason string) {
 func (m *Metrics) Connected(n int) {
 	if m != nil {
 		m.connected.Set(float64(n))
+	}
+}
+
+// Delivery counts a webhook attempt by result.
+func (m *Metrics) Delivery(result string) {
+	if m != nil {
+		m.webhooks.WithLabelValues(result).Inc()
 	}
 }

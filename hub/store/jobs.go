@@ -143,6 +143,7 @@ func (s *Store) Submit(ctx context.Context, st StoreInfo, job wire.Job, sha256 s
 	if err := s.markPending(ctx, key, now, s.deadline(job, now)); err != nil {
 		return Task{}, fmt.Errorf("store: submit %s/%s: %w", st.ID, job.TaskNo, err)
 	}
+	s.queueChange(ctx, t, now, taskData(t))
 	s.notifyJob(st.ID, job.TaskNo)
 	return t, nil
 }
@@ -260,6 +261,7 @@ func (s *Store) ExpireDue(ctx context.Context, now time.Time) ([]Task, error) {
 			return out, fmt.Errorf("store: expire %s: clear the pending mark: %w", key, kvErr(err))
 		}
 		if expired.TaskNo != "" {
+			s.queueChange(ctx, expired, now, taskData(expired))
 			out = append(out, expired)
 		}
 	}
@@ -322,12 +324,15 @@ func (s *Store) PendingJob(ctx context.Context, store, taskNo string) (wire.Job,
 // changes nothing.
 func (s *Store) ApplyAck(ctx context.Context, store string, ack wire.JobAck, now time.Time) error {
 	key := taskKey(store, ack.TaskNo)
+	var changed *Task
 	err := s.update(ctx, key, func(t *Task, found bool) bool {
+		changed = nil
 		// The first ack decides; a later one (a resend answered
 		// duplicate) changes nothing.
 		if !found || t.Job == nil || t.AckResult != "" {
 			return false
 		}
+		before := t.State
 		t.AckResult, t.Acked = ack.Result, now
 		switch {
 		case ack.Result == wire.ResultRejected:
@@ -346,10 +351,17 @@ func (s *Store) ApplyAck(ctx context.Context, store string, ack wire.JobAck, now
 			t.Job = &j
 		}
 		t.Updated = now
+		if t.State != before {
+			c := *t
+			changed = &c
+		}
 		return true
 	})
 	if err != nil {
 		return fmt.Errorf("store: job_ack %s/%s: %w", store, ack.TaskNo, err)
+	}
+	if changed != nil {
+		s.queueChange(ctx, *changed, now, taskData(*changed))
 	}
 	// Only a mark that is there is cleared: a purge writes a marker, and
 	// an ack for a task_no with no pending job (never sent, already
@@ -374,8 +386,10 @@ func (s *Store) ApplyAck(ctx context.Context, store string, ack wire.JobAck, now
 func (s *Store) ApplyEvents(ctx context.Context, st StoreInfo, taskNo string, evs []wire.Event, now time.Time) ([]wire.Event, error) {
 	key := taskKey(st.ID, taskNo)
 	var added []wire.Event
+	var changes []MessageData
+	var after Task
 	err := s.update(ctx, key, func(t *Task, found bool) bool {
-		added = added[:0]
+		added, changes = added[:0], changes[:0]
 		if !found {
 			*t = Task{Store: st.ID, Tenant: st.Tenant, TaskNo: taskNo, Timeline: []Entry{}}
 		}
@@ -415,6 +429,9 @@ func (s *Store) ApplyEvents(ctx context.Context, st StoreInfo, taskNo string, ev
 				t.State, t.Reason, t.Printer, t.Target = string(ev.State), ev.Reason, ev.Printer, ev.Target
 				t.Confirmation, t.Attempts, t.PossibleDuplicate = string(ev.Confirmation), ev.Attempts, ev.PossibleDuplicate
 				t.Error = nil
+				changes = append(changes, MessageData{State: string(ev.State), Reason: ev.Reason, Printer: ev.Printer,
+					Target: ev.Target, Confirmation: string(ev.Confirmation), Attempts: ev.Attempts,
+					PossibleDuplicate: ev.PossibleDuplicate, Origin: string(ev.Origin), Seq: ev.Seq, N: ev.N, At: ev.At})
 			}
 		}
 		if len(added) == 0 {
@@ -427,11 +444,13 @@ func (s *Store) ApplyEvents(ctx context.Context, st StoreInfo, taskNo string, ev
 			return a.N - b.N
 		})
 		t.Updated = now
+		after = *t
 		return true
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: events of %s/%s: %w", st.ID, taskNo, err)
 	}
+	s.queueChange(ctx, after, now, changes...)
 	return added, nil
 }
 

@@ -14,6 +14,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"printgate/internal/warnlimit"
 )
 
 // Defaults of Options.
@@ -76,6 +78,14 @@ type Store struct {
 	tasks, pending, owners              jetstream.KeyValue
 	tenants, stores, apikeys, devicesKV jetstream.KeyValue
 	pairings, commands                  jetstream.KeyValue
+	webhooks, deliveries, dead          jetstream.KeyValue
+
+	// kick wakes the webhook sender when a delivery is queued.
+	kick chan struct{}
+	// hookCache holds the tenants' endpoint lists for enqueueChange.
+	hookCache hookCache
+	// hookWarn rate-limits the lines of messages that could not be queued.
+	hookWarn warnlimit.Limiter
 }
 
 // Open locks the data dir, starts the embedded engine (file store,
@@ -111,7 +121,8 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{opts: opts, log: opts.Logger, lock: lock}
+	s := &Store{opts: opts, log: opts.Logger, lock: lock, kick: make(chan struct{}, 1)}
+	s.hookWarn.Now = time.Now
 	if err := s.start(ctx); err != nil {
 		s.Close()
 		return nil, err
@@ -194,6 +205,12 @@ func (s *Store) buckets(ctx context.Context) error {
 			TTL: 7 * 24 * time.Hour, MaxBytes: dir, MaxValueSize: 16 << 10}},
 		{&s.pairings, jetstream.KeyValueConfig{Bucket: "hub_pairings", Description: "device authorizations of RFC 8628, by device code hash and user code",
 			TTL: time.Hour, MaxBytes: dir, MaxValueSize: 4 << 10}},
+		{&s.webhooks, jetstream.KeyValueConfig{Bucket: "hub_webhooks", Description: "webhook endpoints by tenant.id, with their signing secrets",
+			MaxBytes: dir, MaxValueSize: 4 << 10}},
+		{&s.deliveries, jetstream.KeyValueConfig{Bucket: "hub_deliveries", Description: "webhook messages not yet delivered, by endpoint.message id",
+			TTL: deliveryTTL, MaxBytes: small, MaxValueSize: 64 << 10, LimitMarkerTTL: pendingMarkerTTL}},
+		{&s.dead, jetstream.KeyValueConfig{Bucket: "hub_dead", Description: "webhook messages given up on, by endpoint.message id, until replayed",
+			TTL: ret, MaxBytes: small, MaxValueSize: 64 << 10, LimitMarkerTTL: pendingMarkerTTL}},
 	} {
 		b.cfg.Storage = jetstream.FileStorage
 		b.cfg.History = 1

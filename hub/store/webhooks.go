@@ -1,0 +1,421 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"printgate/sync/wire"
+)
+
+// EventStateChanged is the type of the webhook message a job's state
+// change becomes.
+const EventStateChanged = "job.state_changed"
+
+// MaxWebhooksPerTenant bounds a tenant's endpoints: each state change
+// costs one delivery per endpoint.
+const MaxWebhooksPerTenant = 16
+
+// deliveryTTL is how long an undelivered message stays in hub_deliveries:
+// longer than any retry schedule (a day and a bit), so the bucket never
+// drops a message the sender still retries.
+const deliveryTTL = 7 * 24 * time.Hour
+
+// Webhook is a tenant's webhook endpoint. Secret is the Standard Webhooks
+// signing secret (whsec_…), shown to the tenant once when it is added.
+type Webhook struct {
+	ID      string    `json:"id"`
+	Tenant  string    `json:"tenant"`
+	URL     string    `json:"url"`
+	Secret  string    `json:"secret"`
+	Created time.Time `json:"created"`
+}
+
+// Delivery is one message on its way to one endpoint: kept in
+// hub_deliveries until the endpoint answers 2xx, then in hub_dead once the
+// sender gives up, until an operator replays it.
+type Delivery struct {
+	// ID is the message's webhook-id: the same on every attempt and for
+	// every endpoint, so a receiver dedupes on it.
+	ID       string          `json:"id"`
+	Endpoint string          `json:"endpoint"`
+	Tenant   string          `json:"tenant"`
+	Body     json.RawMessage `json:"body"`
+	Created  time.Time       `json:"created"`
+	Attempts int             `json:"attempts"`
+	NextAt   time.Time       `json:"next_at"`
+	// LastError says why the last attempt failed ("503", "timeout", …).
+	LastError string    `json:"last_error,omitempty"`
+	Dead      time.Time `json:"dead,omitzero"`
+}
+
+// Message is the body of a webhook delivery.
+type Message struct {
+	Type      string      `json:"type"`
+	Timestamp time.Time   `json:"timestamp"`
+	Data      MessageData `json:"data"`
+}
+
+// MessageData is a job's state change as a webhook tells it.
+type MessageData struct {
+	Store             string        `json:"store"`
+	TaskNo            string        `json:"task_no"`
+	State             string        `json:"state"`
+	Reason            string        `json:"reason,omitempty"`
+	Error             *wire.Problem `json:"error,omitempty"`
+	Printer           string        `json:"printer,omitempty"`
+	Target            string        `json:"target,omitempty"`
+	Confirmation      string        `json:"confirmation,omitempty"`
+	Attempts          int           `json:"attempts"`
+	PossibleDuplicate bool          `json:"possible_duplicate,omitempty"`
+	Origin            string        `json:"origin,omitempty"`
+	// Seq and N are the agent event's life and number (N 0: a state of
+	// the hub's own: STORED, REJECTED, EXPIRED).
+	Seq uint64    `json:"seq,omitempty"`
+	N   int       `json:"n"`
+	At  time.Time `json:"at"`
+}
+
+// hookCacheTTL is how long a tenant's endpoint list is reused for the
+// state changes of its jobs: listing the bucket per change would cost
+// every submit and event a consumer. Adds and deletes on this node clear
+// it at once; the TTL bounds how late another node's change is seen.
+const hookCacheTTL = 10 * time.Second
+
+// hookCache is the per-tenant endpoint lists enqueueChange reuses.
+type hookCache struct {
+	mu sync.Mutex
+	m  map[string]cachedHooks
+}
+
+type cachedHooks struct {
+	hooks []Webhook
+	at    time.Time
+}
+
+func (c *hookCache) get(tenant string) ([]Webhook, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[tenant]
+	if !ok || time.Since(e.at) > hookCacheTTL {
+		return nil, false
+	}
+	return e.hooks, true
+}
+
+func (c *hookCache) put(tenant string, hooks []Webhook) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) > 10000 {
+		c.m = map[string]cachedHooks{}
+	}
+	c.m[tenant] = cachedHooks{hooks, time.Now()}
+}
+
+func (c *hookCache) clear(tenant string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, tenant)
+}
+
+func webhookKey(tenant, id string) string { return tenant + "." + id }
+
+func deliveryKey(endpoint, id string) string { return endpoint + "." + id }
+
+// AddWebhook stores a tenant's new endpoint. The caller makes its id and
+// secret and checks its URL (hub/webhook). A tenant past
+// MaxWebhooksPerTenant is refused with ErrFull, an unknown tenant with
+// ErrNotFound.
+func (s *Store) AddWebhook(ctx context.Context, w Webhook) error {
+	if _, err := s.Tenant(ctx, w.Tenant); err != nil {
+		return fmt.Errorf("tenant %s: %w", w.Tenant, err)
+	}
+	have, err := s.Webhooks(ctx, w.Tenant)
+	if err != nil {
+		return err
+	}
+	if len(have) >= MaxWebhooksPerTenant {
+		return fmt.Errorf("store: add a webhook: tenant %s has %d endpoints: %w", w.Tenant, len(have), ErrFull)
+	}
+	defer s.hookCache.clear(w.Tenant)
+	if _, err := s.webhooks.Create(ctx, webhookKey(w.Tenant, w.ID), mustJSON(w)); err != nil {
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			return ErrExists
+		}
+		return fmt.Errorf("store: add a webhook: %w", kvErr(err))
+	}
+	return nil
+}
+
+// Webhooks returns a tenant's endpoints by id.
+func (s *Store) Webhooks(ctx context.Context, tenant string) ([]Webhook, error) {
+	l, err := s.webhooks.ListKeysFiltered(ctx, tenant+".>")
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: webhooks of %s: %w", tenant, err)
+	}
+	var keys []string
+	for k := range l.Keys() {
+		keys = append(keys, k)
+	}
+	l.Stop()
+	slices.Sort(keys)
+	var out []Webhook
+	for _, k := range keys {
+		var w Webhook
+		if _, err := getJSON(ctx, s.webhooks, k, &w); err != nil {
+			if errors.Is(err, ErrNotFound) {
+				continue
+			}
+			return nil, fmt.Errorf("store: webhooks of %s: %w", tenant, err)
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+// WebhookByID returns a tenant's endpoint, or ErrNotFound (also for an
+// endpoint of another tenant).
+func (s *Store) WebhookByID(ctx context.Context, tenant, id string) (Webhook, error) {
+	var w Webhook
+	_, err := getJSON(ctx, s.webhooks, webhookKey(tenant, id), &w)
+	return w, err
+}
+
+// DeleteWebhook removes a tenant's endpoint; its queued deliveries are
+// dropped when the sender next meets them, its dead letters are purged.
+func (s *Store) DeleteWebhook(ctx context.Context, tenant, id string) error {
+	if _, err := s.WebhookByID(ctx, tenant, id); err != nil {
+		return err
+	}
+	defer s.hookCache.clear(tenant)
+	if err := s.webhooks.Purge(ctx, webhookKey(tenant, id)); err != nil {
+		return fmt.Errorf("store: delete webhook %s: %w", id, kvErr(err))
+	}
+	dead, err := s.DeadLetters(ctx, id, 0)
+	if err != nil {
+		return err
+	}
+	for _, d := range dead {
+		if err := s.dead.Purge(ctx, deliveryKey(id, d.ID), jetstream.PurgeTTL(pendingMarkerTTL)); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+			return fmt.Errorf("store: delete webhook %s: its dead letters: %w", id, kvErr(err))
+		}
+	}
+	return nil
+}
+
+// DeliveryKick is signalled (never blocking, coalesced) when a delivery is
+// queued, so the sender need not wait for its next scan.
+func (s *Store) DeliveryKick() <-chan struct{} { return s.kick }
+
+// enqueueChange queues the webhook message of t's state change to every
+// endpoint of t's tenant, before the change is answered (202, job_ack
+// recorded, events_ack), so a hub killed after the answer has it on disk.
+// The message id is derived from the change, and each delivery is created
+// with Create, so the same change queued twice is delivered once per
+// endpoint.
+func (s *Store) enqueueChange(ctx context.Context, t Task, ds []MessageData, now time.Time) error {
+	if t.Tenant == "" || len(ds) == 0 {
+		return nil
+	}
+	hooks, ok := s.hookCache.get(t.Tenant)
+	if !ok {
+		var err error
+		if hooks, err = s.Webhooks(ctx, t.Tenant); err != nil {
+			return err
+		}
+		s.hookCache.put(t.Tenant, hooks)
+	}
+	if len(hooks) == 0 {
+		return nil
+	}
+	for _, d := range ds {
+		if err := s.enqueueOne(ctx, t, hooks, d, now); err != nil {
+			return err
+		}
+	}
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// enqueueOne queues one change to each of hooks.
+func (s *Store) enqueueOne(ctx context.Context, t Task, hooks []Webhook, d MessageData, now time.Time) error {
+	d.Store, d.TaskNo = t.Store, t.TaskNo
+	if d.Origin == "" {
+		d.Origin = t.Origin
+	}
+	body := mustJSON(Message{Type: EventStateChanged, Timestamp: now.UTC(), Data: d})
+	sum := sha256.Sum256([]byte(strings.Join([]string{t.Store, t.TaskNo, strconv.FormatUint(d.Seq, 10),
+		strconv.Itoa(d.N), d.State, d.Reason}, "\x00")))
+	id := "msg_" + hex.EncodeToString(sum[:16])
+	for _, h := range hooks {
+		dl := Delivery{ID: id, Endpoint: h.ID, Tenant: t.Tenant, Body: body, Created: now, NextAt: now}
+		if _, err := s.deliveries.Create(ctx, deliveryKey(h.ID, id), mustJSON(dl)); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+			return fmt.Errorf("store: queue webhook %s of %s/%s: %w", h.ID, t.Store, t.TaskNo, kvErr(err))
+		}
+	}
+	return nil
+}
+
+// queueChange is enqueueChange for the record's write paths: a failure is
+// logged, not returned, because the state change itself is already on
+// disk and the agent's resend would find it deduped.
+func (s *Store) queueChange(ctx context.Context, t Task, now time.Time, ds ...MessageData) {
+	if err := s.enqueueChange(ctx, t, ds, now); err != nil {
+		// Agents' events cause this line when the queue is full:
+		// rate-limited, so a flood costs a bounded log.
+		s.hookWarn.Log(s.log, slog.LevelError, "hub store: a webhook message could not be queued; its receivers miss this state change", "store", t.Store, "task_no", t.TaskNo, "err", err)
+	}
+}
+
+// taskData is a task's current state as a webhook tells it.
+func taskData(t Task) MessageData {
+	return MessageData{State: t.State, Reason: t.Reason, Error: t.Error, Printer: t.Printer, Target: t.Target,
+		Confirmation: t.Confirmation, Attempts: t.Attempts, PossibleDuplicate: t.PossibleDuplicate, Origin: t.Origin, At: t.Updated}
+}
+
+// Deliveries returns every queued delivery (not the dead letters), for
+// the sender's scan. It reads at most limit of them (0: all).
+func (s *Store) Deliveries(ctx context.Context, limit int) ([]Delivery, error) {
+	return listDeliveries(ctx, s.deliveries, ">", limit)
+}
+
+// DeliveryKey names a queued delivery.
+type DeliveryKey struct{ Endpoint, ID string }
+
+// DeliveryKeys lists the queued deliveries' keys (not the dead letters),
+// at most limit (0: all): the sender reads only those it does not know
+// to be waiting.
+func (s *Store) DeliveryKeys(ctx context.Context, limit int) ([]DeliveryKey, error) {
+	l, err := s.deliveries.ListKeys(ctx)
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: list deliveries: %w", err)
+	}
+	defer l.Stop()
+	var out []DeliveryKey
+	for k := range l.Keys() {
+		if limit > 0 && len(out) == limit {
+			break
+		}
+		if ep, id, ok := strings.Cut(k, "."); ok {
+			out = append(out, DeliveryKey{ep, id})
+		}
+	}
+	return out, nil
+}
+
+// DeadLetters returns an endpoint's dead letters (0: all).
+func (s *Store) DeadLetters(ctx context.Context, endpoint string, limit int) ([]Delivery, error) {
+	return listDeliveries(ctx, s.dead, endpoint+".>", limit)
+}
+
+func listDeliveries(ctx context.Context, kv jetstream.KeyValue, filter string, limit int) ([]Delivery, error) {
+	l, err := kv.ListKeysFiltered(ctx, filter)
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: list deliveries: %w", err)
+	}
+	var keys []string
+	for k := range l.Keys() {
+		keys = append(keys, k)
+	}
+	l.Stop()
+	var out []Delivery
+	for _, k := range keys {
+		if limit > 0 && len(out) == limit {
+			break
+		}
+		var d Delivery
+		if _, err := getJSON(ctx, kv, k, &d); err != nil {
+			if errors.Is(err, ErrNotFound) {
+				continue
+			}
+			return nil, fmt.Errorf("store: read delivery %s: %w", k, err)
+		}
+		out = append(out, d)
+	}
+	slices.SortFunc(out, func(a, b Delivery) int { return a.Created.Compare(b.Created) })
+	return out, nil
+}
+
+// Delivery reads one queued delivery, or ErrNotFound once it is
+// delivered, dead or dropped.
+func (s *Store) Delivery(ctx context.Context, endpoint, id string) (Delivery, error) {
+	var d Delivery
+	_, err := getJSON(ctx, s.deliveries, deliveryKey(endpoint, id), &d)
+	return d, err
+}
+
+// Delivered removes a delivery its endpoint answered 2xx (or whose
+// endpoint is gone).
+func (s *Store) Delivered(ctx context.Context, d Delivery) error {
+	if err := s.deliveries.Purge(ctx, deliveryKey(d.Endpoint, d.ID), jetstream.PurgeTTL(pendingMarkerTTL)); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return fmt.Errorf("store: delivered %s: %w", d.ID, kvErr(err))
+	}
+	return nil
+}
+
+// Retry records a failed attempt and when to try again.
+func (s *Store) Retry(ctx context.Context, d Delivery) error {
+	if _, err := s.deliveries.Put(ctx, deliveryKey(d.Endpoint, d.ID), mustJSON(d)); err != nil {
+		return fmt.Errorf("store: retry %s: %w", d.ID, kvErr(err))
+	}
+	return nil
+}
+
+// Bury moves a delivery the sender gave up on to the dead letters.
+func (s *Store) Bury(ctx context.Context, d Delivery, now time.Time) error {
+	d.Dead = now
+	if _, err := s.dead.Put(ctx, deliveryKey(d.Endpoint, d.ID), mustJSON(d)); err != nil {
+		return fmt.Errorf("store: dead letter %s: %w", d.ID, kvErr(err))
+	}
+	return s.Delivered(ctx, d)
+}
+
+// Replay queues an endpoint's dead letters again, each with a fresh retry
+// schedule from now, and returns how many.
+func (s *Store) Replay(ctx context.Context, endpoint string, now time.Time) (int, error) {
+	dead, err := s.DeadLetters(ctx, endpoint, 0)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, d := range dead {
+		d.Dead, d.Attempts, d.Created, d.NextAt, d.LastError = time.Time{}, 0, now, now, ""
+		if _, err := s.deliveries.Put(ctx, deliveryKey(d.Endpoint, d.ID), mustJSON(d)); err != nil {
+			return n, fmt.Errorf("store: replay %s: %w", d.ID, kvErr(err))
+		}
+		if err := s.dead.Purge(ctx, deliveryKey(d.Endpoint, d.ID), jetstream.PurgeTTL(pendingMarkerTTL)); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+			return n, fmt.Errorf("store: replay %s: %w", d.ID, kvErr(err))
+		}
+		n++
+	}
+	if n > 0 {
+		select {
+		case s.kick <- struct{}{}:
+		default:
+		}
+	}
+	return n, nil
+}
