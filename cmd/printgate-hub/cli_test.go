@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -30,12 +31,14 @@ func hubEnv(home string) []string {
 	return append(env, "HOME="+home)
 }
 
-// runHub runs a printgate-hub command to its end in env and returns its
-// stdout, stderr and exit code.
+// runHub runs a printgate-hub command to its end in env (killed after a
+// minute) and returns its stdout, stderr and exit code.
 func runHub(t *testing.T, bin string, env []string, args ...string) (string, string, int) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(bin, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -258,5 +261,43 @@ func TestCLIFailuresSayFix(t *testing.T) {
 		if code != c.code || !strings.Contains(errOut, c.want) || !strings.HasPrefix(lines[len(lines)-1], "fix: ") {
 			t.Errorf("printgate-hub %v: exit %d\n%s\nwant exit %d, %q, and a last line fix: …", c.args, code, errOut, c.code, c.want)
 		}
+	}
+}
+
+// TestRootRefusesAnotherUsersDataDir ensures that root, running an add
+// command or run on a data dir that belongs to another user (the packaged
+// hub's is printgate-hub's), is refused before anything is written, with a
+// fix that runs the same command as that user.
+func TestRootRefusesAnotherUsersDataDir(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the real binary")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give the data dir to another user")
+	}
+	dir := t.TempDir()
+	bin := buildBin(t, dir, "printgate-hub", ".")
+	data := filepath.Join(dir, "data")
+	if err := os.Mkdir(data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(data, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"tenant", "add", "--id", "acme", "--data-dir", data},
+		// A port that cannot be listened on, so run ends either way.
+		{"run", "--listen", "127.0.0.1:no-port", "--data-dir", data},
+	} {
+		_, errOut, code := runHub(t, bin, hubEnv(dir), args...)
+		lines := strings.Split(strings.TrimRight(errOut, "\n"), "\n")
+		fix := lines[len(lines)-1]
+		if code != 1 || !strings.Contains(errOut, "belongs to") || !strings.HasPrefix(fix, "fix: run it as ") ||
+			!strings.HasSuffix(fix, "-- printgate-hub "+strings.Join(args, " ")) {
+			t.Errorf("printgate-hub %v as root on another user's data dir: exit %d\n%s; want 1 with a fix that runs it as that user", args, code, errOut)
+		}
+	}
+	if entries, err := os.ReadDir(data); err != nil || len(entries) != 0 {
+		t.Errorf("the refused commands wrote into the data dir: %v %v", entries, err)
 	}
 }

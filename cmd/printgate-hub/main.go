@@ -147,6 +147,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if cfg == nil {
 		return code
 	}
+	if refuseForeign(cfg, "run", args, stderr) {
+		return 1
+	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -241,6 +244,9 @@ func admin(what, verb string, args []string, stdout, stderr io.Writer) int {
 	if cfg == nil {
 		return code
 	}
+	if refuseForeign(cfg, cmdline, args, stderr) {
+		return 1
+	}
 	ctx := context.Background()
 	st, err := hub.OpenStore(ctx, cfg, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {
@@ -295,6 +301,22 @@ func admin(what, verb string, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// refuseForeign refuses, with its fix, to open as root a data dir that
+// belongs to another user (foreignOwner), and says whether it did.
+func refuseForeign(cfg *config.Config, cmdline string, args []string, stderr io.Writer) bool {
+	owner, foreign := foreignOwner(cfg.DataDir)
+	if !foreign {
+		return false
+	}
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = shellQuote(a)
+	}
+	fmt.Fprintf(stderr, "printgate-hub %s: the data dir %s belongs to %s; run as root, this command would leave files there the hub (run as %s) cannot open\nfix: run it as %s: runuser -u %s -- printgate-hub %s %s\n",
+		cmdline, cfg.DataDir, owner, owner, owner, owner, cmdline, strings.Join(quoted, " "))
+	return true
 }
 
 // listKeys prints a tenant's API keys, one a line: id, created, state.
