@@ -301,3 +301,42 @@ func TestRootRefusesAnotherUsersDataDir(t *testing.T) {
 		t.Errorf("the refused commands wrote into the data dir: %v %v", entries, err)
 	}
 }
+
+// TestDemoHub runs `make demo-hub`'s script (the real printgate-hub,
+// printgate and printersim binaries it builds) for a second and ensures
+// what it shows: the emulated printer draws the job submitted to the hub's
+// API, the hub reports it PRINTED with the agent's timeline, and the same
+// task_no again is a duplicate, printed once.
+func TestDemoHub(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs three binaries")
+	}
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("the demo calls the API with curl")
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "../../scripts/demo-hub.sh")
+	cmd.Env = append(os.Environ(), "DEMO_DURATION=1", "DEMO_HUB_DIR="+filepath.Join(dir, "demo"),
+		fmt.Sprintf("DEMO_HUB_PORT=%d", proctest.FreePort(t)), fmt.Sprintf("DEMO_AGENT_PORT=%d", proctest.FreePort(t)),
+		fmt.Sprintf("DEMO_PRINTER_PORT=%d", proctest.FreePort(t)))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("demo-hub: %v\n%s", err, out)
+	}
+	s := string(out)
+	for _, want := range []string{
+		"│ submitted to printgate-hub │",
+		`"state":"PRINTED","printer":"kitchen","confirmation":"printed"`,
+		`"state":"PRINTED","duplicate":true} (200)`,
+		"DEMO_DURATION (1) is over",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the demo's output lacks %q:\n%s", want, s)
+		}
+	}
+	if n := strings.Count(s, "│ submitted to printgate-hub │"); n != 1 {
+		t.Errorf("the ticket was drawn %d times, want once:\n%s", n, s)
+	}
+}
