@@ -7,7 +7,7 @@
 #  - as root, on a machine where printgate-hub is not installed: dpkg -i, then
 #    the printgate-hub user, the unit, the folders' and the config's owners
 #    and modes; the postinst's steps in order as printgate-hub (tenant,
-#    store, key on the stopped hub), the hub started (systemctl where systemd
+#    store, key on the stopped hub; the same as root refused), the hub started (systemctl where systemd
 #    runs, else in the foreground as printgate-hub, as the unit would), its
 #    /healthz and the order API with the key; a second hub on the same data
 #    refused with a fix; dpkg -r (binary and unit gone, config and data kept)
@@ -92,6 +92,9 @@ else
 	check "tenant add as printgate-hub" as_hub tenant add --config "$conf" --id acme --name "Acme Foods"
 	check "store add as printgate-hub" as_hub store add --config "$conf" --tenant acme --id s001
 	check "key add as printgate-hub" bash -c "runuser -u printgate-hub -- /usr/bin/printgate-hub key add --config $conf --tenant acme >'$tmp/key' && grep -q '^pgk_' '$tmp/key'"
+	check "root on the packaged data is refused, with the runuser fix" bash -c '
+		! /usr/bin/printgate-hub tenant add --config "$1" --id rooted 2>"$0" && cat "$0" &&
+		tail -n1 "$0" | grep -qF "fix: run it as printgate-hub: runuser -u printgate-hub -- printgate-hub tenant add"' "$tmp/root.err" "$conf"
 	check "the data is printgate-hub's" bash -c '! find /var/lib/printgate-hub ! -user printgate-hub | grep .'
 	if [ -d /run/systemd/system ]; then
 		check "systemctl enable --now printgate-hub" systemctl enable --now printgate-hub
