@@ -25,6 +25,9 @@ fail() { # MESSAGE FIX
 	echo "fix: $2" >&2
 	exit 1
 }
+if [ $# -gt 0 ]; then
+	fail "takes no arguments (got: $*)" "set DEMO_DURATION, DEMO_HUB_DIR or the DEMO_*_PORT variables instead, e.g. DEMO_DURATION=60s make demo-hub"
+fi
 for p in "$hub_port" "$agent_port" "$printer_port"; do
 	if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
 		fail "port $p on 127.0.0.1 is taken" "stop what listens there, or choose others: DEMO_HUB_PORT, DEMO_AGENT_PORT, DEMO_PRINTER_PORT"
