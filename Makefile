@@ -142,5 +142,27 @@ soak:
 package:
 	VERSION=$(VERSION) GO=$(GO) ./scripts/package.sh
 
+# package-hub writes the hub's release files to dist/ beside the agent's:
+# linux/amd64 and linux/arm64 printgate-hub binaries, their .deb (nfpm;
+# the printgate-hub service, /etc/printgate-hub/hub.toml, data in
+# /var/lib/printgate-hub) and SHA256SUMS over both. Run it after `make
+# package`, which empties dist/. See installer/hub/package.sh.
+# deb-check-hub checks that .deb as scripts/deb-check.sh checks the agent's:
+# its contents always; as root with dpkg, an install, the first tenant, store
+# and key, the hub serving them, remove and purge.
+# demo-hub is the demo with the real hub in place of the reference cloud:
+# an emulated printer, printgate-hub and the agent, each its own process on
+# 127.0.0.1; a job submitted to the hub's API prints, reaches PRINTED, and
+# its resend is a duplicate. DEMO_DURATION stops it; see scripts/demo-hub.sh.
+.PHONY: package-hub deb-check-hub demo-hub
+demo-hub:
+	./scripts/demo-hub.sh
+
+package-hub:
+	VERSION=$(VERSION) GO=$(GO) ./installer/hub/package.sh
+
+deb-check-hub:
+	GO=$(GO) ./installer/hub/deb-check.sh
+
 clean:
 	rm -rf $(BIN)
