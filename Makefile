@@ -138,15 +138,17 @@ soak:
 
 # package writes the release files to dist/: linux/amd64, linux/arm64 and
 # windows/amd64 binaries, the .deb for each linux one (nfpm), the Windows zip
-# and SHA256SUMS. See scripts/package.sh.
+# and SHA256SUMS (scripts/package.sh), then the hub's beside them
+# (package-hub).
 package:
 	VERSION=$(VERSION) GO=$(GO) ./scripts/package.sh
+	VERSION=$(VERSION) GO=$(GO) ./installer/hub/package.sh
 
 # package-hub writes the hub's release files to dist/ beside the agent's:
 # linux/amd64 and linux/arm64 printgate-hub binaries, their .deb (nfpm;
 # the printgate-hub service, /etc/printgate-hub/hub.toml, data in
-# /var/lib/printgate-hub) and SHA256SUMS over both. Run it after `make
-# package`, which empties dist/. See installer/hub/package.sh.
+# /var/lib/printgate-hub) and SHA256SUMS over both; `make package` runs it
+# last, since the agent's script empties dist/. See installer/hub/package.sh.
 # deb-check-hub checks that .deb as scripts/deb-check.sh checks the agent's:
 # its contents always; as root with dpkg, an install, the first tenant, store
 # and key, the hub serving them, remove and purge.
