@@ -211,11 +211,18 @@ func (s *Spool) MakeFileRoom(need int64) (int, error) {
 		return live + want - s.lim.intake
 	}
 	defer s.wantCompactFor(want)
-	// A door waiting for room asks twice a second: only a write that
-	// drops something costs a commit.
+	// A door waiting for room asks twice a second: only a write that may
+	// drop something costs a commit. An empty one would also hand bbolt's
+	// pending pages back to intake, so a port waiting behind tickets that
+	// cannot print would take a job on the next poll for no room anyone
+	// made.
 	var lacking bool
-	if err := s.view(func(tx *bolt.Tx) error { lacking = short(tx) > 0; return nil }); err != nil || !lacking {
-		return 0, err // a compaction alone makes the room
+	if err := s.view(func(tx *bolt.Tx) error {
+		k, _ := tx.Bucket(bucketDone).Cursor().First()
+		lacking = short(tx) > 0 && k != nil
+		return nil
+	}); err != nil || !lacking {
+		return 0, err // nothing finished to drop; a compaction may still make the room
 	}
 	var n int
 	op := &op{prepare: func(*bolt.Tx) error { n = 0; return nil }}
