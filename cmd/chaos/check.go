@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"printgate/agent"
 	"printgate/drivers/printertest"
 	"printgate/spool"
 	"printgate/sync/wire"
@@ -14,19 +15,45 @@ import (
 
 // apiTask is a task as GET /api/v1/tasks shows it.
 type apiTask struct {
-	TaskNo            string      `json:"task_no"`
-	Printer           string      `json:"printer"`
-	State             spool.State `json:"state"`
-	Reason            string      `json:"reason"`
-	PossibleDuplicate bool        `json:"possible_duplicate"`
-	Origin            string      `json:"origin"`
-	ReprintOf         string      `json:"reprint_of"`
-	Truncated         bool        `json:"truncated"`
-	Timeline          []struct {
-		State spool.State `json:"state"`
-		At    time.Time   `json:"at"`
-	} `json:"timeline"`
+	TaskNo            string        `json:"task_no"`
+	Printer           string        `json:"printer"`
+	State             spool.State   `json:"state"`
+	Reason            string        `json:"reason"`
+	PossibleDuplicate bool          `json:"possible_duplicate"`
+	Origin            string        `json:"origin"`
+	ReprintOf         string        `json:"reprint_of"`
+	Truncated         bool          `json:"truncated"`
+	Timeline          []timelineRow `json:"timeline"`
 }
+
+// timelineRow is one row of a task's timeline, as the API shows it.
+type timelineRow struct {
+	State  spool.State `json:"state"`
+	At     time.Time   `json:"at"`
+	Reason string      `json:"reason"`
+}
+
+// heldAfterUnknowns reports whether t was held for a manager because the
+// printer took it maxUnknown times without confirming a copy (the lane's
+// max_unknown): each such attempt ended in doubt, which the run's mid-job
+// drops cause. Such a task times out unprinted by design, told, with no
+// printer out.
+func (t apiTask) heldAfterUnknowns() bool {
+	unknowns := 0
+	for _, row := range t.Timeline {
+		switch {
+		case row.State == spool.StateUnknown:
+			unknowns++
+		case row.State == spool.StateHeld && row.Reason == agent.ReasonRepeatedUnknown:
+			return unknowns >= maxUnknown
+		}
+	}
+	return false
+}
+
+// maxUnknown is the agent's default max_unknown, which the run's config
+// keeps.
+const maxUnknown = 2
 
 // acceptedAt is when the agent took the task (its first timeline row).
 func (t apiTask) acceptedAt() time.Time {
@@ -113,8 +140,11 @@ type Result struct {
 	// TimedOutOnPaper are timed-out tasks that came out anyway (the
 	// deadline passed while the job was in doubt): told, and on paper.
 	TimedOutOnPaper int `json:"timed_out_on_paper"`
-	Failed          int `json:"failed"`
-	Canceled        int `json:"canceled"`
+	// TimedOutHeld are timed-out tasks the lane had held for a manager
+	// after max_unknown attempts that each ended in doubt (mid-job drops).
+	TimedOutHeld int `json:"timed_out_held"`
+	Failed       int `json:"failed"`
+	Canceled     int `json:"canceled"`
 
 	LatencyMeanMS float64 `json:"latency_mean_ms"`
 	LatencyP50MS  float64 `json:"latency_p50_ms"`
@@ -256,7 +286,12 @@ func check(o observed) *Result {
 			if copies > 0 {
 				res.TimedOutOnPaper++
 			}
-			if why := timedOutExplained(t, printer, o.Outs, o.Backups); why != "" {
+			if o.DropsFired > 0 && t.heldAfterUnknowns() {
+				// Its copies were cut mid-job until the lane stopped
+				// reprinting it and held it for a manager: a decision,
+				// told at the deadline, not a printer out.
+				res.TimedOutHeld++
+			} else if why := timedOutExplained(t, printer, o.Outs, o.Backups); why != "" {
 				v.add("TIMED_OUT with a printer that was not out", no, why)
 			}
 		case spool.StateFailed:

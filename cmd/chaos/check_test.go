@@ -32,13 +32,7 @@ func cleanRun() observed {
 
 func mkTask(no string, st spool.State, from, to time.Time) apiTask {
 	t := apiTask{TaskNo: no, State: st}
-	t.Timeline = append(t.Timeline, struct {
-		State spool.State `json:"state"`
-		At    time.Time   `json:"at"`
-	}{spool.StateAccepted, from}, struct {
-		State spool.State `json:"state"`
-		At    time.Time   `json:"at"`
-	}{st, to})
+	t.Timeline = append(t.Timeline, timelineRow{State: spool.StateAccepted, At: from}, timelineRow{State: st, At: to})
 	return t
 }
 
@@ -160,6 +154,31 @@ func TestCheckTimedOut(t *testing.T) {
 	if res := check(o); len(res.Violations) != 0 || res.TimedOutOnPaper != 1 {
 		t.Errorf("timed out on paper: %+v", res)
 	}
+
+	// Held after two outcomes in doubt (the run's drops cut both
+	// copies), then timed out with no printer out: the lane's decision,
+	// told; one UNKNOWN is not enough, nor are runs without drops.
+	held := func(unknowns int) apiTask {
+		tk := apiTask{TaskNo: "CH000000_v1", State: spool.StateTimedOut}
+		tk.Timeline = append(tk.Timeline, timelineRow{State: spool.StateAccepted, At: t0})
+		for range unknowns {
+			tk.Timeline = append(tk.Timeline, timelineRow{State: spool.StateSending, At: t0}, timelineRow{State: spool.StateUnknown, At: t0})
+		}
+		tk.Timeline = append(tk.Timeline, timelineRow{State: spool.StateHeld, At: t0, Reason: "REPEATED_UNKNOWN"},
+			timelineRow{State: spool.StateTimedOut, At: t0.Add(90 * time.Second), Reason: "NO_ACK"})
+		return tk
+	}
+	o = base()
+	o.DropsFired = 2
+	o.API["CH000000_v1"] = held(2)
+	if res := check(o); len(res.Violations) != 0 || res.TimedOutHeld != 1 {
+		t.Errorf("held after two unknowns, then timed out: held %d, violations %q", res.TimedOutHeld, res.Violations)
+	}
+	o.API["CH000000_v1"] = held(1)
+	wantViolation(t, check(o), "TIMED_OUT with a printer that was not out")
+	o.API["CH000000_v1"] = held(2)
+	o.DropsFired = 0
+	wantViolation(t, check(o), "TIMED_OUT with a printer that was not out")
 
 	// Timed out but the cloud never heard: nobody was told, so lost.
 	o = base()

@@ -113,7 +113,7 @@ func writeTable(w io.Writer, r *Result) {
 		{"lost", fmt.Sprint(r.Lost)},
 		{"unmarked duplicates", fmt.Sprint(r.Unmarked)},
 		{"marked duplicates", fmt.Sprintf("%d (bound %d: drops %d + kills %d × 8 printers + spells %d)", r.Marked, r.MarkedBound, r.DropsFired, r.Kills, r.Spells)},
-		{"timed out", fmt.Sprintf("%d (%d of them on paper anyway)", r.TimedOut, r.TimedOutOnPaper)},
+		{"timed out", fmt.Sprintf("%d (%d of them on paper anyway, %d held after %d outcomes in doubt)", r.TimedOut, r.TimedOutOnPaper, r.TimedOutHeld, maxUnknown)},
 		{"failed / canceled", fmt.Sprintf("%d / %d", r.Failed, r.Canceled)},
 		{"accept→paper latency", fmt.Sprintf("mean %.0f ms, p50 %.0f ms, p99 %.0f ms, max %.0f ms", r.LatencyMeanMS, r.LatencyP50MS, r.LatencyP99MS, r.LatencyMaxMS)},
 		{"  without spell or kill", fmt.Sprintf("%d tasks: p50 %.0f ms, p99 %.0f ms", r.QuietTasks, r.QuietLatencyP50MS, r.QuietLatencyP99MS)},
