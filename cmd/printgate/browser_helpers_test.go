@@ -287,24 +287,39 @@ func (s *browserSuite) openTab(t *testing.T, base string, w, h int) *tab {
 		chromedp.Flag("metrics-recording-only", true),
 		chromedp.Flag("password-store", "basic"),
 		chromedp.Flag("lang", "en-US"),
-		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(w, h),
 	}
-	life, cancelLife := context.WithTimeout(context.Background(), browserLife)
-	alloc, cancelAlloc := chromedp.NewExecAllocator(life, opts...)
-	chlog := &lockedBuffer{}
-	ctx, cancelCtx := chromedp.NewContext(alloc, chromedp.WithErrorf(func(f string, args ...any) {
-		fmt.Fprintf(chlog, f+"\n", args...)
-	}))
-	t.Cleanup(func() {
+	// The first action starts the browser: no step timeout on it (it
+	// would end the browser), browserLife bounds it. A start that fails
+	// is tried again, twice, each time in a new profile: on a loaded CI
+	// machine Debian's chromium once crashed at start (crashpad, before
+	// any page), which says nothing of the page under test.
+	var ctx context.Context
+	var chlog *lockedBuffer
+	for try := 1; ; try++ {
+		life, cancelLife := context.WithTimeout(context.Background(), browserLife)
+		alloc, cancelAlloc := chromedp.NewExecAllocator(life, append(opts, chromedp.UserDataDir(t.TempDir()))...)
+		log := &lockedBuffer{}
+		c, cancelCtx := chromedp.NewContext(alloc, chromedp.WithErrorf(func(f string, args ...any) {
+			fmt.Fprintf(log, f+"\n", args...)
+		}))
+		err := chromedp.Do(c)
+		if err == nil {
+			t.Cleanup(func() {
+				cancelCtx()
+				cancelAlloc()
+				cancelLife()
+			})
+			ctx, chlog = c, log
+			break
+		}
 		cancelCtx()
 		cancelAlloc()
 		cancelLife()
-	})
-	// The first action starts the browser: no step timeout on it (it
-	// would end the browser), browserLife bounds it.
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start %s: %v\n%s", s.chrome, err, chlog.String())
+		if try == 3 {
+			t.Fatalf("start %s (%d tries): %v\n%s", s.chrome, try, err, log.String())
+		}
+		t.Logf("start %s failed (try %d), trying again: %v", s.chrome, try, err)
 	}
 	tb := &tab{t: t, s: s, ctx: ctx, base: base, w: w, h: h, chlog: chlog}
 	tb.do("set the viewport", chromedp.EmulateViewport(int64(w), int64(h)))
