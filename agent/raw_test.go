@@ -765,3 +765,73 @@ func TestRawReloadKeepsBacklog(t *testing.T) {
 		t.Fatalf("raw task %q", got)
 	}
 }
+
+// TestRawReloadKeepsWaitingConns: a reload that changes a raw port's
+// settings hands the new port the connections the old one had accepted
+// but held unread, here behind their address's connections being read
+// (rawport.DefaultMaxReadPerAddress, each in the middle of a job). The old
+// port reset them when it closed, and a write-and-close POS's ticket (a
+// burst from one POS, or several POS behind one NAT) was lost without a
+// word.
+func TestRawReloadKeepsWaitingConns(t *testing.T) {
+	h, addr := rawHarness(t, "")
+	var busy []net.Conn
+	defer func() {
+		for _, c := range busy {
+			c.Close()
+		}
+	}()
+	for i := range rawport.DefaultMaxReadPerAddress {
+		c, err := net.DialTimeout("tcp", addr, waitLimit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		busy = append(busy, c)
+		if _, err := fmt.Fprintf(c, "\x1b@BUSY %d\n", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	port := func() *rawport.Port {
+		h.a.raw.mu.Lock()
+		defer h.a.raw.mu.Unlock()
+		return h.a.raw.ports["kitchen"].port
+	}
+	h.waitUntil("the address's connections all being read", func() bool {
+		return port().Stats().Conns == rawport.DefaultMaxReadPerAddress
+	})
+	const n = 3
+	for i := range n {
+		pos, err := net.DialTimeout("tcp", addr, waitLimit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pos.Write(rawTicket(fmt.Sprintf("WAITING %d", i))); err != nil {
+			t.Fatal(err)
+		}
+		if err := pos.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.waitUntil("the tickets held unread behind them", func() bool {
+		return port().Stats().Conns == rawport.DefaultMaxReadPerAddress+n
+	})
+	h.writeConfig("", printerBlock("kitchen", h.p["kitchen"], fmt.Sprintf("raw_listen = %q\nraw_idle_gap = \"3s\"", addr)))
+	if res := h.reload(); len(res.Notes) != 0 {
+		t.Fatalf("reload notes %v", res.Notes)
+	}
+	stored := func() []string {
+		var got []string
+		for _, task := range rawTasks(t, h) {
+			if s := string(task.Payload); strings.Contains(s, "WAITING") {
+				got = append(got, s)
+			}
+		}
+		return got
+	}
+	h.waitUntil("every ticket held at the reload taken", func() bool { return len(stored()) == n })
+	for i := range n {
+		if !slices.ContainsFunc(stored(), func(s string) bool { return strings.Contains(s, fmt.Sprintf("WAITING %d", i)) }) {
+			t.Errorf("ticket WAITING %d not stored; stored %q", i, stored())
+		}
+	}
+}

@@ -44,6 +44,12 @@ type Port struct {
 	// stopAccept ends acceptLoop at CloseKeep, which stops its Accept
 	// with a deadline instead of closing the listener.
 	stopAccept atomic.Bool
+	// keeping is set by CloseKeep: the connections accepted and not read
+	// are handed (handoff.go) to the next Port instead of reset.
+	keeping bool
+	handed  []handed
+	// arrivals numbers the accepted connections in their order.
+	arrivals uint64
 	line       *turns
 	// addrs counts connections by client address (Options.MaxPerAddress);
 	// lines rate-limits the log lines a client can provoke.
@@ -148,6 +154,9 @@ func (p *Port) close(keep bool) (net.Listener, error) {
 	p.mu.Unlock()
 	dl, canKeep := p.ln.(deadliner)
 	keep = keep && canKeep
+	p.mu.Lock()
+	p.keeping = keep
+	p.mu.Unlock()
 	var err error
 	if keep {
 		// The next port takes the new connections: this one stops
@@ -190,11 +199,12 @@ func (p *Port) close(keep bool) (net.Listener, error) {
 		if err == nil {
 			err = dl.SetDeadline(time.Time{})
 		}
+		ln := p.handOver(dl)
 		if err != nil {
-			p.ln.Close()
+			ln.Close()
 			return nil, fmt.Errorf("rawport: printer %s: keep the listener for the port's next settings: %w", p.printer, err)
 		}
-		return p.ln, nil
+		return ln, nil
 	}
 	if err != nil && !errors.Is(err, net.ErrClosed) {
 		return nil, fmt.Errorf("rawport: printer %s: close listener: %w", p.printer, err)
@@ -273,6 +283,8 @@ func (p *Port) acceptLoop() {
 			continue
 		}
 		backoff = 0
+		p.arrivals++
+		seq := p.arrivals
 		// Then who it comes from: an address off the allow-list, or one
 		// over its bound, is turned away unread before it takes anything
 		// more (see hold.go).
@@ -293,7 +305,7 @@ func (p *Port) acceptLoop() {
 			// bound the connections being read, and one address's
 			// waiting ones must not keep the others' out.
 			<-p.slots
-			p.admit(c, ip, how, false)
+			p.admit(c, ip, how, false, seq)
 			continue
 		}
 		shared, ok := p.takeShared()
@@ -302,10 +314,10 @@ func (p *Port) acceptLoop() {
 			// the connections still in its backlog.
 			<-p.slots
 			p.addrs.unreserve(ip, how)
-			resetClose(c)
+			p.giveUp(c, seq)
 			return
 		}
-		p.admit(c, ip, how, shared)
+		p.admit(c, ip, how, shared, seq)
 	}
 }
 
@@ -365,7 +377,7 @@ func (p *Port) releaseSlots(shared bool) {
 // one if shared); one that waits for its address's room takes them when
 // it gets it (await). The slot limits never reset a connection (acquire
 // leaves it in the backlog); see acceptLoop for the per-address ones.
-func (p *Port) admit(c net.Conn, ip netip.Addr, how admission, shared bool) {
+func (p *Port) admit(c net.Conn, ip netip.Addr, how admission, shared bool, seq uint64) {
 	remote := c.RemoteAddr().String()
 	release := func() {
 		p.addrs.unreserve(ip, how)
@@ -379,15 +391,15 @@ func (p *Port) admit(c net.Conn, ip netip.Addr, how admission, shared bool) {
 	if !p.awaitReady(p.ctx, p.lnClosed) {
 		release()
 		p.rejected.Add(1)
-		p.o.Logger.Debug("rawport: connection reset unread: the port closed while the spool could not take a job", "printer", p.printer, "remote", remote)
-		resetClose(c) // as the listener's close resets its backlog
+		p.o.Logger.Debug("rawport: connection not read: the port closed while the spool could not take a job", "printer", p.printer, "remote", remote)
+		p.giveUp(c, seq) // as the listener's close resets its backlog
 		return
 	}
 	p.mu.Lock()
 	if p.dropping {
 		p.mu.Unlock()
 		release()
-		resetClose(c)
+		p.giveUp(c, seq)
 		return
 	}
 	// Abortive close by default: if the agent dies (SIGKILL, crash, power)
@@ -418,7 +430,7 @@ func (p *Port) admit(c net.Conn, ip netip.Addr, how admission, shared bool) {
 		}()
 		if how == admitWait {
 			if !p.addrs.wait(p.ctx, p.lnClosed, ip, waitNo) {
-				resetClose(c) // the port closed: as its backlog is
+				p.giveUp(c, seq) // the port closed: as its backlog is
 				return
 			}
 			var ok bool
@@ -428,7 +440,7 @@ func (p *Port) admit(c net.Conn, ip netip.Addr, how admission, shared bool) {
 			}
 			p.addrs.next(ip) // after the place in line: ip's keep their order
 			if !ok {
-				resetClose(c)
+				p.giveUp(c, seq)
 				return
 			}
 		}
