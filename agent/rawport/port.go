@@ -50,7 +50,7 @@ type Port struct {
 	handed  []handed
 	// arrivals numbers the accepted connections in their order.
 	arrivals uint64
-	line       *turns
+	line     *turns
 	// addrs counts connections by client address (Options.MaxPerAddress);
 	// lines rate-limits the log lines a client can provoke.
 	addrs addrs
