@@ -835,3 +835,62 @@ func TestRawReloadKeepsWaitingConns(t *testing.T) {
 		}
 	}
 }
+
+// TestRawStopReadsWaitingConns: at a stop the raw port's drain also reads
+// the connections it had accepted and held unread behind their address's
+// connections being read, so a write-and-close POS's ticket there is
+// stored. The port reset them when the drain began, and those tickets,
+// which their POS had written and closed without an error, were lost.
+func TestRawStopReadsWaitingConns(t *testing.T) {
+	h, addr := rawHarness(t, "")
+	var busy []net.Conn
+	defer func() {
+		for _, c := range busy {
+			c.Close()
+		}
+	}()
+	for i := range rawport.DefaultMaxReadPerAddress {
+		c, err := net.DialTimeout("tcp", addr, waitLimit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		busy = append(busy, c)
+		if _, err := fmt.Fprintf(c, "\x1b@BUSY %d\n", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.a.raw.mu.Lock()
+	port := h.a.raw.ports["kitchen"].port
+	h.a.raw.mu.Unlock()
+	h.waitUntil("the address's connections all being read", func() bool {
+		return port.Stats().Conns == rawport.DefaultMaxReadPerAddress
+	})
+	const n = 3
+	for i := range n {
+		pos, err := net.DialTimeout("tcp", addr, waitLimit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pos.Write(rawTicket(fmt.Sprintf("WAITING %d", i))); err != nil {
+			t.Fatal(err)
+		}
+		if err := pos.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.waitUntil("the tickets held unread behind them", func() bool {
+		return port.Stats().Conns == rawport.DefaultMaxReadPerAddress+n
+	})
+	h.a.CloseRawPorts()
+	var got []string
+	for _, task := range rawTasks(t, h) {
+		if s := string(task.Payload); strings.Contains(s, "WAITING") {
+			got = append(got, s)
+		}
+	}
+	for i := range n {
+		if !slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, fmt.Sprintf("WAITING %d", i)) }) {
+			t.Errorf("ticket WAITING %d not stored at the stop; stored %q", i, got)
+		}
+	}
+}

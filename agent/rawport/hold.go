@@ -183,12 +183,20 @@ func (a *addrs) leave(ip netip.Addr, idle bool) {
 // slots and its place in the port's line, so that ip's connections keep
 // their order there. It reports false, uncounting it, when ctx ends or
 // stop is closed first (the port closes: every waiting connection gives
-// up, so none is left waiting for one that gave up).
-func (a *addrs) wait(ctx context.Context, stop <-chan struct{}, ip netip.Addr, n uint64) bool {
+// up, so none is left waiting for one that gave up). Once drain is closed
+// (a stop's drain) ip's bound no longer holds it, only its order: the
+// drain reads what it can of the jobs already sent.
+func (a *addrs) wait(ctx context.Context, drain, stop <-chan struct{}, ip netip.Addr, n uint64) bool {
 	for {
+		draining := false
+		select {
+		case <-drain:
+			draining = true
+		default:
+		}
 		a.mu.Lock()
 		st := a.state(ip)
-		if st.room(a) && st.headWait == n {
+		if (draining || st.room(a)) && st.headWait == n {
 			st.idle++ // still waiting too until next: arrivals go behind it
 			st.read++
 			a.mu.Unlock()
@@ -198,6 +206,7 @@ func (a *addrs) wait(ctx context.Context, stop <-chan struct{}, ip netip.Addr, n
 		a.mu.Unlock()
 		select {
 		case <-roomy:
+		case <-drain:
 		case <-ctx.Done():
 			a.unreserve(ip, admitWait)
 			return false

@@ -41,6 +41,12 @@ type Port struct {
 	// rest. lnClosed is closed with the listener, to stop waiting for one.
 	slots    chan struct{}
 	lnClosed chan struct{}
+	// drainRead is closed when a stop's drain begins (Close, not
+	// CloseKeep): the connections held behind their address's bound are
+	// read then (hold.go), as a stop would otherwise reset them with the
+	// job their POS already wrote. CloseKeep hands them to the next Port
+	// instead (handoff.go).
+	drainRead chan struct{}
 	// stopAccept ends acceptLoop at CloseKeep, which stops its Accept
 	// with a deadline instead of closing the listener.
 	stopAccept atomic.Bool
@@ -85,7 +91,7 @@ func Serve(ln net.Listener, printer string, sink Sink, o Options) (*Port, error)
 		dups: dupMemory{window: o.DupWindow},
 		ctx:  ctx, cancel: cancel,
 		conns: map[net.Conn]struct{}{},
-		slots: make(chan struct{}, o.MaxConns), lnClosed: make(chan struct{}),
+		slots: make(chan struct{}, o.MaxConns), lnClosed: make(chan struct{}), drainRead: make(chan struct{}),
 		line:  newTurns(),
 		addrs: newAddrs(o),
 		lines: lineLimit{now: o.Now},
@@ -112,7 +118,8 @@ const acceptGrace = 5 * time.Second
 // connections (a POS may have connected, sent and half-closed while its
 // connection waited in the listen queue, which closing the listener would
 // reset) and lets each one finish: a job whose client has finished sending
-// (EOF) is accepted as usual. When the drain ends, every job that ends on a
+// (EOF) is accepted as usual, and so is one the port took and held
+// unread behind its address's bound (hold.go). When the drain ends, every job that ends on a
 // command boundary is accepted, whole if nothing printed after its last
 // cut (a drawer kick or beep may follow it), else marked truncated, and its
 // connection closed in order; a job that ends inside a command cannot go
@@ -157,6 +164,9 @@ func (p *Port) close(keep bool) (net.Listener, error) {
 	p.mu.Lock()
 	p.keeping = keep
 	p.mu.Unlock()
+	if !keep {
+		close(p.drainRead)
+	}
 	var err error
 	if keep {
 		// The next port takes the new connections: this one stops
@@ -429,7 +439,7 @@ func (p *Port) admit(c net.Conn, ip netip.Addr, how admission, shared bool, seq 
 			p.mu.Unlock()
 		}()
 		if how == admitWait {
-			if !p.addrs.wait(p.ctx, p.lnClosed, ip, waitNo) {
+			if !p.addrs.wait(p.ctx, p.drainRead, p.lnClosed, ip, waitNo) {
 				p.giveUp(c, seq) // the port closed: as its backlog is
 				return
 			}
