@@ -36,6 +36,11 @@ var peerDoors = map[string][]string{
 	"printgate/agent/web":       nil,
 	"printgate/agent/hostcheck": nil,
 	"printgate/agent":           {"doors.go", "raw.go"},
+	// The hub's doors: the agents' websocket, the device flow, the order
+	// API and the webhook sender (a receiver's answers).
+	"printgate/hub/agentlink": nil,
+	"printgate/hub/pairing":   nil,
+	"printgate/hub/webhook":   nil,
 }
 
 // peerLogAllowed are the direct log calls (not through a warnlimit.Limiter)
@@ -72,6 +77,31 @@ var peerLogAllowed = map[string]string{
 	"printgate/agent/raw.go (*Agent).syncRawPorts: reload: a raw port could not be opened; POS jobs sent to it are refused by the network until it is fixed":            "at reload",
 	"printgate/agent/raw.go (*Agent).syncRawPorts: reload: the raw port's listener could not be kept; it is opened again, and a POS connecting in between sees a reset": "at reload",
 	"printgate/agent/rawport/port.go (*Port).acceptLoop: rawport: accept failed":                                                                                        "paced by the accept backoff (retry_in)",
+
+	// The hub's agent connections: each line is once per connection an
+	// agent's handshake opened, and agentlink admits at most 30 of those a
+	// minute per store (more are refused with one WARN a minute), or a
+	// failure of the hub's own record or code.
+	"printgate/hub/agentlink/conn.go (*conn).sendMsg: hub: encode a frame":                                                                                          "the hub's own frame: a bug, not a peer",
+	"printgate/hub/agentlink/conn.go (*conn).run: hub: release the store's owner record":                                                                            "the hub's record, once per connection",
+	"printgate/hub/agentlink/conn.go (*conn).run: hub: agent disconnected":                                                                                          "once per admitted connection",
+	`printgate/hub/agentlink/conn.go (*conn).write: "hub: " + what + " failed"`:                                                                                     "once per admitted connection: it ends it",
+	"printgate/hub/agentlink/conn.go (*conn).write: hub: closing the connection":                                                                                    "once per admitted connection: it ends it",
+	"printgate/hub/agentlink/conn.go (*conn).onHello: hub: claim the store":                                                                                         "the hub's record, once per connection",
+	"printgate/hub/agentlink/conn.go (*conn).onHello: hub: replaces the store's earlier connection":                                                                 "once per admitted connection",
+	"printgate/hub/agentlink/conn.go (*conn).onHello: hub: watch the store's jobs":                                                                                  "the hub's record, once per connection",
+	"printgate/hub/agentlink/conn.go (*conn).onHello: hub: agent welcomed":                                                                                          "once per admitted connection",
+	"printgate/hub/agentlink/conn.go (*conn).pump: hub: list the store's pending jobs":                                                                              "the hub's record",
+	"printgate/hub/agentlink/conn.go (*conn).pump: hub: read a pending job":                                                                                         "the hub's record",
+	"printgate/hub/agentlink/conn.go (*conn).pump: hub: record a job as sent":                                                                                       "the hub's record",
+	"printgate/hub/agentlink/server.go (*Server).admit: hub: a store's agent opens connections too fast; its handshakes are refused (503) until the minute is over": "once per store and minute",
+	"printgate/hub/agentlink/server.go New: hub: watch owner records":                                                                                               "the hub's record, at start",
+	"printgate/hub/agentlink/server.go (*Server).ServeHTTP: hub: device token check":                                                                                "the hub's record failing, not the token",
+	"printgate/hub/agentlink/server.go (*Server).ServeHTTP: hub: websocket handshake failed":                                                                        "after the store's handshake budget admitted it",
+	"printgate/hub/agentlink/server.go (*Server).ServeHTTP: hub: agent connected":                                                                                   "once per admitted connection",
+	// The device flow logs only its record's failures.
+	"printgate/hub/pairing/pairing.go (*Flow).deviceCode: hub pairing: new code": "the hub's record",
+	"printgate/hub/pairing/pairing.go (*Flow).token: hub pairing: poll":          "the hub's record",
 
 	// The Host check reads this PC's addresses at most once per addrsTTL.
 	"printgate/agent/hostcheck/hostcheck.go (*Guard).ownAddr: cannot list this computer's network addresses; requests that name the agent by an address are refused unless it is in allowed_hosts": "once per addrsTTL",
