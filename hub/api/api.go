@@ -44,6 +44,8 @@ const (
 	CodeInvalidCommand  = "invalid_command"
 	CodeBadQuery        = "bad_query"
 	CodeTooManyRequests = "too_many_requests"
+	// CodeMethodNotAllowed: the path is a route's, the method is not.
+	CodeMethodNotAllowed = "method_not_allowed"
 )
 
 // maxBodyBytes bounds a submit request: a 1 MiB payload is 1.34 MiB as
@@ -99,23 +101,73 @@ func New(st *store.Store, opts Options) *API {
 	a := &API{st: st, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
 	a.throttle.now = opts.Clock.Now
 	a.codes.now = opts.Clock.Now
-	a.mux.HandleFunc("POST /v1/stores/{store}/jobs", a.auth(a.submit))
-	a.mux.HandleFunc("GET /v1/stores/{store}/jobs/{task_no}", a.auth(a.getJob))
-	a.mux.HandleFunc("GET /v1/stores/{store}/jobs", a.auth(a.listJobs))
-	a.mux.HandleFunc("POST /v1/stores/{store}/revoke", a.auth(a.revoke))
-	a.mux.HandleFunc("POST /v1/stores/{store}/jobs/{task_no}/reprint", a.auth(a.command(wire.TypeReprint)))
-	a.mux.HandleFunc("POST /v1/stores/{store}/jobs/{task_no}/cancel", a.auth(a.command(wire.TypeCancel)))
-	a.mux.HandleFunc("GET /v1/stores/{store}/commands/{id}", a.auth(a.getCommand))
-	a.mux.HandleFunc("GET /v1/stores/{store}", a.auth(a.getStore))
-	a.mux.HandleFunc("GET /v1/stores", a.listStores)
-	a.mux.HandleFunc("POST /v1/stores/{store}/pairings/{user_code}/approve", a.auth(a.decide(true)))
-	a.mux.HandleFunc("POST /v1/stores/{store}/pairings/{user_code}/deny", a.auth(a.decide(false)))
-	a.mux.HandleFunc("POST /v1/webhooks", a.keyed(a.addWebhook))
-	a.mux.HandleFunc("GET /v1/webhooks", a.keyed(a.listWebhooks))
-	a.mux.HandleFunc("DELETE /v1/webhooks/{id}", a.keyed(a.deleteWebhook))
-	a.mux.HandleFunc("GET /v1/webhooks/{id}/dead", a.keyed(a.listDead))
-	a.mux.HandleFunc("POST /v1/webhooks/{id}/dead/replay", a.keyed(a.replayDead))
+	for _, rt := range a.routes() {
+		a.mux.HandleFunc(rt.pattern, rt.h)
+	}
+	// Anything else under /v1/ is answered in the API's error format.
+	a.mux.HandleFunc("/v1/", a.noRoute)
 	return a
+}
+
+// route is one pattern of the API's mux and its handler.
+type route struct {
+	pattern string
+	h       http.HandlerFunc
+}
+
+// routes are the API's operations, each as docs/hub-openapi.yaml names it
+// (the tests hold the two to each other through Patterns).
+func (a *API) routes() []route {
+	return []route{
+		{"POST /v1/stores/{store}/jobs", a.auth(a.submit)},
+		{"GET /v1/stores/{store}/jobs/{task_no}", a.auth(a.getJob)},
+		{"GET /v1/stores/{store}/jobs", a.auth(a.listJobs)},
+		{"POST /v1/stores/{store}/revoke", a.auth(a.revoke)},
+		{"POST /v1/stores/{store}/jobs/{task_no}/reprint", a.auth(a.command(wire.TypeReprint))},
+		{"POST /v1/stores/{store}/jobs/{task_no}/cancel", a.auth(a.command(wire.TypeCancel))},
+		{"GET /v1/stores/{store}/commands/{id}", a.auth(a.getCommand)},
+		{"GET /v1/stores/{store}", a.auth(a.getStore)},
+		{"GET /v1/stores", a.listStores},
+		{"POST /v1/stores/{store}/pairings/{user_code}/approve", a.auth(a.decide(true))},
+		{"POST /v1/stores/{store}/pairings/{user_code}/deny", a.auth(a.decide(false))},
+		{"POST /v1/webhooks", a.keyed(a.addWebhook)},
+		{"GET /v1/webhooks", a.keyed(a.listWebhooks)},
+		{"DELETE /v1/webhooks/{id}", a.keyed(a.deleteWebhook)},
+		{"GET /v1/webhooks/{id}/dead", a.keyed(a.listDead)},
+		{"POST /v1/webhooks/{id}/dead/replay", a.keyed(a.replayDead)},
+	}
+}
+
+// Patterns are the API's routes as "METHOD /path" ServeMux patterns.
+func (a *API) Patterns() []string {
+	var out []string
+	for _, rt := range a.routes() {
+		out = append(out, rt.pattern)
+	}
+	return out
+}
+
+// noRoute answers a request no route takes: 405 method_not_allowed with
+// Allow when the path is a route's under another method, else 404
+// not_found, both in the API's error format.
+func (a *API) noRoute(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+		probe := &http.Request{Method: m, URL: r.URL, Host: r.Host, Header: http.Header{}}
+		if _, pattern := a.mux.Handler(probe); pattern != "/v1/" && pattern != "" {
+			allow = append(allow, m)
+			if m == http.MethodGet {
+				allow = append(allow, http.MethodHead)
+			}
+		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed,
+			fmt.Sprintf("%s is not served at %s; it takes %s (docs/hub-openapi.yaml)", r.Method, r.URL.Path, strings.Join(allow, ", ")))
+		return
+	}
+	writeError(w, http.StatusNotFound, CodeNotFound, fmt.Sprintf("no route %s; the order API's routes are in docs/hub-openapi.yaml", r.URL.Path))
 }
 
 // ServeHTTP serves the routes under /v1/.

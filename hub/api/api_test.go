@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"printgate/hub/store"
+	"printgate/internal/apispec"
 	"printgate/internal/clock"
 )
 
@@ -47,7 +48,12 @@ func newRig(t *testing.T) *rig {
 			t.Fatal(err)
 		}
 	}
-	srv := httptest.NewServer(New(st, Options{}))
+	spec, err := apispec.LoadHub()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every answer of every test is held to docs/hub-openapi.yaml.
+	srv := httptest.NewServer(spec.Handler(New(st, Options{}), func(err error) { t.Error(err) }))
 	t.Cleanup(srv.Close)
 	r.url = srv.URL
 	return r
