@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"printgate/drivers/escpos"
@@ -66,6 +67,9 @@ type Options struct {
 	// Link, when set, tells a connected agent its tokens were revoked
 	// and what the stores' agents said.
 	Link Link
+	// TailLimit bounds how long one log tail streams (default
+	// DefaultTailLimit).
+	TailLimit time.Duration
 }
 
 // Link is what the API asks of the agents' link (agentlink.Server).
@@ -77,6 +81,8 @@ type Link interface {
 	Status(store string) (agentlink.AgentStatus, bool)
 	// Send queues a command on the store's connection.
 	Send(store string, m wire.Message) error
+	// Tail follows the store's agent's log.
+	Tail(store string, opts agentlink.TailOptions) (*agentlink.Tail, error)
 }
 
 // API serves the order API over a store.
@@ -88,6 +94,9 @@ type API struct {
 	throttle throttle
 	// codes counts unknown pairing codes per tenant (see decide).
 	codes throttle
+	// tails counts the log tails streaming per tenant (see logs).
+	tailMu sync.Mutex
+	tails  map[string]int
 }
 
 // New makes the order API over st.
@@ -98,7 +107,10 @@ func New(st *store.Store, opts Options) *API {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	a := &API{st: st, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
+	if opts.TailLimit <= 0 {
+		opts.TailLimit = DefaultTailLimit
+	}
+	a := &API{st: st, opts: opts, log: opts.Logger, mux: http.NewServeMux(), tails: map[string]int{}}
 	a.throttle.now = opts.Clock.Now
 	a.codes.now = opts.Clock.Now
 	for _, rt := range a.routes() {
@@ -127,6 +139,7 @@ func (a *API) routes() []route {
 		{"POST /v1/stores/{store}/jobs/{task_no}/cancel", a.auth(a.command(wire.TypeCancel))},
 		{"GET /v1/stores/{store}/commands/{id}", a.auth(a.getCommand)},
 		{"GET /v1/stores/{store}", a.auth(a.getStore)},
+		{"GET /v1/stores/{store}/logs", a.authFor(a.logs, true)},
 		{"GET /v1/stores", a.listStores},
 		{"POST /v1/stores/{store}/pairings/{user_code}/approve", a.auth(a.decide(true))},
 		{"POST /v1/stores/{store}/pairings/{user_code}/deny", a.auth(a.decide(false))},
@@ -215,10 +228,15 @@ func (a *API) checkKey(w http.ResponseWriter, r *http.Request) (store.APIKey, bo
 // auth checks the API key and that the path's store is the key's tenant's.
 // Another tenant's store is answered exactly as a store that does not
 // exist, so a key learns nothing of other tenants.
-func (a *API) auth(next handler) http.HandlerFunc {
+func (a *API) auth(next handler) http.HandlerFunc { return a.authFor(next, false) }
+
+// authFor is auth; a stream's handler runs past requestTimeout (the
+// checks do not).
+func (a *API) authFor(next handler, stream bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 		defer cancel()
+		long := r
 		r = r.WithContext(ctx)
 		key, ok := a.checkKey(w, r)
 		if !ok {
@@ -237,6 +255,9 @@ func (a *API) auth(next handler) http.HandlerFunc {
 			a.log.Error("hub api: read a store", "store", id, "err", err)
 			writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "the hub cannot read stores now; retry")
 			return
+		}
+		if stream {
+			r = long
 		}
 		next(w, r, st)
 	}

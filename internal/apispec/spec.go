@@ -81,9 +81,10 @@ var Hub = Description{
 		return strings.HasPrefix(path, "/v1/") || path == "/oauth/device/code" || path == "/oauth/token" ||
 			path == "/healthz" || path == "/metrics"
 	},
-	Streams: func(r *http.Request) bool {
-		return strings.HasPrefix(r.URL.Path, "/v1/stores/") && strings.HasSuffix(r.URL.Path, "/logs")
-	},
+	// The log tail's stream is text/event-stream, whose body Transport
+	// leaves unread (its status and headers are checked) and Handler
+	// checks as the text it is once the handler returns.
+	Streams: func(*http.Request) bool { return false },
 	Fallback: map[int]string{
 		http.StatusNotFound:         "not_found",
 		http.StatusMethodNotAllowed: "method_not_allowed",
@@ -325,6 +326,18 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.spec.d.Streams(req) {
 		return resp, nil
 	}
+	if isEventStream(resp.Header) {
+		// A stream is left to its reader: its status and headers are
+		// checked, its body is not read.
+		if cerr := t.spec.Check(req, resp.StatusCode, resp.Header, nil); cerr != nil {
+			resp.Body.Close()
+			if t.report != nil {
+				t.report(cerr)
+			}
+			return nil, cerr
+		}
+		return resp, nil
+	}
 	body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxChecked))
 	resp.Body.Close()
 	if rerr != nil {
@@ -338,6 +351,17 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, cerr
 	}
 	return resp, nil
+}
+
+// isEventStream reports whether an answer is server-sent events.
+func isEventStream(h http.Header) bool {
+	return strings.HasPrefix(h.Get("Content-Type"), "text/event-stream")
+}
+
+func init() {
+	// Server-sent events are text: checked as the string their schema
+	// says.
+	openapi3filter.RegisterBodyDecoder("text/event-stream", openapi3filter.PlainBodyDecoder)
 }
 
 // Violations collects the errors a Transport reported, for a TestMain that
