@@ -47,6 +47,12 @@ const (
 	CodeTooManyRequests = "too_many_requests"
 	// CodeMethodNotAllowed: the path is a route's, the method is not.
 	CodeMethodNotAllowed = "method_not_allowed"
+	// CodeStoreQuota: the store holds as many jobs as max_jobs_per_store
+	// allows (507).
+	CodeStoreQuota = "store_quota"
+	// CodeTenantQuota: the key's tenant holds as many jobs as
+	// max_jobs_per_tenant allows (429).
+	CodeTenantQuota = "tenant_quota"
 )
 
 // maxBodyBytes bounds a submit request: a 1 MiB payload is 1.34 MiB as
@@ -346,9 +352,19 @@ func (a *API) submit(w http.ResponseWriter, r *http.Request, st store.StoreInfo)
 		job.Document = compact(b.Document)
 	}
 	t, err := a.st.Submit(r.Context(), st, job, digest, a.opts.Clock.Now().UTC())
+	var quota *store.QuotaError
 	switch {
 	case errors.Is(err, store.ErrDuplicate):
 		a.answerDuplicate(w, t, b.Printer, digest)
+		return
+	case errors.As(err, &quota):
+		a.log.Warn("hub api: job quota reached", "store", st.ID, "err", quota)
+		w.Header().Set("Retry-After", "3600")
+		if quota.Tenant {
+			writeError(w, http.StatusTooManyRequests, CodeTenantQuota, fmt.Sprintf("your tenant holds %d jobs, the most the hub's max_jobs_per_tenant allows; nothing was stored: jobs leave the hub when the retention after their last change ends, or its operator raises max_jobs_per_tenant", quota.Jobs))
+		} else {
+			writeError(w, http.StatusInsufficientStorage, CodeStoreQuota, fmt.Sprintf("store %s holds %d jobs, the most the hub's max_jobs_per_store allows; nothing was stored: jobs leave the hub when the retention after their last change ends, or its operator raises max_jobs_per_store", st.ID, quota.Jobs))
+		}
 		return
 	case errors.Is(err, store.ErrFull):
 		a.log.Error("hub api: storage full", "store", st.ID, "err", err)
