@@ -89,6 +89,8 @@ type Link interface {
 	Send(store string, m wire.Message) error
 	// Tail follows the store's agent's log.
 	Tail(store string, opts agentlink.TailOptions) (*agentlink.Tail, error)
+	// IsConnected reports whether the store's agent is connected here.
+	IsConnected(store string) bool
 }
 
 // API serves the order API over a store.

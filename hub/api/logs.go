@@ -81,6 +81,18 @@ func (a *API) logs(w http.ResponseWriter, r *http.Request, st store.StoreInfo) {
 		writeError(w, http.StatusConflict, CodeNotConnected, "the store's agent is not connected to the hub; its log can be tailed once it is online (GET /v1/stores/"+st.ID+" says when)")
 		return
 	}
+	if r.Method == http.MethodHead {
+		// A HEAD learns whether a tail would start; it starts none (it
+		// would stream into nothing until its limit).
+		if a.opts.Link.IsConnected(st.ID) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Header().Set("Cache-Control", "no-cache")
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		writeError(w, http.StatusConflict, CodeNotConnected, "the store's agent is not connected to the hub; its log can be tailed once it is online (GET /v1/stores/"+st.ID+" says when)")
+		return
+	}
 	if !a.takeTail(st.Tenant) {
 		w.Header().Set("Retry-After", "10")
 		writeError(w, http.StatusTooManyRequests, CodeTooManyTails, fmt.Sprintf("your tenant streams %d log tails from this hub at once, the most it may; close one and retry", MaxTailsPerTenant))

@@ -161,6 +161,16 @@ func (s *stream) next(t *testing.T) (event, data string) {
 // them back once they end.
 func TestLogTailBounds(t *testing.T) {
 	r := newTailRig(t)
+	head, _ := http.NewRequest("HEAD", r.url+"/v1/stores/s1/logs", nil)
+	head.Header.Set("Authorization", "Bearer "+r.key)
+	hr, err := http.DefaultClient.Do(head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr.Body.Close()
+	if hr.StatusCode != 200 || hr.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("HEAD: %d %s; want 200 text/event-stream", hr.StatusCode, hr.Header.Get("Content-Type"))
+	}
 	s := r.open(t, "s1", "?tail=0")
 	if s.resp.StatusCode != 200 {
 		t.Fatalf("tail: %d", s.resp.StatusCode)
