@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -76,5 +77,39 @@ func TestJobQuotas(t *testing.T) {
 	}
 	if _, err := s.Submit(ctx, s2, job("B4"), "", later); !errors.As(err, &qe) || !qe.Tenant || qe.Jobs != 5 {
 		t.Fatalf("after a reopen: %v (%+v); want the tenant's quota, 5", err, qe)
+	}
+}
+
+// BenchmarkCountRecords measures one count of a store's records (what a
+// submit pays at most once a minute per store and per tenant) with 5,000
+// records in the store and 5,000 in another.
+func BenchmarkCountRecords(b *testing.B) {
+	ctx := context.Background()
+	s, err := Open(ctx, Options{Dir: b.TempDir(), Node: "n1"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.AddTenant(ctx, "acme", ""); err != nil {
+		b.Fatal(err)
+	}
+	now := time.Unix(1_800_000_000, 0).UTC()
+	for _, id := range []string{"s1", "s2"} {
+		st, err := s.AddStore(ctx, "acme", id, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range 5000 {
+			if _, err := s.Submit(ctx, st, job(fmt.Sprintf("C%d", i)), "", now); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		n, err := s.countRecords(ctx, "s1")
+		if err != nil || n != 5000 {
+			b.Fatalf("count %d, %v; want 5000", n, err)
+		}
 	}
 }
