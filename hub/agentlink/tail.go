@@ -46,6 +46,7 @@ type TailOptions struct {
 // too_many_tails or not_supported.
 type AgentError struct{ Problem wire.Problem }
 
+// Error says the agent's code and message.
 func (e *AgentError) Error() string {
 	return fmt.Sprintf("the agent refused the log tail: %s: %s", e.Problem.Code, e.Problem.Message)
 }

@@ -41,6 +41,7 @@ type QuotaError struct {
 	Jobs, Max int
 }
 
+// Error names the bound, the count and the config key that sets it.
 func (e *QuotaError) Error() string {
 	if e.Tenant {
 		return fmt.Sprintf("tenant %s holds %d job records; max_jobs_per_tenant is %d", e.ID, e.Jobs, e.Max)
