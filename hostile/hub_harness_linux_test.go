@@ -19,6 +19,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"printgate/internal/apispec"
 	"printgate/internal/proctest"
 	"printgate/sync/wire"
 )
@@ -227,6 +228,15 @@ func (h *Hub) call(t *testing.T, method, path, key, body string) (int, string, h
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	// Every answer, to an attack too, is one docs/hub-openapi.yaml
+	// describes.
+	spec, err := apispec.LoadHub()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := spec.Check(req, resp.StatusCode, resp.Header, b); err != nil {
+		t.Error(err)
+	}
 	return resp.StatusCode, string(b), resp.Header
 }
 

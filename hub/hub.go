@@ -58,6 +58,7 @@ func OpenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*stor
 	return store.Open(ctx, store.Options{
 		Dir: cfg.DataDir, Node: cfg.Node, ClientListen: cfg.NATSListen,
 		Retention: cfg.Retention, ExpireAfter: cfg.ExpireAfter, MaxBytes: cfg.MaxStoreMB << 20, Logger: log,
+		MaxJobsPerStore: cfg.MaxJobsPerStore, MaxJobsPerTenant: cfg.MaxJobsPerTenant,
 	})
 }
 

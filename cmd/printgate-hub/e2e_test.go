@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"printgate/drivers/printertest"
+	"printgate/internal/apispec"
 	"printgate/internal/proctest"
 	"printgate/sync/pair"
 )
@@ -114,6 +115,7 @@ type storeView struct {
 }
 
 // api calls the hub's order API with key and decodes the answer into v.
+// Every answer is held to docs/hub-openapi.yaml.
 func api(t *testing.T, method, url, key, body string, v any) int {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
@@ -121,7 +123,12 @@ func api(t *testing.T, method, url, key, body string, v any) int {
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+key)
-	resp, err := http.DefaultClient.Do(req)
+	spec, err := apispec.LoadHub()
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Transport: spec.Transport(http.DefaultTransport, func(err error) { t.Error(err) })}
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
 	}

@@ -127,6 +127,7 @@ func (c *conn) run() {
 	}
 	close(c.read)
 	c.finish()
+	s.endTails(c)
 	<-written
 	ws.Close()
 	if c.pumped != nil {
@@ -253,6 +254,10 @@ func (c *conn) handle(mt int, data []byte) {
 			c.refuseKey(m.Type(), "id", m.ID, err)
 			return
 		}
+		if t := c.srv.tailOf(c, m.ID); t != nil {
+			t.onResult(m)
+			return
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 		if err := c.srv.st.CommandAnswered(ctx, c.store.ID, *m, c.srv.opts.Clock.Now().UTC()); err != nil {
 			c.srv.warn.Warn(c.log, "hub: record a command_result", "store", c.store.ID, "id", m.ID, "err", err)
@@ -262,6 +267,10 @@ func (c *conn) handle(mt int, data []byte) {
 			obs.Received(c.store.ID, m)
 		}
 	case *wire.LogLines:
+		if t := c.srv.tailOf(c, m.ID); t != nil {
+			t.deliver(m.Lines)
+			return
+		}
 		if obs := c.srv.opts.Observer; obs != nil {
 			obs.Received(c.store.ID, m)
 		} else {

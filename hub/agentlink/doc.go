@@ -10,4 +10,8 @@
 // it. The connection learns of new jobs through the store's announcement
 // subject and loads the store's pending jobs by subject filter; there is
 // no durable consumer per store.
+//
+// Tail follows a connected agent's log (logs_tail with follow), bounded per
+// store and in lines a second, for the order API's server-sent events and
+// the hub's pages.
 package agentlink

@@ -27,6 +27,12 @@ type rig struct {
 
 func newRig(t testing.TB) *rig {
 	t.Helper()
+	return newRigWith(t, Options{PingInterval: 200 * time.Millisecond})
+}
+
+// newRigWith is newRig with the Server's options.
+func newRigWith(t testing.TB, opts Options) *rig {
+	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Node: "n1"})
 	if err != nil {
@@ -44,7 +50,7 @@ func newRig(t testing.TB) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := New(st, Options{PingInterval: 200 * time.Millisecond})
+	srv := New(st, opts)
 	hs := httptest.NewServer(srv)
 	t.Cleanup(func() {
 		srv.Close()

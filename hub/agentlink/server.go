@@ -98,8 +98,9 @@ type Server struct {
 	mu     sync.Mutex
 	owners map[string]*conn // by store: the connection holding it on this node
 	all    map[*conn]struct{}
-	status map[string]*AgentStatus // by store: what its agent last said
-	budget map[string]*connCount   // by store: handshakes in the current window
+	status map[string]*AgentStatus     // by store: what its agent last said
+	budget map[string]*connCount       // by store: handshakes in the current window
+	tails  map[string]map[string]*Tail // by store and tail id: the log tails running
 	closed bool
 }
 
@@ -193,7 +194,7 @@ func New(st *store.Store, opts Options) *Server {
 	s := &Server{
 		st: st, opts: opts, log: opts.Logger,
 		owners: map[string]*conn{}, all: map[*conn]struct{}{}, status: map[string]*AgentStatus{},
-		budget: map[string]*connCount{},
+		budget: map[string]*connCount{}, tails: map[string]map[string]*Tail{},
 	}
 	s.warn.Now = opts.Clock.Now
 	s.upgrader = websocket.Upgrader{

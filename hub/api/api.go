@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"printgate/drivers/escpos"
@@ -44,6 +45,14 @@ const (
 	CodeInvalidCommand  = "invalid_command"
 	CodeBadQuery        = "bad_query"
 	CodeTooManyRequests = "too_many_requests"
+	// CodeMethodNotAllowed: the path is a route's, the method is not.
+	CodeMethodNotAllowed = "method_not_allowed"
+	// CodeStoreQuota: the store holds as many jobs as max_jobs_per_store
+	// allows (507).
+	CodeStoreQuota = "store_quota"
+	// CodeTenantQuota: the key's tenant holds as many jobs as
+	// max_jobs_per_tenant allows (429).
+	CodeTenantQuota = "tenant_quota"
 )
 
 // maxBodyBytes bounds a submit request: a 1 MiB payload is 1.34 MiB as
@@ -64,6 +73,9 @@ type Options struct {
 	// Link, when set, tells a connected agent its tokens were revoked
 	// and what the stores' agents said.
 	Link Link
+	// TailLimit bounds how long one log tail streams (default
+	// DefaultTailLimit).
+	TailLimit time.Duration
 }
 
 // Link is what the API asks of the agents' link (agentlink.Server).
@@ -75,6 +87,10 @@ type Link interface {
 	Status(store string) (agentlink.AgentStatus, bool)
 	// Send queues a command on the store's connection.
 	Send(store string, m wire.Message) error
+	// Tail follows the store's agent's log.
+	Tail(store string, opts agentlink.TailOptions) (*agentlink.Tail, error)
+	// IsConnected reports whether the store's agent is connected here.
+	IsConnected(store string) bool
 }
 
 // API serves the order API over a store.
@@ -86,6 +102,9 @@ type API struct {
 	throttle throttle
 	// codes counts unknown pairing codes per tenant (see decide).
 	codes throttle
+	// tails counts the log tails streaming per tenant (see logs).
+	tailMu sync.Mutex
+	tails  map[string]int
 }
 
 // New makes the order API over st.
@@ -96,26 +115,80 @@ func New(st *store.Store, opts Options) *API {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	a := &API{st: st, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
+	if opts.TailLimit <= 0 {
+		opts.TailLimit = DefaultTailLimit
+	}
+	a := &API{st: st, opts: opts, log: opts.Logger, mux: http.NewServeMux(), tails: map[string]int{}}
 	a.throttle.now = opts.Clock.Now
 	a.codes.now = opts.Clock.Now
-	a.mux.HandleFunc("POST /v1/stores/{store}/jobs", a.auth(a.submit))
-	a.mux.HandleFunc("GET /v1/stores/{store}/jobs/{task_no}", a.auth(a.getJob))
-	a.mux.HandleFunc("GET /v1/stores/{store}/jobs", a.auth(a.listJobs))
-	a.mux.HandleFunc("POST /v1/stores/{store}/revoke", a.auth(a.revoke))
-	a.mux.HandleFunc("POST /v1/stores/{store}/jobs/{task_no}/reprint", a.auth(a.command(wire.TypeReprint)))
-	a.mux.HandleFunc("POST /v1/stores/{store}/jobs/{task_no}/cancel", a.auth(a.command(wire.TypeCancel)))
-	a.mux.HandleFunc("GET /v1/stores/{store}/commands/{id}", a.auth(a.getCommand))
-	a.mux.HandleFunc("GET /v1/stores/{store}", a.auth(a.getStore))
-	a.mux.HandleFunc("GET /v1/stores", a.listStores)
-	a.mux.HandleFunc("POST /v1/stores/{store}/pairings/{user_code}/approve", a.auth(a.decide(true)))
-	a.mux.HandleFunc("POST /v1/stores/{store}/pairings/{user_code}/deny", a.auth(a.decide(false)))
-	a.mux.HandleFunc("POST /v1/webhooks", a.keyed(a.addWebhook))
-	a.mux.HandleFunc("GET /v1/webhooks", a.keyed(a.listWebhooks))
-	a.mux.HandleFunc("DELETE /v1/webhooks/{id}", a.keyed(a.deleteWebhook))
-	a.mux.HandleFunc("GET /v1/webhooks/{id}/dead", a.keyed(a.listDead))
-	a.mux.HandleFunc("POST /v1/webhooks/{id}/dead/replay", a.keyed(a.replayDead))
+	for _, rt := range a.routes() {
+		a.mux.HandleFunc(rt.pattern, rt.h)
+	}
+	// Anything else under /v1/ is answered in the API's error format.
+	a.mux.HandleFunc("/v1/", a.noRoute)
 	return a
+}
+
+// route is one pattern of the API's mux and its handler.
+type route struct {
+	pattern string
+	h       http.HandlerFunc
+}
+
+// routes are the API's operations, each as docs/hub-openapi.yaml names it
+// (the tests hold the two to each other through Patterns).
+func (a *API) routes() []route {
+	return []route{
+		{"POST /v1/stores/{store}/jobs", a.auth(a.submit)},
+		{"GET /v1/stores/{store}/jobs/{task_no}", a.auth(a.getJob)},
+		{"GET /v1/stores/{store}/jobs", a.auth(a.listJobs)},
+		{"POST /v1/stores/{store}/revoke", a.auth(a.revoke)},
+		{"POST /v1/stores/{store}/jobs/{task_no}/reprint", a.auth(a.command(wire.TypeReprint))},
+		{"POST /v1/stores/{store}/jobs/{task_no}/cancel", a.auth(a.command(wire.TypeCancel))},
+		{"GET /v1/stores/{store}/commands/{id}", a.auth(a.getCommand)},
+		{"GET /v1/stores/{store}", a.auth(a.getStore)},
+		{"GET /v1/stores/{store}/logs", a.authFor(a.logs, true)},
+		{"GET /v1/stores", a.listStores},
+		{"POST /v1/stores/{store}/pairings/{user_code}/approve", a.auth(a.decide(true))},
+		{"POST /v1/stores/{store}/pairings/{user_code}/deny", a.auth(a.decide(false))},
+		{"POST /v1/webhooks", a.keyed(a.addWebhook)},
+		{"GET /v1/webhooks", a.keyed(a.listWebhooks)},
+		{"DELETE /v1/webhooks/{id}", a.keyed(a.deleteWebhook)},
+		{"GET /v1/webhooks/{id}/dead", a.keyed(a.listDead)},
+		{"POST /v1/webhooks/{id}/dead/replay", a.keyed(a.replayDead)},
+	}
+}
+
+// Patterns are the API's routes as "METHOD /path" ServeMux patterns.
+func (a *API) Patterns() []string {
+	var out []string
+	for _, rt := range a.routes() {
+		out = append(out, rt.pattern)
+	}
+	return out
+}
+
+// noRoute answers a request no route takes: 405 method_not_allowed with
+// Allow when the path is a route's under another method, else 404
+// not_found, both in the API's error format.
+func (a *API) noRoute(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+		probe := &http.Request{Method: m, URL: r.URL, Host: r.Host, Header: http.Header{}}
+		if _, pattern := a.mux.Handler(probe); pattern != "/v1/" && pattern != "" {
+			allow = append(allow, m)
+			if m == http.MethodGet {
+				allow = append(allow, http.MethodHead)
+			}
+		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed,
+			fmt.Sprintf("%s is not served at %s; it takes %s (docs/hub-openapi.yaml)", r.Method, r.URL.Path, strings.Join(allow, ", ")))
+		return
+	}
+	writeError(w, http.StatusNotFound, CodeNotFound, fmt.Sprintf("no route %s; the order API's routes are in docs/hub-openapi.yaml", r.URL.Path))
 }
 
 // ServeHTTP serves the routes under /v1/.
@@ -163,10 +236,15 @@ func (a *API) checkKey(w http.ResponseWriter, r *http.Request) (store.APIKey, bo
 // auth checks the API key and that the path's store is the key's tenant's.
 // Another tenant's store is answered exactly as a store that does not
 // exist, so a key learns nothing of other tenants.
-func (a *API) auth(next handler) http.HandlerFunc {
+func (a *API) auth(next handler) http.HandlerFunc { return a.authFor(next, false) }
+
+// authFor is auth; a stream's handler runs past requestTimeout (the
+// checks do not).
+func (a *API) authFor(next handler, stream bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 		defer cancel()
+		long := r
 		r = r.WithContext(ctx)
 		key, ok := a.checkKey(w, r)
 		if !ok {
@@ -185,6 +263,9 @@ func (a *API) auth(next handler) http.HandlerFunc {
 			a.log.Error("hub api: read a store", "store", id, "err", err)
 			writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "the hub cannot read stores now; retry")
 			return
+		}
+		if stream {
+			r = long
 		}
 		next(w, r, st)
 	}
@@ -273,9 +354,19 @@ func (a *API) submit(w http.ResponseWriter, r *http.Request, st store.StoreInfo)
 		job.Document = compact(b.Document)
 	}
 	t, err := a.st.Submit(r.Context(), st, job, digest, a.opts.Clock.Now().UTC())
+	var quota *store.QuotaError
 	switch {
 	case errors.Is(err, store.ErrDuplicate):
 		a.answerDuplicate(w, t, b.Printer, digest)
+		return
+	case errors.As(err, &quota):
+		a.log.Warn("hub api: job quota reached", "store", st.ID, "err", quota)
+		w.Header().Set("Retry-After", "3600")
+		if quota.Tenant {
+			writeError(w, http.StatusTooManyRequests, CodeTenantQuota, fmt.Sprintf("your tenant holds %d jobs, the most the hub's max_jobs_per_tenant allows; nothing was stored: jobs leave the hub when the retention after their last change ends, or its operator raises max_jobs_per_tenant", quota.Jobs))
+		} else {
+			writeError(w, http.StatusInsufficientStorage, CodeStoreQuota, fmt.Sprintf("store %s holds %d jobs, the most the hub's max_jobs_per_store allows; nothing was stored: jobs leave the hub when the retention after their last change ends, or its operator raises max_jobs_per_store", st.ID, quota.Jobs))
+		}
 		return
 	case errors.Is(err, store.ErrFull):
 		a.log.Error("hub api: storage full", "store", st.ID, "err", err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"printgate/hub/store"
+	"printgate/internal/apispec"
 	"printgate/internal/clock"
 )
 
@@ -47,7 +48,12 @@ func newRig(t *testing.T) *rig {
 			t.Fatal(err)
 		}
 	}
-	srv := httptest.NewServer(New(st, Options{}))
+	spec, err := apispec.LoadHub()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every answer of every test is held to docs/hub-openapi.yaml.
+	srv := httptest.NewServer(spec.Handler(New(st, Options{}), func(err error) { t.Error(err) }))
 	t.Cleanup(srv.Close)
 	r.url = srv.URL
 	return r
@@ -371,5 +377,72 @@ func TestWrongKeysThrottled(t *testing.T) {
 	fc.Advance(time.Minute)
 	if rec := call("pgk_guess"); rec.Code != 401 {
 		t.Fatalf("a minute later: %d; want 401 again", rec.Code)
+	}
+}
+
+// TestSubmitQuotas: past max_jobs_per_store a submit is 507 store_quota,
+// past max_jobs_per_tenant 429 tenant_quota, each with Retry-After and a
+// message that says what to do, and nothing is stored; a known task_no is
+// still its duplicate; another tenant is not held up.
+func TestSubmitQuotas(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Node: "n1", MaxJobsPerStore: 2, MaxJobsPerTenant: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	r := &rig{st: st}
+	for _, x := range []struct {
+		tenant string
+		stores []string
+		key    *string
+	}{{"acme", []string{"s1", "s2"}, &r.acmeKey}, {"rival", []string{"r1"}, &r.rivalKey}} {
+		st.AddTenant(ctx, x.tenant, "")
+		for _, id := range x.stores {
+			if _, err := st.AddStore(ctx, x.tenant, id, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, *x.key, err = st.AddAPIKey(ctx, x.tenant); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec, err := apispec.LoadHub()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(spec.Handler(New(st, Options{}), func(err error) { t.Error(err) }))
+	defer srv.Close()
+	r.url = srv.URL
+	submit := func(storeID, key, no string) (int, map[string]any) {
+		return r.do(t, "POST", "/v1/stores/"+storeID+"/jobs", key, `{"task_no":"`+no+`","printer":"kitchen","document":`+doc+`}`)
+	}
+	for _, no := range []string{"J1", "J2"} {
+		if code, v := submit("s1", r.acmeKey, no); code != 202 {
+			t.Fatalf("%s: %d %v", no, code, v)
+		}
+	}
+	code, v := submit("s1", r.acmeKey, "J3")
+	if msg, _ := v["error"].(map[string]any)["message"].(string); code != 507 || v["error"].(map[string]any)["code"] != CodeStoreQuota ||
+		!strings.Contains(msg, "max_jobs_per_store") || !strings.Contains(msg, "holds 2 jobs") {
+		t.Fatalf("a third job of s1: %d %v; want 507 store_quota naming max_jobs_per_store", code, v)
+	}
+	if code, v := submit("s1", r.acmeKey, "J1"); code != 200 || v["duplicate"] != true {
+		t.Fatalf("a known task_no at the bound: %d %v; want 200 duplicate", code, v)
+	}
+	if code, v := submit("s2", r.acmeKey, "K1"); code != 202 {
+		t.Fatalf("s2's first job: %d %v", code, v)
+	}
+	code, v = submit("s2", r.acmeKey, "K2")
+	if code != 429 || v["error"].(map[string]any)["code"] != CodeTenantQuota {
+		t.Fatalf("the tenant's fourth job: %d %v; want 429 tenant_quota", code, v)
+	}
+	for _, j := range []string{"s1/jobs/J3", "s2/jobs/K2"} {
+		if code, _ := r.do(t, "GET", "/v1/stores/"+j, r.acmeKey, ""); code != 404 {
+			t.Errorf("%s after its refusal: %d; want 404, nothing stored", j, code)
+		}
+	}
+	if code, v := submit("r1", r.rivalKey, "J3"); code != 202 {
+		t.Fatalf("another tenant's job: %d %v; want 202", code, v)
 	}
 }

@@ -5,5 +5,6 @@
 // again, in any state, 200 with duplicate true and the current state, never
 // a second job. Bad input is refused with the codes of the agent's own
 // API (PROTOCOL.md §3), before anything is stored. docs/HUB.md describes
-// the routes.
+// the routes and docs/hub-openapi.yaml their shapes, which the tests hold
+// to the routes (Patterns) and to every answer.
 package api

@@ -29,6 +29,11 @@ const (
 	DefaultMaxStoreMB  = 8192
 	DefaultExpireAfter = 24 * time.Hour
 	minRetention       = time.Hour
+	// DefaultMaxJobsPerStore and DefaultMaxJobsPerTenant bound the job
+	// records one store, and all a tenant's stores, keep (hub/store's
+	// defaults).
+	DefaultMaxJobsPerStore  = 200_000
+	DefaultMaxJobsPerTenant = 2_000_000
 )
 
 // Config is a checked hub config.
@@ -49,6 +54,9 @@ type Config struct {
 	ExpireAfter time.Duration
 	// MaxStoreMB bounds the jobs on disk.
 	MaxStoreMB int64
+	// MaxJobsPerStore and MaxJobsPerTenant bound the job records of one
+	// store and of a tenant's stores; past either a submit is refused.
+	MaxJobsPerStore, MaxJobsPerTenant int
 	// LogLevel is the least severe level logged.
 	LogLevel slog.Level
 	// TLSCert and TLSKey are PEM files (relative to the config file): with
@@ -109,7 +117,7 @@ func Load(path string) (*Config, error) {
 
 // keys are the keys of each table ("" the top level).
 var keys = map[string][]string{
-	"":     {"data_dir", "listen", "node", "retention", "expire_after", "max_store_mb", "log_level", "tls_cert", "tls_key", "test_api", "nats"},
+	"":     {"data_dir", "listen", "node", "retention", "expire_after", "max_store_mb", "max_jobs_per_store", "max_jobs_per_tenant", "log_level", "tls_cert", "tls_key", "test_api", "nats"},
 	"nats": {"listen"},
 }
 
@@ -129,7 +137,7 @@ func Parse(path string, data []byte) (*Config, error) {
 	}
 	p := &parser{file: path, lines: scanLines(src)}
 	cfg := &Config{Path: path, Listen: DefaultListen, Retention: DefaultRetention, ExpireAfter: DefaultExpireAfter,
-		MaxStoreMB: DefaultMaxStoreMB, LogLevel: slog.LevelInfo}
+		MaxStoreMB: DefaultMaxStoreMB, MaxJobsPerStore: DefaultMaxJobsPerStore, MaxJobsPerTenant: DefaultMaxJobsPerTenant, LogLevel: slog.LevelInfo}
 	p.unknown("", raw)
 	if v, ok := p.str("", raw, "data_dir"); ok {
 		if v == "" {
@@ -175,6 +183,27 @@ func Parse(path string, data []byte) (*Config, error) {
 		} else {
 			cfg.MaxStoreMB = n
 		}
+	}
+	for _, k := range []struct {
+		key string
+		to  *int
+	}{{"max_jobs_per_store", &cfg.MaxJobsPerStore}, {"max_jobs_per_tenant", &cfg.MaxJobsPerTenant}} {
+		if v, ok := raw[k.key]; ok {
+			n, isInt := v.(int64)
+			if !isInt || n < 1 || n > 1<<40 {
+				p.add(k.key, fmt.Sprintf("%s must be a whole number of jobs, at least 1, not %v", k.key, v))
+			} else {
+				*k.to = int(n)
+			}
+		}
+	}
+	if cfg.MaxJobsPerStore > cfg.MaxJobsPerTenant {
+		// Said at whichever of the two the file sets (the tenant's if both).
+		at := "max_jobs_per_store"
+		if _, ok := raw["max_jobs_per_tenant"]; ok {
+			at = "max_jobs_per_tenant"
+		}
+		p.add(at, fmt.Sprintf("max_jobs_per_store (%d) is above max_jobs_per_tenant (%d); a store's jobs count towards its tenant's: keep max_jobs_per_tenant at least max_jobs_per_store", cfg.MaxJobsPerStore, cfg.MaxJobsPerTenant))
 	}
 	if v, ok := p.str("", raw, "log_level"); ok {
 		if err := cfg.LogLevel.UnmarshalText([]byte(v)); err != nil {

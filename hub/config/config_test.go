@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"printgate/hub/store"
 )
 
 // TestParseReportsEveryProblemAtItsLine ensures a config with several
@@ -64,5 +66,34 @@ func TestParseTLSPair(t *testing.T) {
 	cfg, err := Parse(filepath.Join("etc", "hub.toml"), []byte("data_dir = \"d\"\ntls_cert = \"hub.crt\"\ntls_key = \"/k/hub.key\"\n"))
 	if err != nil || cfg.TLSCert != filepath.Join("etc", "hub.crt") || cfg.TLSKey != "/k/hub.key" {
 		t.Fatalf("%+v, %v", cfg, err)
+	}
+}
+
+// TestParseJobQuotas ensures max_jobs_per_store and max_jobs_per_tenant
+// default to hub/store's bounds, take whole numbers of at least 1, and
+// refuse a store bound above the tenant's, at the line that set it.
+func TestParseJobQuotas(t *testing.T) {
+	if DefaultMaxJobsPerStore != store.DefaultMaxJobsPerStore || DefaultMaxJobsPerTenant != store.DefaultMaxJobsPerTenant {
+		t.Fatalf("the config's defaults %d/%d are not hub/store's %d/%d", DefaultMaxJobsPerStore, DefaultMaxJobsPerTenant, store.DefaultMaxJobsPerStore, store.DefaultMaxJobsPerTenant)
+	}
+	cfg, err := Parse("hub.toml", []byte("data_dir = \"d\"\n"))
+	if err != nil || cfg.MaxJobsPerStore != DefaultMaxJobsPerStore || cfg.MaxJobsPerTenant != DefaultMaxJobsPerTenant {
+		t.Fatalf("defaults: %+v, %v", cfg, err)
+	}
+	if d := Default(); d.MaxJobsPerStore != DefaultMaxJobsPerStore || d.MaxJobsPerTenant != DefaultMaxJobsPerTenant {
+		t.Fatalf("built-in config: %+v", d)
+	}
+	cfg, err = Parse("hub.toml", []byte("data_dir = \"d\"\nmax_jobs_per_store = 500\nmax_jobs_per_tenant = 9000\n"))
+	if err != nil || cfg.MaxJobsPerStore != 500 || cfg.MaxJobsPerTenant != 9000 {
+		t.Fatalf("%+v, %v", cfg, err)
+	}
+	for src, want := range map[string]string{
+		"data_dir = \"d\"\nmax_jobs_per_store = 0\n":         "hub.toml:2: max_jobs_per_store must be a whole number of jobs, at least 1",
+		"data_dir = \"d\"\nmax_jobs_per_tenant = \"lots\"\n": "hub.toml:2: max_jobs_per_tenant must be a whole number of jobs, at least 1",
+		"data_dir = \"d\"\nmax_jobs_per_tenant = 10\n":       "hub.toml:2: max_jobs_per_store (200000) is above max_jobs_per_tenant (10)",
+	} {
+		if _, err := Parse("hub.toml", []byte(src)); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%q: %v; want %q", src, err, want)
+		}
 	}
 }

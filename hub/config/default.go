@@ -17,7 +17,8 @@ const DefaultPath = "(built-in default)"
 // defaults, listening on DefaultListen, with the data in DefaultDataDir.
 func Default() *Config {
 	return &Config{Path: DefaultPath, DataDir: DefaultDataDir(), Listen: DefaultListen, Retention: DefaultRetention,
-		ExpireAfter: DefaultExpireAfter, MaxStoreMB: DefaultMaxStoreMB, LogLevel: slog.LevelInfo}
+		ExpireAfter: DefaultExpireAfter, MaxStoreMB: DefaultMaxStoreMB, MaxJobsPerStore: DefaultMaxJobsPerStore,
+		MaxJobsPerTenant: DefaultMaxJobsPerTenant, LogLevel: slog.LevelInfo}
 }
 
 // DefaultDataDir is where the built-in config keeps the hub's data: the

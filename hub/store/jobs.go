@@ -125,7 +125,9 @@ type pendingMark struct {
 // completes it).
 //
 // The job expires (StateExpired) if no agent acknowledged it by now plus
-// its timeout, or plus Options.ExpireAfter for a job without one.
+// its timeout, or plus Options.ExpireAfter for a job without one. A new
+// job past the store's or the tenant's bound on records is refused with a
+// *QuotaError (ErrQuota).
 func (s *Store) Submit(ctx context.Context, st StoreInfo, job wire.Job, sha256 string, now time.Time) (Task, error) {
 	key := taskKey(st.ID, job.TaskNo)
 	t := Task{
@@ -134,12 +136,20 @@ func (s *Store) Submit(ctx context.Context, st StoreInfo, job wire.Job, sha256 s
 		Timeline: []Entry{{State: StateStored, Printer: job.Printer, At: now}},
 		Job:      &job,
 	}
+	if err := s.checkQuota(ctx, st, now); err != nil {
+		// A task_no already stored is its duplicate, quota or not.
+		if _, gerr := s.tasks.Get(ctx, key); gerr == nil {
+			return s.duplicate(ctx, key)
+		}
+		return Task{}, fmt.Errorf("store: submit %s/%s: %w", st.ID, job.TaskNo, err)
+	}
 	if _, err := s.tasks.Create(ctx, key, mustJSON(t)); err != nil {
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			return s.duplicate(ctx, key)
 		}
 		return Task{}, fmt.Errorf("store: submit %s/%s: %w", st.ID, job.TaskNo, kvErr(err))
 	}
+	s.countedJob(st)
 	if err := s.markPending(ctx, key, now, s.deadline(job, now)); err != nil {
 		return Task{}, fmt.Errorf("store: submit %s/%s: %w", st.ID, job.TaskNo, err)
 	}

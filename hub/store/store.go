@@ -61,6 +61,11 @@ type Options struct {
 	// agent's acknowledgement before it expires (default
 	// DefaultExpireAfter).
 	ExpireAfter time.Duration
+	// MaxJobsPerStore and MaxJobsPerTenant bound the job records of one
+	// store and of all a tenant's stores (default DefaultMaxJobsPerStore,
+	// DefaultMaxJobsPerTenant): a submit past either is refused with a
+	// *QuotaError (ErrQuota); nothing stored is dropped.
+	MaxJobsPerStore, MaxJobsPerTenant int
 	// Logger receives the store's own lines (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -86,6 +91,8 @@ type Store struct {
 	hookCache hookCache
 	// hookWarn rate-limits the lines of messages that could not be queued.
 	hookWarn warnlimit.Limiter
+	// quota caches the record counts of stores and tenants.
+	quota quotas
 }
 
 // Open locks the data dir, starts the embedded engine (file store,
@@ -111,6 +118,12 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if opts.ExpireAfter <= 0 {
 		opts.ExpireAfter = DefaultExpireAfter
 	}
+	if opts.MaxJobsPerStore <= 0 {
+		opts.MaxJobsPerStore = DefaultMaxJobsPerStore
+	}
+	if opts.MaxJobsPerTenant <= 0 {
+		opts.MaxJobsPerTenant = DefaultMaxJobsPerTenant
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -121,7 +134,8 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{opts: opts, log: opts.Logger, lock: lock, kick: make(chan struct{}, 1)}
+	s := &Store{opts: opts, log: opts.Logger, lock: lock, kick: make(chan struct{}, 1),
+		quota: quotas{stores: map[string]*jobCount{}, tenants: map[string]*jobCount{}}}
 	s.hookWarn.Now = time.Now
 	if err := s.start(ctx); err != nil {
 		s.Close()

@@ -1,10 +1,11 @@
-// Package apispec holds the local API to its description, docs/openapi.yaml:
-// it loads the description with kin-openapi and checks recorded answers
-// (a handler's or, through Transport, the real binary's) against it, so an
-// undocumented status, field or error code fails the test that saw it. It
-// also turns the YAML into the JSON the agent serves and into
-// docs/ticket.schema.json. Only tests import it: the release binary must
-// not link kin-openapi (deps_test.go bans it).
+// Package apispec holds an HTTP API to its OpenAPI description: the agent's
+// local API to docs/openapi.yaml (Agent) and the hub's order API to
+// docs/hub-openapi.yaml (Hub). It loads a description with kin-openapi and
+// checks recorded answers (a handler's or, through Transport, a real
+// binary's) against it, so an undocumented status, field or error code
+// fails the test that saw it. It also turns the agent's YAML into the JSON
+// the agent serves and into docs/ticket.schema.json. Only tests import it:
+// the release binaries must not link kin-openapi (deps_test.go bans it).
 package apispec
 
 import (
@@ -39,7 +40,56 @@ const (
 	// TicketPath is the ticket document's schema on its own, generated
 	// from YAMLPath's Ticket* components.
 	TicketPath = "docs/ticket.schema.json"
+	// HubYAMLPath is the description of the hub's order API
+	// (printgate-hub, docs/HUB.md).
+	HubYAMLPath = "docs/hub-openapi.yaml"
 )
+
+// Description names one API's description in the repository and which of
+// a server's answers it covers.
+type Description struct {
+	// Path is the YAML, relative to the module's root.
+	Path string
+	// Covered reports whether a request path is the API's (described
+	// here); answers to other paths are not checked.
+	Covered func(path string) bool
+	// Streams reports whether a request's answer streams (a log tail
+	// follow): it is left to its reader, unchecked.
+	Streams func(r *http.Request) bool
+	// Fallback are the answers a request outside every operation (an
+	// unknown path, a method a path does not serve) may get, by status:
+	// the error code each must carry.
+	Fallback map[int]string
+}
+
+// Agent is the agent's local API (PROTOCOL.md §3): docs/openapi.yaml.
+var Agent = Description{
+	Path:    YAMLPath,
+	Covered: Covered,
+	Streams: func(r *http.Request) bool {
+		return r.URL.Path == "/api/v1/logs" && r.URL.Query().Get("follow") != ""
+	},
+	Fallback: fallback,
+}
+
+// Hub is the hub's order API, its pairing endpoints, /healthz and
+// /metrics (docs/HUB.md): docs/hub-openapi.yaml. The agents' websocket
+// (PROTOCOL.md §5) and the test API (§7) are not described there.
+var Hub = Description{
+	Path: HubYAMLPath,
+	Covered: func(path string) bool {
+		return strings.HasPrefix(path, "/v1/") || path == "/oauth/device/code" || path == "/oauth/token" ||
+			path == "/healthz" || path == "/metrics"
+	},
+	// The log tail's stream is text/event-stream, whose body Transport
+	// leaves unread (its status and headers are checked) and Handler
+	// checks as the text it is once the handler returns.
+	Streams: func(*http.Request) bool { return false },
+	Fallback: map[int]string{
+		http.StatusNotFound:         "not_found",
+		http.StatusMethodNotAllowed: "method_not_allowed",
+	},
+}
 
 // Root is the module's root directory: the nearest parent of the working
 // directory (a test's package directory) that holds go.mod.
@@ -62,6 +112,7 @@ func Root() (string, error) {
 
 // Spec is the loaded description and a router over its paths.
 type Spec struct {
+	d      Description
 	doc    *openapi3.T
 	router routers.Router
 	// errorSchema is components.schemas.Error, which answers outside any
@@ -74,50 +125,63 @@ type Spec struct {
 	seen   map[string]bool
 }
 
-var (
-	loadOnce sync.Once
-	loaded   *Spec
-	loadErr  error
-)
-
-// Load reads docs/openapi.yaml once per test binary, validates it as
-// OpenAPI 3.1 and returns it.
-func Load() (*Spec, error) {
-	loadOnce.Do(func() { loaded, loadErr = load() })
-	return loaded, loadErr
+// loadedSpec is one description's load, done once per test binary.
+type loadedSpec struct {
+	once sync.Once
+	spec *Spec
+	err  error
 }
 
-func load() (*Spec, error) {
+// loads holds a *loadedSpec per description path.
+var loads sync.Map
+
+// Load reads docs/openapi.yaml (Agent) once per test binary, validates it
+// as OpenAPI 3.1 and returns it.
+func Load() (*Spec, error) { return LoadDescription(Agent) }
+
+// LoadHub is Load for docs/hub-openapi.yaml (Hub).
+func LoadHub() (*Spec, error) { return LoadDescription(Hub) }
+
+// LoadDescription reads d's description once per test binary, validates it
+// as OpenAPI 3.1 and returns it.
+func LoadDescription(d Description) (*Spec, error) {
+	v, _ := loads.LoadOrStore(d.Path, &loadedSpec{})
+	l := v.(*loadedSpec)
+	l.once.Do(func() { l.spec, l.err = load(d) })
+	return l.spec, l.err
+}
+
+func load(d Description) (*Spec, error) {
 	root, err := Root()
 	if err != nil {
 		return nil, err
 	}
-	src, err := os.ReadFile(filepath.Join(root, YAMLPath))
+	src, err := os.ReadFile(filepath.Join(root, d.Path))
 	if err != nil {
 		return nil, fmt.Errorf("read the API description: %w", err)
 	}
 	loader := openapi3.NewLoader()
 	doc, err := loader.LoadFromData(src)
 	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", YAMLPath, err)
+		return nil, fmt.Errorf("load %s: %w", d.Path, err)
 	}
 	if !doc.IsOpenAPI31OrLater() {
-		return nil, fmt.Errorf("%s is OpenAPI %s, want 3.1", YAMLPath, doc.OpenAPI)
+		return nil, fmt.Errorf("%s is OpenAPI %s, want 3.1", d.Path, doc.OpenAPI)
 	}
 	if err := doc.Validate(loader.Context); err != nil {
-		return nil, fmt.Errorf("%s is not a valid description: %w", YAMLPath, err)
+		return nil, fmt.Errorf("%s is not a valid description: %w", d.Path, err)
 	}
 	// Match paths alone: tests serve the API on any address.
 	doc.Servers = nil
 	router, err := legacy.NewRouter(doc)
 	if err != nil {
-		return nil, fmt.Errorf("route %s: %w", YAMLPath, err)
+		return nil, fmt.Errorf("route %s: %w", d.Path, err)
 	}
 	es := doc.Components.Schemas["Error"]
 	if es == nil || es.Value == nil {
-		return nil, fmt.Errorf("%s has no components.schemas.Error", YAMLPath)
+		return nil, fmt.Errorf("%s has no components.schemas.Error", d.Path)
 	}
-	return &Spec{doc: doc, router: router, errorSchema: es.Value}, nil
+	return &Spec{d: d, doc: doc, router: router, errorSchema: es.Value}, nil
 }
 
 // Covered reports whether path is the API's (described here), rather than
@@ -166,7 +230,7 @@ func fromServer(status int, header http.Header, body []byte) bool {
 // to a path or method no operation has must be a documented fallback
 // error. HEAD answers have no body to check.
 func (s *Spec) Check(req *http.Request, status int, header http.Header, body []byte) error {
-	if !Covered(req.URL.Path) || req.Method == http.MethodHead {
+	if !s.d.Covered(req.URL.Path) || req.Method == http.MethodHead {
 		return nil
 	}
 	s.checked.Add(1)
@@ -181,7 +245,7 @@ func (s *Spec) Check(req *http.Request, status int, header http.Header, body []b
 	route, params, err := s.router.FindRoute(r)
 	if err != nil {
 		if e := s.checkFallback(status, header, body); e != nil {
-			return fmt.Errorf("%s, outside every operation of %s: %w", what, YAMLPath, e)
+			return fmt.Errorf("%s, outside every operation of %s: %w", what, s.d.Path, e)
 		}
 		return nil
 	}
@@ -206,14 +270,14 @@ func (s *Spec) Check(req *http.Request, status int, header http.Header, body []b
 	}
 	in.SetBodyBytes(body)
 	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
-		return fmt.Errorf("%s, which %s does not describe (body %.300s): %w", what, YAMLPath, body, err)
+		return fmt.Errorf("%s, which %s does not describe (body %.300s): %w", what, s.d.Path, body, err)
 	}
 	return nil
 }
 
 // checkFallback checks an answer outside every operation.
 func (s *Spec) checkFallback(status int, header http.Header, body []byte) error {
-	code, ok := fallback[status]
+	code, ok := s.d.Fallback[status]
 	if !ok {
 		return fmt.Errorf("status %d is not one a request outside the operations can get", status)
 	}
@@ -256,16 +320,28 @@ const maxChecked = 8 << 20
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
-	if err != nil || !Covered(req.URL.Path) {
+	if err != nil || !t.spec.d.Covered(req.URL.Path) {
 		return resp, err
 	}
-	if req.URL.Path == "/api/v1/logs" && req.URL.Query().Get("follow") != "" {
+	if t.spec.d.Streams(req) {
+		return resp, nil
+	}
+	if isEventStream(resp.Header) {
+		// A stream is left to its reader: its status and headers are
+		// checked, its body is not read.
+		if cerr := t.spec.Check(req, resp.StatusCode, resp.Header, nil); cerr != nil {
+			resp.Body.Close()
+			if t.report != nil {
+				t.report(cerr)
+			}
+			return nil, cerr
+		}
 		return resp, nil
 	}
 	body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxChecked))
 	resp.Body.Close()
 	if rerr != nil {
-		return nil, fmt.Errorf("read the answer to check it against %s: %w", YAMLPath, rerr)
+		return nil, fmt.Errorf("read the answer to check it against %s: %w", t.spec.d.Path, rerr)
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	if cerr := t.spec.Check(req, resp.StatusCode, resp.Header, body); cerr != nil {
@@ -277,9 +353,21 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// isEventStream reports whether an answer is server-sent events.
+func isEventStream(h http.Header) bool {
+	return strings.HasPrefix(h.Get("Content-Type"), "text/event-stream")
+}
+
+func init() {
+	// Server-sent events are text: checked as the string their schema
+	// says.
+	openapi3filter.RegisterBodyDecoder("text/event-stream", openapi3filter.PlainBodyDecoder)
+}
+
 // Violations collects the errors a Transport reported, for a TestMain that
 // fails the run when any test's answer broke the description.
 type Violations struct {
+	spec *Spec // the description checked; nil: the agent's
 	mu   sync.Mutex
 	errs []error
 }
@@ -304,12 +392,15 @@ func (v *Violations) Err() error {
 // which the TestMain reports and fails the run with after m.Run. It leaves
 // http.DefaultTransport alone: code under test clones it as an
 // *http.Transport.
-func CheckDefaultClient() (*Violations, error) {
-	s, err := Load()
+func CheckDefaultClient() (*Violations, error) { return CheckDefaultClientWith(Agent) }
+
+// CheckDefaultClientWith is CheckDefaultClient for d's description.
+func CheckDefaultClientWith(d Description) (*Violations, error) {
+	s, err := LoadDescription(d)
 	if err != nil {
 		return nil, err
 	}
-	v := &Violations{}
+	v := &Violations{spec: s}
 	http.DefaultClient.Transport = s.Transport(http.DefaultClient.Transport, v.Add)
 	return v, nil
 }
@@ -328,9 +419,15 @@ type wrapped struct {
 
 func (w wrapped) Run() int {
 	code := w.m.Run()
-	if s, err := Load(); err == nil {
+	s, err := w.v.spec, error(nil)
+	if s == nil {
+		s, err = Load()
+	}
+	path := YAMLPath
+	if err == nil {
+		path = s.d.Path
 		if testing.Verbose() || os.Getenv("APISPEC_SEEN") != "" {
-			fmt.Fprintf(os.Stderr, "apispec: %d answers checked against %s\n", s.checked.Load(), YAMLPath)
+			fmt.Fprintf(os.Stderr, "apispec: %d answers checked against %s\n", s.checked.Load(), path)
 		}
 		// APISPEC_SEEN names a file that collects, over several test
 		// runs, which documented answers some test produced.
@@ -339,7 +436,7 @@ func (w wrapped) Run() int {
 		}
 	}
 	if err := w.v.Err(); err != nil {
-		fmt.Fprintf(os.Stderr, "answers of the API that %s does not describe:\n%v\n", YAMLPath, err)
+		fmt.Fprintf(os.Stderr, "answers of the API that %s does not describe:\n%v\n", path, err)
 		if code == 0 {
 			code = 1
 		}
@@ -352,17 +449,17 @@ func (w wrapped) Run() int {
 func (s *Spec) ValidateSchema(name string, v any) error {
 	ref := s.doc.Components.Schemas[name]
 	if ref == nil || ref.Value == nil {
-		return fmt.Errorf("%s has no components.schemas.%s", YAMLPath, name)
+		return fmt.Errorf("%s has no components.schemas.%s", s.d.Path, name)
 	}
 	return ref.Value.VisitJSON(v, openapi3.EnableJSONSchema2020())
 }
 
 // Handler wraps next so that every answer it writes is checked with Check
 // once the handler returns; report (a test's t.Error) gets each violation.
-// A follow of the log tail is not checked: it streams.
+// A streamed answer (a log tail's follow) is not checked.
 func (s *Spec) Handler(next http.Handler, report func(error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/api/v1/logs" && r.URL.Query().Get("follow") != "" {
+		if s.d.Streams(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -433,6 +530,19 @@ func (s *Spec) Documented() []string {
 			for status := range op.Responses.Map() {
 				out = append(out, method+" "+path+" "+status)
 			}
+		}
+	}
+	return out
+}
+
+// Operations lists every operation the description names, as
+// "METHOD /path" (the path with its {parameters}), for comparing with the
+// routes a server's mux serves.
+func (s *Spec) Operations() []string {
+	var out []string
+	for path, item := range s.doc.Paths.Map() {
+		for method := range item.Operations() {
+			out = append(out, method+" "+path)
 		}
 	}
 	return out
