@@ -9,6 +9,8 @@
 //	printgate-hub key revoke [--config FILE] --tenant ID --id KEY_ID
 //	printgate-hub webhook add [--config FILE] --tenant ID --url URL
 //	printgate-hub device add [--config FILE] --store ID
+//	printgate-hub user add [--config FILE] --tenant ID --name NAME [--password-stdin]
+//	printgate-hub user list|remove [--config FILE] --tenant ID [--name NAME]
 //
 // Without --config every command uses the built-in config (config.Default:
 // 127.0.0.1:8640, the data in the user's state dir), for a first try.
@@ -44,6 +46,10 @@ const usage = `usage:
   printgate-hub key revoke [--config FILE] --tenant ID --id KEY_ID
   printgate-hub device add [--config FILE] --store ID    prints a device token for the store's agent once
   printgate-hub webhook add [--config FILE] --tenant ID --url URL   prints the endpoint's signing secret once
+  printgate-hub user add [--config FILE] --tenant ID --name NAME [--password-stdin]
+                                                         a fleet page user; without --password-stdin prints a new password once
+  printgate-hub user list [--config FILE] --tenant ID
+  printgate-hub user remove [--config FILE] --tenant ID --name NAME
 Without --config: the built-in config (listen 127.0.0.1:8640, data in the
 user's state dir; --listen ADDR and --data-dir DIR change them). The
 commands other than run work on a stopped hub's data dir.
@@ -68,6 +74,8 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	case verb == "add" && (cmd == "tenant" || cmd == "store" || cmd == "key" || cmd == "device" || cmd == "webhook"),
 		cmd == "key" && (verb == "list" || verb == "revoke"):
 		return admin(cmd, verb, rest[1:], stdout, stderr)
+	case cmd == "user" && (verb == "add" || verb == "list" || verb == "remove"):
+		return userCmd(verb, rest[1:], os.Stdin, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "printgate-hub: unknown command %q\n%sfix: use one of the commands above\n", strings.TrimSpace(cmd+" "+verb), usage)
 	return 2
