@@ -20,6 +20,7 @@ import (
 	"printgate/hub/agentlink"
 	"printgate/hub/api"
 	"printgate/hub/config"
+	"printgate/hub/fleet"
 	"printgate/hub/metrics"
 	"printgate/hub/pairing"
 	"printgate/hub/store"
@@ -77,14 +78,18 @@ func Start(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Hub, err
 		st.Close()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
+	var cert *tls.Certificate
+	hosts := fleetHosts(ln, cfg.AllowedHosts, nil)
 	if cfg.TLSCert != "" {
-		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+		c, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
 		if err != nil {
 			ln.Close()
 			st.Close()
 			return nil, fmt.Errorf("TLS: %w", err)
 		}
-		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+		cert = &c
+		hosts = fleetHosts(ln, cfg.AllowedHosts, cert)
+		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{c}, MinVersion: tls.VersionTLS12})
 	}
 	h := &Hub{cfg: cfg, log: log, st: st, ln: ln, start: time.Now(), clock: clock.RealClock(),
 		stop: make(chan struct{}), ended: make(chan struct{})}
@@ -110,6 +115,7 @@ func Start(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Hub, err
 	mux.Handle("POST "+pairing.Prefix+"/token", flow)
 	mux.Handle("GET "+agentlink.Path, h.link)
 	mux.Handle("/v1/", h.api)
+	mux.Handle(fleet.Prefix+"/", fleet.New(st, fleet.Options{Link: h.link, Actions: h.api, TLS: cert != nil, Hosts: hosts, Logger: log}))
 	mux.HandleFunc("GET /healthz", h.healthz)
 	h.srv = &http.Server{
 		Handler:           mux,
