@@ -199,11 +199,13 @@ Next: stop it (Ctrl-C; the add commands work on a stopped hub) and give it a ten
   printgate-hub tenant add%[3]s --id acme --name "Acme Foods"
   printgate-hub store add%[3]s --tenant acme --id s001 --name "Store 1"
   printgate-hub key add%[3]s --tenant acme       # prints the order API's key once
+  printgate-hub user add%[3]s --tenant acme --name ana   # prints a fleet page password once
   printgate-hub run%[3]s%[4]s
 Then pair the store's agent: its [cloud] url = "ws://%[5]s/agent/v1", auth_url = "%[1]s/oauth",
-run printgate pair there and approve its code with the key:
+run printgate pair there, open the QR's link (%[1]s/fleet/pair) signed in as ana and approve
+its code for s001, or approve it with the key:
   curl -X POST -H "Authorization: Bearer $KEY" %[1]s/v1/stores/s001/pairings/CODE/approve
-and submit jobs to %[1]s/v1/stores/s001/jobs (docs/HUB.md).
+Submit jobs to %[1]s/v1/stores/s001/jobs and watch them on %[1]s/fleet/ (docs/HUB.md).
 For production, write a config (docs/HUB.md) and run printgate-hub run --config FILE.
 `, base, cfg.DataDir, again, listenAgain(cf), cfg.Listen)
 }
