@@ -70,7 +70,13 @@ func TestCSRFRefused(t *testing.T) {
 	r := startHub(t)
 	c := r.client(t, "127.0.0.1")
 	if status, _, _ := c.do("POST", "/fleet/login", url.Values{"tenant": {"acme"}, "name": {"ana"}, "password": {anaPW}}, nil); status != 403 {
-		t.Fatalf("sign-in without the form token: %d, want 403", status)
+		t.Fatalf("sign-in without the form cookie and token: %d, want 403", status)
+	}
+	c.csrf("/fleet/login") // the form's cookie is set now
+	for _, tok := range []string{"", "not-the-token"} {
+		if status, _, _ := c.do("POST", "/fleet/login", url.Values{"csrf": {tok}, "tenant": {"acme"}, "name": {"ana"}, "password": {anaPW}}, nil); status != 403 {
+			t.Fatalf("sign-in with the form cookie and csrf %q: %d, want 403", tok, status)
+		}
 	}
 	c.mustLogin("acme", "ana", anaPW)
 	dc := startPairing(t, r)
