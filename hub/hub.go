@@ -36,6 +36,7 @@ type Hub struct {
 	st      *store.Store
 	link    *agentlink.Server
 	api     *api.API
+	fleet   *fleet.Page
 	ln      net.Listener
 	srv     *http.Server
 	start   time.Time
@@ -115,7 +116,8 @@ func Start(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Hub, err
 	mux.Handle("POST "+pairing.Prefix+"/token", flow)
 	mux.Handle("GET "+agentlink.Path, h.link)
 	mux.Handle("/v1/", h.api)
-	mux.Handle(fleet.Prefix+"/", fleet.New(st, fleet.Options{Link: h.link, Actions: h.api, TLS: cert != nil, Hosts: hosts, Logger: log}))
+	h.fleet = fleet.New(st, fleet.Options{Link: h.link, Actions: h.api, TLS: cert != nil, Hosts: hosts, Logger: log})
+	mux.Handle(fleet.Prefix+"/", h.fleet)
 	mux.HandleFunc("GET /healthz", h.healthz)
 	h.srv = &http.Server{
 		Handler:           mux,
@@ -183,6 +185,7 @@ func (h *Hub) Close() error {
 	h.stopHooks()
 	<-h.hooksDone
 	h.link.Close()
+	h.fleet.Close()
 	h.st.Close()
 	return err
 }

@@ -100,11 +100,16 @@ type Page struct {
 	// views caches each tenant's fleet for a few seconds, so that many
 	// phones polling cost one read of the record.
 	views viewCache
+	// index holds the jobs that need someone of the stores looked at,
+	// kept up to date by stopWatch's watch of the record.
+	index     jobIndex
+	stopWatch func()
 }
 
 var _ http.Handler = (*Page)(nil)
 
-// New returns the fleet page over st.
+// New returns the fleet page over st. It watches the record for changed
+// jobs until Close.
 func New(st *store.Store, opts Options) *Page {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock()
@@ -121,8 +126,26 @@ func New(st *store.Store, opts Options) *Page {
 	p.byUser = newThrottle(p.now, wrongLimit, wrongWindow, maxThrottled)
 	p.peerLines.Now = p.now
 	p.views.now = p.now
+	if stop, err := st.WatchTasks(p.index.changed); err != nil {
+		p.log.Warn("fleet page: cannot watch the jobs; every fleet read scans the stores' jobs in full", "err", err)
+	} else {
+		p.index.watching, p.stopWatch = true, stop
+	}
 	p.routes()
 	return p
+}
+
+// Close stops the page's watch of the record. The page still answers
+// afterwards, scanning the stores' jobs at every read.
+func (p *Page) Close() error {
+	p.index.mu.Lock()
+	stop := p.stopWatch
+	p.stopWatch, p.index.watching = nil, false
+	p.index.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	return nil
 }
 
 func (p *Page) routes() {

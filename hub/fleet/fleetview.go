@@ -108,18 +108,8 @@ func (p *Page) fleet(ctx context.Context, tenant string) (fleetData, error) {
 			return fleetData{}, err
 		}
 		c.Backlog = len(pending)
-		tasks, _, err := p.st.ListTasks(ctx, st.ID, "", append(slices.Clone(attentionStates), movingStates...), 10*maxAttention)
-		if err != nil {
+		if c.Attention, err = p.attention(ctx, st.ID); err != nil {
 			return fleetData{}, err
-		}
-		for _, t := range tasks {
-			if needsSomeone(t) {
-				c.Attention = append(c.Attention, t)
-			}
-		}
-		slices.SortFunc(c.Attention, func(a, b store.Task) int { return b.Updated.Compare(a.Updated) })
-		if len(c.Attention) > maxAttention {
-			c.Attention = c.Attention[:maxAttention]
 		}
 		d.Stores = append(d.Stores, c)
 	}

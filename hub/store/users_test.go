@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestUsers ensures a user signs in with their password only, stays across
@@ -67,5 +68,34 @@ func TestUsers(t *testing.T) {
 	}
 	if _, err := s.CheckUser(ctx, "other", "ana", "other tenant pw"); err != nil {
 		t.Fatalf("the other tenant's ana: %v", err)
+	}
+}
+
+// TestWatchTasks ensures the watch names every job record written after
+// it began (a submit and an agent's event), with the task_no's escaped
+// characters restored, and nothing after stop.
+func TestWatchTasks(t *testing.T) {
+	s := open(t, t.TempDir())
+	info := seed(t, s)
+	ctx := context.Background()
+	got := make(chan string, 16)
+	stop, err := s.WatchTasks(func(store, taskNo string) { got <- store + "/" + taskNo })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Submit(ctx, info, job("A.1:x"), "", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if w := <-got; w != "s1/A.1:x" {
+		t.Fatalf("watch said %q, want s1/A.1:x", w)
+	}
+	stop()
+	if _, err := s.Submit(ctx, info, job("B-2"), "", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case w := <-got:
+		t.Fatalf("after stop the watch said %q", w)
+	default:
 	}
 }
