@@ -48,7 +48,9 @@ type Status interface {
 // Actions are the order API's actions the page's buttons take, so a
 // manager's reprint, cancel or approval goes the API's way (api.API).
 type Actions interface {
+	// Command sends a reprint or cancel under the caller's id.
 	Command(ctx context.Context, st store.StoreInfo, typ, taskNo, id string) (store.Command, api.CommandOutcome, error)
+	// DecidePairing approves or refuses a pairing code for the store.
 	DecidePairing(ctx context.Context, st store.StoreInfo, code string, approve bool) error
 }
 
