@@ -20,6 +20,7 @@ import (
 	"printgate/hub/agentlink"
 	"printgate/hub/api"
 	"printgate/hub/config"
+	"printgate/hub/fleet"
 	"printgate/hub/metrics"
 	"printgate/hub/pairing"
 	"printgate/hub/store"
@@ -35,6 +36,7 @@ type Hub struct {
 	st      *store.Store
 	link    *agentlink.Server
 	api     *api.API
+	fleet   *fleet.Page
 	ln      net.Listener
 	srv     *http.Server
 	start   time.Time
@@ -78,14 +80,18 @@ func Start(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Hub, err
 		st.Close()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
+	var cert *tls.Certificate
+	hosts := fleetHosts(ln, cfg.AllowedHosts, nil)
 	if cfg.TLSCert != "" {
-		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+		c, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
 		if err != nil {
 			ln.Close()
 			st.Close()
 			return nil, fmt.Errorf("TLS: %w", err)
 		}
-		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+		cert = &c
+		hosts = fleetHosts(ln, cfg.AllowedHosts, cert)
+		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{c}, MinVersion: tls.VersionTLS12})
 	}
 	h := &Hub{cfg: cfg, log: log, st: st, ln: ln, start: time.Now(), clock: clock.RealClock(),
 		stop: make(chan struct{}), ended: make(chan struct{})}
@@ -111,6 +117,8 @@ func Start(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Hub, err
 	mux.Handle("POST "+pairing.Prefix+"/token", flow)
 	mux.Handle("GET "+agentlink.Path, h.link)
 	mux.Handle("/v1/", h.api)
+	h.fleet = fleet.New(st, fleet.Options{Link: h.link, Actions: h.api, TLS: cert != nil, Hosts: hosts, Logger: log})
+	mux.Handle(fleet.Prefix+"/", h.fleet)
 	mux.HandleFunc("GET /healthz", h.healthz)
 	h.srv = &http.Server{
 		Handler:           mux,
@@ -178,6 +186,7 @@ func (h *Hub) Close() error {
 	h.stopHooks()
 	<-h.hooksDone
 	h.link.Close()
+	h.fleet.Close()
 	h.st.Close()
 	return err
 }

@@ -5,11 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -124,6 +128,8 @@ func TestRunWithoutConfig(t *testing.T) {
 		"printgate-hub tenant add --id acme",
 		"printgate-hub store add --tenant acme --id s001",
 		"printgate-hub key add --tenant acme",
+		"printgate-hub user add --tenant acme --name ana",
+		base + "/fleet/pair",
 		"printgate-hub run --listen " + addr,
 		"ws://" + addr + "/agent/v1",
 	} {
@@ -138,6 +144,7 @@ func TestRunWithoutConfig(t *testing.T) {
 	mustHub(t, bin, env, "tenant", "add", "--id", "acme", "--name", "Acme Foods")
 	mustHub(t, bin, env, "store", "add", "--tenant", "acme", "--id", "s001")
 	key := mustHub(t, bin, env, "key", "add", "--tenant", "acme")
+	password := mustHub(t, bin, env, "user", "add", "--tenant", "acme", "--name", "ana")
 	p, _ = startIn(t, base, bin, env, "run", "--listen", addr)
 	defer func() {
 		if p != nil {
@@ -152,8 +159,36 @@ func TestRunWithoutConfig(t *testing.T) {
 	if code := api(t, "GET", base+"/v1/stores", key, "", &list); code != http.StatusOK || len(list.Stores) != 1 || list.Stores[0].Store != "s001" {
 		t.Fatalf("GET /v1/stores with the key add printed: %d %+v; want 200 with s001", code, list)
 	}
+	if where := signIn(t, base, "acme", "ana", password); where != "/fleet/" {
+		t.Fatalf("signing in to the fleet page with the password user add printed went to %q, want /fleet/", where)
+	}
 	stopHub(t, p)
 	p = nil
+}
+
+// signIn signs in to the fleet page under base as a browser does (the
+// form's CSRF token and cookie) and returns where the page sent it.
+func signIn(t *testing.T, base, tenant, name, password string) string {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	hc := &http.Client{Jar: jar, Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := hc.Get(base + "/fleet/login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(body)
+	if m == nil {
+		t.Fatalf("no sign-in form at %s/fleet/login:\n%s", base, body)
+	}
+	resp, err = hc.PostForm(base+"/fleet/login", url.Values{"csrf": {string(m[1])}, "tenant": {tenant}, "name": {name}, "password": {password}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	hc.CloseIdleConnections()
+	return resp.Header.Get("Location")
 }
 
 // TestKeyListAndRevoke runs the real binary and ensures: key list shows

@@ -9,6 +9,8 @@
 //	printgate-hub key revoke [--config FILE] --tenant ID --id KEY_ID
 //	printgate-hub webhook add [--config FILE] --tenant ID --url URL
 //	printgate-hub device add [--config FILE] --store ID
+//	printgate-hub user add [--config FILE] --tenant ID --name NAME [--password-stdin]
+//	printgate-hub user list|remove [--config FILE] --tenant ID [--name NAME]
 //
 // Without --config every command uses the built-in config (config.Default:
 // 127.0.0.1:8640, the data in the user's state dir), for a first try.
@@ -44,6 +46,10 @@ const usage = `usage:
   printgate-hub key revoke [--config FILE] --tenant ID --id KEY_ID
   printgate-hub device add [--config FILE] --store ID    prints a device token for the store's agent once
   printgate-hub webhook add [--config FILE] --tenant ID --url URL   prints the endpoint's signing secret once
+  printgate-hub user add [--config FILE] --tenant ID --name NAME [--password-stdin]
+                                                         a fleet page user; without --password-stdin prints a new password once
+  printgate-hub user list [--config FILE] --tenant ID
+  printgate-hub user remove [--config FILE] --tenant ID --name NAME
 Without --config: the built-in config (listen 127.0.0.1:8640, data in the
 user's state dir; --listen ADDR and --data-dir DIR change them). The
 commands other than run work on a stopped hub's data dir.
@@ -68,6 +74,8 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	case verb == "add" && (cmd == "tenant" || cmd == "store" || cmd == "key" || cmd == "device" || cmd == "webhook"),
 		cmd == "key" && (verb == "list" || verb == "revoke"):
 		return admin(cmd, verb, rest[1:], stdout, stderr)
+	case cmd == "user" && (verb == "add" || verb == "list" || verb == "remove"):
+		return userCmd(verb, rest[1:], os.Stdin, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "printgate-hub: unknown command %q\n%sfix: use one of the commands above\n", strings.TrimSpace(cmd+" "+verb), usage)
 	return 2
@@ -191,11 +199,13 @@ Next: stop it (Ctrl-C; the add commands work on a stopped hub) and give it a ten
   printgate-hub tenant add%[3]s --id acme --name "Acme Foods"
   printgate-hub store add%[3]s --tenant acme --id s001 --name "Store 1"
   printgate-hub key add%[3]s --tenant acme       # prints the order API's key once
+  printgate-hub user add%[3]s --tenant acme --name ana   # prints a fleet page password once
   printgate-hub run%[3]s%[4]s
 Then pair the store's agent: its [cloud] url = "ws://%[5]s/agent/v1", auth_url = "%[1]s/oauth",
-run printgate pair there and approve its code with the key:
+run printgate pair there, open the QR's link (%[1]s/fleet/pair) signed in as ana and approve
+its code for s001, or approve it with the key:
   curl -X POST -H "Authorization: Bearer $KEY" %[1]s/v1/stores/s001/pairings/CODE/approve
-and submit jobs to %[1]s/v1/stores/s001/jobs (docs/HUB.md).
+Submit jobs to %[1]s/v1/stores/s001/jobs and watch them on %[1]s/fleet/ (docs/HUB.md).
 For production, write a config (docs/HUB.md) and run printgate-hub run --config FILE.
 `, base, cfg.DataDir, again, listenAgain(cf), cfg.Listen)
 }

@@ -673,38 +673,19 @@ func (a *API) command(typ string) handler {
 			writeError(w, http.StatusBadRequest, CodeInvalidCommand, "id: "+strings.Replace(err.Error(), "task_no", "the id", 1)+"; give every new command a new id, and resend a command under its id")
 			return
 		}
-		if a.opts.Link == nil {
-			writeError(w, http.StatusConflict, CodeNotConnected, "the store's agent is not connected; retry with the same id when it is online")
-			return
-		}
-		ctx := r.Context()
-		c, err := a.st.AddCommand(ctx, st.ID, store.Command{ID: b.ID, Type: typ, TaskNo: no, Asked: a.opts.Clock.Now().UTC()})
+		c, outcome, err := a.Command(r.Context(), st, typ, no, b.ID)
 		switch {
-		case errors.Is(err, store.ErrExists):
-			if c.Type != typ || c.TaskNo != no {
-				writeError(w, http.StatusConflict, CodeConflict, fmt.Sprintf("id %s is the %s of %s; give a new command a new id", b.ID, c.Type, c.TaskNo))
-				return
-			}
-			if c.Result != nil {
-				writeJSON(w, http.StatusOK, viewCommand(c))
-				return
-			}
 		case err != nil:
 			a.internal(w, "record a command", err)
-			return
-		}
-		var m wire.Message = &wire.Reprint{ID: b.ID, TaskNo: no}
-		if typ == wire.TypeCancel {
-			m = &wire.Cancel{ID: b.ID, TaskNo: no}
-		}
-		if err := a.opts.Link.Send(st.ID, m); err != nil {
+		case outcome == CommandConflict:
+			writeError(w, http.StatusConflict, CodeConflict, fmt.Sprintf("id %s is the %s of %s; give a new command a new id", b.ID, c.Type, c.TaskNo))
+		case outcome == CommandAnswered:
+			writeJSON(w, http.StatusOK, viewCommand(c))
+		case outcome == CommandNotConnected:
 			writeError(w, http.StatusConflict, CodeNotConnected, "the store's agent is not connected; retry with the same id when it is online")
-			return
+		default:
+			writeJSON(w, http.StatusAccepted, viewCommand(c))
 		}
-		if err := a.st.CommandSent(ctx, st.ID, b.ID); err == nil {
-			c.Sent++
-		}
-		writeJSON(w, http.StatusAccepted, viewCommand(c))
 	}
 }
 
@@ -743,26 +724,16 @@ func (a *API) revoke(w http.ResponseWriter, r *http.Request, st store.StoreInfo)
 func (a *API) decide(approve bool) handler {
 	return func(w http.ResponseWriter, r *http.Request, st store.StoreInfo) {
 		code := r.PathValue("user_code")
-		// Unknown codes are counted per tenant as wrong API keys are per
-		// address: past the tenth in a minute every decision of the
-		// tenant, the right code's too, waits a minute, so a key cannot
-		// guess the code of an agent waiting to be paired elsewhere.
-		if left := a.codes.locked(st.Tenant); left > 0 {
-			w.Header().Set("Retry-After", strconv.Itoa(int(left.Seconds())+1))
+		err := a.DecidePairing(r.Context(), st, code, approve)
+		var many *TooManyCodesError
+		if errors.As(err, &many) {
+			w.Header().Set("Retry-After", strconv.Itoa(int(many.Left.Seconds())+1))
 			writeError(w, http.StatusTooManyRequests, CodeTooManyRequests,
 				"too many unknown pairing codes from your tenant; check the code the agent shows (or scan its QR), and retry after Retry-After seconds")
 			return
 		}
-		err := a.st.DecidePairing(r.Context(), code, approve, st, a.opts.Clock.Now().UTC())
-		if errors.Is(err, store.ErrNotFound) {
-			a.codes.wrong(st.Tenant)
-			if a.codes.locked(st.Tenant) > 0 {
-				a.log.Warn("hub api: too many unknown pairing codes; the tenant's pairing decisions are refused for a minute", "tenant", st.Tenant)
-			}
-		}
 		switch {
 		case err == nil:
-			a.log.Info("hub api: pairing decided", "store", st.ID, "approved", approve)
 			writeJSON(w, http.StatusOK, map[string]any{"user_code": store.NormalizeUserCode(code), "store": st.ID, "approved": approve})
 		case errors.Is(err, store.ErrNotFound):
 			writeError(w, http.StatusNotFound, CodeNotFound, "no pairing code "+code+"; check the code the agent shows, or run printgate pair again")

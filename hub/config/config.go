@@ -73,6 +73,10 @@ type Config struct {
 	// NATSListen opens the engine's client port when set ([nats] listen);
 	// empty, only the hub's own process reaches the engine.
 	NATSListen string
+	// AllowedHosts are the names (and addresses) the fleet page answers
+	// for besides loopback names, the listener's address and the TLS
+	// certificate's names: the hub's public name behind a proxy.
+	AllowedHosts []string
 }
 
 // Error is one problem of a config file, where the person editing it has
@@ -117,7 +121,7 @@ func Load(path string) (*Config, error) {
 
 // keys are the keys of each table ("" the top level).
 var keys = map[string][]string{
-	"":     {"data_dir", "listen", "node", "retention", "expire_after", "max_store_mb", "max_jobs_per_store", "max_jobs_per_tenant", "log_level", "tls_cert", "tls_key", "test_api", "nats"},
+	"":     {"data_dir", "listen", "node", "retention", "expire_after", "max_store_mb", "max_jobs_per_store", "max_jobs_per_tenant", "log_level", "tls_cert", "tls_key", "test_api", "nats", "allowed_hosts"},
 	"nats": {"listen"},
 }
 
@@ -254,6 +258,20 @@ func Parse(path string, data []byte) (*Config, error) {
 					cfg.NATSListen = l
 				}
 			}
+		}
+	}
+	if v, ok := raw["allowed_hosts"]; ok {
+		list, isList := v.([]any)
+		for _, x := range list {
+			h, isStr := x.(string)
+			if !isStr || strings.TrimSpace(h) == "" || strings.ContainsAny(h, "/ ") {
+				isList = false
+				break
+			}
+			cfg.AllowedHosts = append(cfg.AllowedHosts, h)
+		}
+		if !isList {
+			p.add("allowed_hosts", "allowed_hosts must be a list of host names in quotes, e.g. [\"hub.example.com\"] (no scheme, no path)")
 		}
 	}
 	if len(p.errs) > 0 {

@@ -91,7 +91,8 @@ func (f *Flow) deviceCode(w http.ResponseWriter, r *http.Request) {
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	uri := scheme + "://" + r.Host + "/pair"
+	// The approval page of the fleet page (hub/fleet's PairPath).
+	uri := scheme + "://" + r.Host + "/fleet/pair"
 	writeJSON(w, http.StatusOK, map[string]any{
 		"device_code":               dc,
 		"user_code":                 uc,
