@@ -34,6 +34,12 @@ type conn struct {
 	end  sync.Once
 	kick chan struct{} // capacity 1: the pump has pending jobs to look at
 
+	// heard is when the agent was last heard (a frame, ping or pong), in
+	// Unix nanoseconds on the Server's clock: Status shows a store whose
+	// agent is silent for SilentAfter offline before §5 drops the
+	// connection.
+	heard atomic.Int64
+
 	// claimRev is the revision of this connection's owner record, 0 until
 	// it is written; the owner watch reads it.
 	claimRev atomic.Uint64
@@ -98,7 +104,10 @@ func (c *conn) sendMsg(m wire.Message) bool {
 func (c *conn) run() {
 	s, ws := c.srv, c.ws
 	ws.SetReadLimit(wire.ReadLimit)
-	alive := func() { ws.SetReadDeadline(time.Now().Add(s.opts.SilenceTimeout)) }
+	alive := func() {
+		c.heard.Store(s.opts.Clock.Now().UnixNano())
+		ws.SetReadDeadline(time.Now().Add(s.opts.SilenceTimeout))
+	}
 	alive()
 	ws.SetPongHandler(func(string) error { alive(); return nil })
 	ws.SetPingHandler(func(data string) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -158,8 +159,17 @@ type AgentStatus struct {
 	LastDrop string         `json:"last_drop,omitempty"`
 }
 
+// SilentAfter is how long an agent may send nothing (no frame, ping or
+// pong) before its store is shown offline: two of §5's 20 s pings missed.
+// The connection itself is dropped only at §5's 60 s of silence, but the
+// fleet page and GET /v1/stores must show a store offline within 60 s of
+// its link going silent, and they refresh every few seconds.
+const SilentAfter = 40 * time.Second
+
 // Status returns what this node knows of the store's agent; false when
-// no agent of the store has connected to it since it started.
+// no agent of the store has connected to it since it started. A store
+// whose agent has been silent for SilentAfter is offline, its LastSeen
+// when it was last heard, though its connection is still open.
 func (s *Server) Status(store string) (AgentStatus, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -169,6 +179,15 @@ func (s *Server) Status(store string) (AgentStatus, bool) {
 	}
 	out := *st
 	out.Printers = slices.Clone(st.Printers)
+	if c := s.owners[store]; out.Online && c != nil {
+		if n := c.heard.Load(); n != 0 {
+			heard := time.Unix(0, n).UTC()
+			if silent := s.opts.Clock.Now().Sub(heard); silent >= SilentAfter {
+				out.Online, out.LastSeen = false, heard
+				out.LastDrop = fmt.Sprintf("silent for %v (no frame, ping or pong); the connection is dropped after %v", silent.Round(time.Second), s.opts.SilenceTimeout)
+			}
+		}
+	}
 	return out, true
 }
 
