@@ -40,6 +40,8 @@ var peerDoors = map[string][]string{
 	// API and the webhook sender (a receiver's answers).
 	"printgate/hub/agentlink": nil,
 	"printgate/hub/pairing":   nil,
+	"printgate/hub/api":       nil,
+	"printgate/hub/fleet":     nil,
 	"printgate/hub/webhook":   nil,
 }
 
@@ -102,6 +104,28 @@ var peerLogAllowed = map[string]string{
 	// The device flow logs only its record's failures.
 	"printgate/hub/pairing/pairing.go (*Flow).deviceCode: hub pairing: new code": "the hub's record",
 	"printgate/hub/pairing/pairing.go (*Flow).token: hub pairing: poll":          "the hub's record",
+
+	// The order API: failures of the hub's own record, and what a tenant's
+	// API key does once per change it makes (a job stored, bounded by the
+	// job quotas as its record is; a revocation; a pairing code, single-use,
+	// decided). Refusals go through the API's limiter.
+	"printgate/hub/api/actions.go (*API).DecidePairing: hub api: too many unknown pairing codes; the tenant's pairing decisions are refused for a minute": "once per tenant and minute",
+	"printgate/hub/api/actions.go (*API).DecidePairing: hub api: pairing decided":                                                                         "once per pairing code: codes are single-use",
+	"printgate/hub/api/api.go (*API).checkKey: hub api: check an API key":                                                                                 "the hub's record failing, not the key",
+	"printgate/hub/api/api.go (*API).authFor: hub api: read a store":                                                                                      "the hub's record",
+	"printgate/hub/api/api.go (*API).submit: hub api: job stored":                                                                                         "once per job stored, bounded by max_jobs_per_store and max_jobs_per_tenant",
+	"printgate/hub/api/api.go (*API).revoke: hub api: devices revoked":                                                                                    "a tenant's API key revoking its store's devices",
+	`printgate/hub/api/api.go (*API).internal: "hub api: " + what`:                                                                                        "the hub's record",
+	// The fleet page: a signed-in user's actions, the right password, and
+	// failures of the hub's own record or templates.
+	"printgate/hub/fleet/fleet.go New: fleet page: cannot watch the jobs; every fleet read scans the stores' jobs in full": "the hub's record, at start",
+	"printgate/hub/fleet/fleet.go (*Page).render: fleet page: no template":                                                 "the hub's own templates: a bug",
+	"printgate/hub/fleet/fleet.go (*Page).render: fleet page: render":                                                      "the hub's own templates, rendered into a buffer: a bug",
+	`printgate/hub/fleet/fleet.go (*Page).serverError: "fleet page: " + whatID`:                                            "the hub's record",
+	"printgate/hub/fleet/fleetview.go (*Page).fleetFragment: fleet page: read the fleet":                                   "the hub's record",
+	"printgate/hub/fleet/fleetview.go (*Page).jobAction: fleet page: command":                                              "a signed-in user's action",
+	"printgate/hub/fleet/login.go (*Page).loginSubmit: fleet page: signed in":                                              "the right password",
+	"printgate/hub/fleet/pair.go (*Page).pairSubmit: fleet page: pairing decided":                                          "a signed-in user's decision, once per single-use code",
 
 	// The Host check reads this PC's addresses at most once per addrsTTL.
 	"printgate/agent/hostcheck/hostcheck.go (*Guard).ownAddr: cannot list this computer's network addresses; requests that name the agent by an address are refused unless it is in allowed_hosts": "once per addrsTTL",

@@ -22,6 +22,7 @@ import (
 	"printgate/hub/metrics"
 	"printgate/hub/store"
 	"printgate/internal/clock"
+	"printgate/internal/warnlimit"
 	"printgate/sync/wire"
 )
 
@@ -105,6 +106,9 @@ type API struct {
 	// tails counts the log tails streaming per tenant (see logs).
 	tailMu sync.Mutex
 	tails  map[string]int
+	// lines rate-limits the log lines a caller can provoke at will (a
+	// refused submit, a log tail started): see internal/warnlimit.
+	lines warnlimit.Limiter
 }
 
 // New makes the order API over st.
@@ -121,6 +125,7 @@ func New(st *store.Store, opts Options) *API {
 	a := &API{st: st, opts: opts, log: opts.Logger, mux: http.NewServeMux(), tails: map[string]int{}}
 	a.throttle.now = opts.Clock.Now
 	a.codes.now = opts.Clock.Now
+	a.lines.Now = opts.Clock.Now
 	for _, rt := range a.routes() {
 		a.mux.HandleFunc(rt.pattern, rt.h)
 	}
@@ -221,7 +226,7 @@ func (a *API) checkKey(w http.ResponseWriter, r *http.Request) (store.APIKey, bo
 		}
 		a.throttle.wrong(addr)
 		if a.throttle.locked(addr) > 0 {
-			a.log.Warn("hub api: too many wrong API keys; this address is refused for a minute", "addr", addr)
+			a.lines.Warn(a.log, "hub api: too many wrong API keys; this address is refused for a minute", "addr", addr)
 		}
 		unauthorized(w, "the API key is unknown or revoked; use a key `printgate-hub key add` made for your tenant")
 		return key, false
@@ -360,7 +365,7 @@ func (a *API) submit(w http.ResponseWriter, r *http.Request, st store.StoreInfo)
 		a.answerDuplicate(w, t, b.Printer, digest)
 		return
 	case errors.As(err, &quota):
-		a.log.Warn("hub api: job quota reached", "store", st.ID, "err", quota)
+		a.lines.Warn(a.log, "hub api: job quota reached", "store", st.ID, "err", quota)
 		w.Header().Set("Retry-After", "3600")
 		if quota.Tenant {
 			writeError(w, http.StatusTooManyRequests, CodeTenantQuota, fmt.Sprintf("your tenant holds %d jobs, the most the hub's max_jobs_per_tenant allows; nothing was stored: jobs leave the hub when the retention after their last change ends, or its operator raises max_jobs_per_tenant", quota.Jobs))
@@ -369,7 +374,7 @@ func (a *API) submit(w http.ResponseWriter, r *http.Request, st store.StoreInfo)
 		}
 		return
 	case errors.Is(err, store.ErrFull):
-		a.log.Error("hub api: storage full", "store", st.ID, "err", err)
+		a.lines.Log(a.log, slog.LevelError, "hub api: storage full", "store", st.ID, "err", err)
 		w.Header().Set("Retry-After", "60")
 		writeError(w, http.StatusInsufficientStorage, CodeStorageFull, "the hub's storage limit is reached; nothing was stored: retry later (the operator raises max_store_mb or shortens retention)")
 		return

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
@@ -113,7 +114,7 @@ func (a *API) logs(w http.ResponseWriter, r *http.Request, st store.StoreInfo) {
 		return
 	}
 	defer tail.Close()
-	a.log.Info("hub api: log tail started", "store", st.ID, "tail", opts.Lines)
+	a.lines.Log(a.log, slog.LevelInfo, "hub api: log tail started", "store", st.ID, "tail", opts.Lines)
 	// The timers start before the answer does: a reader that saw the
 	// headers is on the clock.
 	limit := a.opts.Clock.NewTimer(a.opts.TailLimit)

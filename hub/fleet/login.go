@@ -88,9 +88,11 @@ func (p *Page) loginSubmit(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, store.ErrNotFound):
 		lockedAddr, lockedUser := p.byAddr.fail(addr), p.byUser.fail(user)
 		if lockedAddr || lockedUser {
-			p.log.LogAttrs(r.Context(), slog.LevelWarn, "fleet page: too many wrong passwords; sign-ins are refused for a minute",
-				slog.String("client", addr), slog.String("tenant", shorten(f.Tenant)), slog.String("user", shorten(f.Name)),
-				slog.Bool("address_held", lockedAddr), slog.Bool("user_held", lockedUser))
+			// Through the limiter: an attacker rotating addresses trips the
+			// per-address hold every 10 guesses.
+			p.peerLines.Warn(p.log, "fleet page: too many wrong passwords; sign-ins are refused for a minute",
+				"client", addr, "tenant", shorten(f.Tenant), "user", shorten(f.Name),
+				"address_held", lockedAddr, "user_held", lockedUser)
 		}
 		f.Error = l.T("login.wrong")
 		p.renderLogin(w, r, http.StatusUnauthorized, f)

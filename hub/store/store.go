@@ -188,7 +188,11 @@ func (s *Store) start(ctx context.Context) error {
 		return fmt.Errorf("store: connect to the engine: %w", err)
 	}
 	s.nc = nc
-	js, err := jetstream.New(nc)
+	// A call without a deadline of its own (the buckets made at start)
+	// waits up to apiTimeout, not the client's 5 s: on a slow or busy disk
+	// creating a dozen file-backed buckets with every write synced took
+	// longer, and the hub refused to start.
+	js, err := jetstream.New(nc, jetstream.WithDefaultTimeout(apiTimeout))
 	if err != nil {
 		return fmt.Errorf("store: jetstream: %w", err)
 	}
@@ -236,6 +240,9 @@ func (s *Store) buckets(ctx context.Context) error {
 	}
 	return nil
 }
+
+// apiTimeout bounds an engine call made without a deadline of its own.
+const apiTimeout = 30 * time.Second
 
 // Node is this hub node's name.
 func (s *Store) Node() string { return s.opts.Node }
