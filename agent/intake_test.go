@@ -45,7 +45,7 @@ func movedToBackup(t *testing.T, defaults string, submit func(h *harness)) *harn
 
 // TestResendAfterReloadIsDuplicateHTTP ensures a task_no already known is
 // answered as the duplicate it is through the LAN API, even though its
-// printer left the config since (DESIGN.md invariant 7, issue 21): 200
+// printer left the config since (docs/DESIGN.md, invariant 7, issue 21): 200
 // duplicate, QUEUED, on kitchen; not 404 unknown_printer.
 func TestResendAfterReloadIsDuplicateHTTP(t *testing.T) {
 	const token = "test-token-0123456789abcdef"

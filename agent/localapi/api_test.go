@@ -124,7 +124,7 @@ func TestSubmitAnswers(t *testing.T) {
 
 // TestKnownTaskIsDuplicateFirst ensures a resend of a task_no the backend
 // knows is answered 200 duplicate with the stored state whatever this door
-// would refuse in it (DESIGN.md invariant 7), while the same request with a
+// would refuse in it (docs/DESIGN.md, invariant 7), while the same request with a
 // new task_no is refused as before, and a body whose task_no cannot be read
 // is refused outright.
 func TestKnownTaskIsDuplicateFirst(t *testing.T) {

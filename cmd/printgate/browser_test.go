@@ -641,8 +641,8 @@ func browserTaskWords(t *testing.T, s *browserSuite) {
 
 // browserReprintWhileFailbackPending (issue 26): kitchen failed over to
 // bar and is ready again, failback pending. A reprint of a kitchen ticket
-// prints on bar (tickets keep to the backup until failback, DESIGN.md
-// "Failover"), and the confirm page says so before the manager confirms,
+// prints on bar (tickets keep to the backup until failback, docs/DESIGN.md,
+// "Dispatch": failover), and the confirm page says so before the manager confirms,
 // naming failback_after.
 func browserReprintWhileFailbackPending(t *testing.T, s *browserSuite) {
 	a := layoutAgent(t, s)

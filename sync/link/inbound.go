@@ -63,7 +63,7 @@ func (s *session) reply(reply wire.Message) {
 // rejection is a job the link refuses in its own terms, a PROTOCOL.md §3
 // code and a message. It travels to the agent as NewTask.Invalid, so that
 // a task_no already known is answered duplicate before the link refuses
-// anything (DESIGN.md invariant 7), and comes back wrapped in Submit's
+// anything (docs/DESIGN.md, invariant 7), and comes back wrapped in Submit's
 // error.
 type rejection struct{ code, message string }
 

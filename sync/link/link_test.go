@@ -160,7 +160,7 @@ func TestJobDuplicate(t *testing.T) {
 // TestKnownJobIsDuplicateFirst ensures a resend of a task_no the agent
 // knows is answered duplicate with the task's state, whatever the link
 // would refuse in it now: a timeout out of range or unreadable, a frame
-// Decode refuses (DESIGN.md invariant 7). Only a frame whose task_no
+// Decode refuses (docs/DESIGN.md, invariant 7). Only a frame whose task_no
 // cannot be read is still refused outright.
 func TestKnownJobIsDuplicateFirst(t *testing.T) {
 	h := newHarness(t)
