@@ -15,7 +15,7 @@ import (
 	"printgate/spool"
 )
 
-// The intake doors' own limits (issue 23 §5): the spool charges each
+// The intake doors' own limits: the spool charges each
 // origin against its quota (spool.Options.Quotas), and here each door gets
 // a token bucket of tasks per second, so a flood through one door costs
 // bounded disk, log and time and never starves the others. Past a quota a

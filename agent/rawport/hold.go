@@ -11,7 +11,7 @@ import (
 	"printgate/internal/warnlimit"
 )
 
-// The raw port cannot be held hostage (issue 23 §3): a client that opens
+// The raw port cannot be held hostage: a client that opens
 // connections and sends nothing, or only padding and status queries, once
 // kept every slot of the port for minutes, and a POS's next connection
 // waited behind them. Three bounds stop it, none of which touches a

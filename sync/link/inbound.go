@@ -163,7 +163,7 @@ func (s *session) tail(m *wire.LogsTail) wire.Message {
 	} else if len(s.tails) >= MaxTails {
 		// Each tail holds a goroutine and sends as fast as the log grows:
 		// a cloud that starts thousands and reads none would hold the
-		// agent's memory (issue 23 §5).
+		// agent's memory.
 		s.tmu.Unlock()
 		stop()
 		return &wire.CommandResult{ID: m.ID, Error: &wire.Problem{Code: "too_many_tails",
