@@ -79,7 +79,7 @@ func TestUSB(t *testing.T) {
 	var cab *cable
 	t.Run("handle-across-pull", func(t *testing.T) {
 		needCable(t)
-		// The finding, as a check of the driver: a handle held
+		// What a pulled cable does to the driver: a handle held
 		// across a pull answers ENODEV from then on, also after the
 		// re-plug, and a fresh open of the new lp0 works.
 		cab = newCable(t)
