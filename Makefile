@@ -55,7 +55,7 @@ race-check:
 		exit 1; \
 	fi
 
-# test-windows runs the Windows build under Wine (issue 24; see README,
+# test-windows runs the Windows build under Wine (see README,
 # "How Windows is tested"): it installs wine, wine64 and
 # gcc-mingw-w64-x86-64 when missing (apt-get; root or sudo), makes a
 # temporary Wine prefix with the ProcessPrng shim built from
@@ -66,7 +66,7 @@ test-windows:
 	GO=$(GO) ./scripts/wine/test-windows.sh
 
 # test-usb runs printgate against the real Linux USB stack in a qemu VM
-# (issue 25; see README, "USB, tested in a VM"): scripts/usbvm/test-usb.sh
+# (see README, "USB, tested in a VM"): scripts/usbvm/test-usb.sh
 # installs qemu-system-x86, busybox-static, cpio and kmod when missing
 # (apt-get; root or sudo), fetches Debian's kernel with apt-get download
 # (unpacked into .usbvm/, not installed), builds an initramfs with the USB
@@ -76,7 +76,7 @@ test-windows:
 test-usb:
 	GO=$(GO) ./scripts/usbvm/test-usb.sh
 
-# bench-slowpc measures printgate on a slow store PC (issue 25; see
+# bench-slowpc measures printgate on a slow store PC (see
 # docs/BENCHMARKS.md, "Slow store PC"): the VM of test-usb with 1 vCPU,
 # 512 MiB and the spool on an ext4 disk qemu throttles like an HDD, then the
 # same VM unthrottled (2 vCPUs, 2 GiB), BENCH_RUNS times each (default 2).
@@ -93,7 +93,7 @@ test-browser:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) $(PKGS)
 
-# bench-cups compares printgate with CUPS on this machine (issue 13): it
+# bench-cups compares printgate with CUPS on this machine: it
 # installs CUPS when missing (apt-get; root or sudo), starts cupsd, creates a
 # raw queue to an emulated printer, runs cmd/benchcups and removes the queue.
 # Results: a table on stdout and bench-cups.json; see docs/BENCHMARKS.md.
@@ -102,7 +102,7 @@ bench-cups:
 	GO=$(GO) ./scripts/bench-cups.sh $(BENCH_CUPS_FLAGS)
 
 # bench-cups-raw measures printgate's raw port behind an unchanged CUPS raw
-# queue (issue 15): the same tickets with lp -o raw to a queue straight at an
+# queue: the same tickets with lp -o raw to a queue straight at an
 # emulated printer and to one at printgate's raw port; latency, throughput,
 # and every ticket once and in order on both. Results: a table on stdout and
 # bench-cups-raw.json; see docs/BENCHMARKS.md.

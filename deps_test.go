@@ -16,7 +16,7 @@ import (
 	"testing"
 )
 
-// layers is DESIGN.md's rule "dependencies point one way: cmd → agent,
+// layers is the rule of docs/DESIGN.md, "Layout", "dependencies point one way: cmd → agent,
 // sync, installer → spool, drivers, agent/wheel; spool, drivers and wheel
 // never import agent", as data. The first row whose pkgs matches a package
 // governs it; may lists the module packages it may import (its own

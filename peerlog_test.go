@@ -25,7 +25,7 @@ import (
 // peerDoors are the packages a peer talks to (the cloud link, the LAN API,
 // the raw ports, the manager page, the Host check) and, for the agent's
 // own package, the files where the doors meet the core. Every log line in
-// them that a peer can cause must go through internal/warnlimit (DESIGN.md
+// them that a peer can cause must go through internal/warnlimit (docs/DESIGN.md,
 // invariant 10): a cloud that once cancelled 220,000 unknown tasks wrote
 // one WARN each and rotated every backup of the log in a minute, taking
 // the history that would have shown the attack with it.

@@ -292,7 +292,7 @@ func (a *Agent) safeRestore(ctx context.Context) (err error) {
 
 // Ready is closed once the agent has restored every lane from the spool and
 // may take new tasks. The local API must not serve intake before it
-// (DESIGN.md "Invariants" 1).
+// (docs/DESIGN.md, invariant 1).
 func (a *Agent) Ready() <-chan struct{} { return a.started }
 
 // Failed returns why the core stopped, or nil while it runs (or after a

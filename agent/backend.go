@@ -19,7 +19,7 @@ import (
 
 // Submit is the one intake path: the LAN API, the cloud link, the raw
 // ports, reprint and retry all hand their tasks to it, each answering in
-// its own terms. Its order is the promise of DESIGN.md invariant 7:
+// its own terms. Its order is the promise of docs/DESIGN.md, invariant 7:
 //
 //  1. a task_no already known is answered as the duplicate it is, with its
 //     current state and lane, whatever else is wrong with the request now
@@ -179,7 +179,7 @@ func (a *Agent) refuseTask(nt spool.NewTask, err error) (*spool.Task, bool, erro
 
 // asKnown answers nt, whose task_no is known as the stored task t: as the
 // duplicate it is when it asks for the same ticket, else refused
-// (api.TaskNoTaken). A duplicate is the same ticket (DESIGN.md invariant
+// (api.TaskNoTaken). A duplicate is the same ticket (docs/DESIGN.md, invariant
 // 12): a door that could answer "duplicate" for another door's task_no
 // would let a cloud that saw a POS's next task_no in the events, or a
 // guess, swallow the POS's real order.

@@ -11,7 +11,7 @@ import (
 )
 
 // TestKnownTaskNoForAnotherTicket ensures a duplicate is the same ticket
-// (DESIGN.md invariant 12): a known task_no sent again through another door
+// (docs/DESIGN.md, invariant 12): a known task_no sent again through another door
 // with the same printer and document (re-encoded with other white space) is
 // its duplicate, and sent for another printer or with other content it is
 // refused with an api.TaskNoTaken naming what differs.

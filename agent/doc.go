@@ -1,5 +1,6 @@
 // Package agent is printgate's orchestrator: it wires the spool, the timing
-// wheels and the printer drivers into the dispatch rules of DESIGN.md.
+// wheels and the printer drivers into the dispatch rules of docs/DESIGN.md,
+// "Dispatch".
 //
 // Each physical printer has one lane: a goroutine that owns the tasks routed
 // to that printer and prints them strictly one at a time in queue order

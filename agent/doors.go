@@ -15,13 +15,13 @@ import (
 	"printgate/spool"
 )
 
-// The intake doors' own limits (issue 23 §5): the spool charges each
+// The intake doors' own limits: the spool charges each
 // origin against its quota (spool.Options.Quotas), and here each door gets
 // a token bucket of tasks per second, so a flood through one door costs
 // bounded disk, log and time and never starves the others. Past a quota a
 // door answers as for a full spool; past a rate the LAN API and the cloud
 // are asked to come back later and a raw job waits on its connection, as
-// a busy printer would make it (DESIGN.md invariant 8).
+// a busy printer would make it (docs/DESIGN.md, invariant 8).
 
 // DoorOrigin is the origin of the tasks that come through door (one of
 // config.Doors).

@@ -122,7 +122,7 @@ func TestAPIRateRefusesThenRefills(t *testing.T) {
 }
 
 // TestRawRateWaits ensures a raw job over the raw door's rate waits for its
-// token on the clock instead of being refused (DESIGN.md invariant 8), and
+// token on the clock instead of being refused (docs/DESIGN.md, invariant 8), and
 // gives up only when the port closes.
 func TestRawRateWaits(t *testing.T) {
 	clk := clock.NewFakeClock(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))

@@ -24,7 +24,7 @@ func forwardable(s spool.State) bool {
 }
 
 // maybeFailover moves this printer's work to its backup once it has been not
-// ready for failover_after with work waiting (DESIGN.md "Failover").
+// ready for failover_after with work waiting (docs/DESIGN.md, "Dispatch": failover).
 func (l *lane) maybeFailover() {
 	if l.pc.Backup == "" || l.failedOver != "" || l.state == escpos.StateReady || l.state == "" {
 		return

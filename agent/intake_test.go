@@ -18,7 +18,8 @@ import (
 	"printgate/sync/wire"
 )
 
-// movedToBackup runs issue 21's case up to the resend: R1_v1 is taken for
+// movedToBackup sets up a task whose printer left the config, up to the
+// resend of its task_no: R1_v1 is taken for
 // bar (by submit), then a reload removes bar and its backup kitchen takes
 // the task. Both printers are out of paper, so the task stays QUEUED.
 func movedToBackup(t *testing.T, defaults string, submit func(h *harness)) *harness {
@@ -45,7 +46,7 @@ func movedToBackup(t *testing.T, defaults string, submit func(h *harness)) *harn
 
 // TestResendAfterReloadIsDuplicateHTTP ensures a task_no already known is
 // answered as the duplicate it is through the LAN API, even though its
-// printer left the config since (DESIGN.md invariant 7, issue 21): 200
+// printer left the config since (docs/DESIGN.md, invariant 7): 200
 // duplicate, QUEUED, on kitchen; not 404 unknown_printer.
 func TestResendAfterReloadIsDuplicateHTTP(t *testing.T) {
 	const token = "test-token-0123456789abcdef"

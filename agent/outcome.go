@@ -21,7 +21,8 @@ func (e *renderError) Error() string { return "render: " + e.err.Error() }
 
 func (e *renderError) Unwrap() error { return e.err }
 
-// jobDone records a job's outcome (DESIGN.md "Completion gate").
+// jobDone records a job's outcome (docs/DESIGN.md, "Dispatch":
+// completion gate).
 func (l *lane) jobDone(m msgJobDone) {
 	e := m.e
 	l.inflight = nil

@@ -14,7 +14,7 @@ import (
 )
 
 // The manager page's actions and views on top of the intake API the agent
-// already serves (issue 11); agent/daemon adds the LAN scan and serves
+// already serves; agent/daemon adds the LAN scan and serves
 // them as the page's web.Backend.
 
 // available says why the agent cannot take work now, or nil: intake and the

@@ -142,7 +142,7 @@ func TestRetryTimedOutOnAnotherPrinter(t *testing.T) {
 
 // TestRetryTimedOutClickedTwicePrintsOnce ensures a retry of a TIMED_OUT
 // task clicked twice (two managers, or a double click) makes one new
-// version (issue 22 §6): the other click is refused with *RetryExists
+// version: the other click is refused with *RetryExists
 // naming it, and so is every retry while it waits or once it printed; only
 // a version that ended without paper lets a retry make the next one, and
 // retrying that failed version while a sibling prints is refused too.

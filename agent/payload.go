@@ -10,7 +10,7 @@ import (
 	"printgate/spool"
 )
 
-// checkPayload refuses a raw payload that ends inside a command (DESIGN.md
+// checkPayload refuses a raw payload that ends inside a command (docs/DESIGN.md,
 // invariant 9): the printer would wait for the command's missing bytes and
 // take them from what follows, the agent's completion probe or the next
 // ticket, so its outcome would be unknown and the next ticket eaten. It
@@ -37,7 +37,7 @@ func checkPayload(nt spool.NewTask, p escpos.Profile) error {
 }
 
 // checkAllowed refuses a payload carrying a command not on the allow-list
-// (DESIGN.md invariant 13): one the decoder cannot frame by its reference
+// (docs/DESIGN.md, invariant 13): one the decoder cannot frame by its reference
 // length, or one the raw port strips because it rewrites, disables or
 // queries the shared printer (rawport.Refused). The bytes are framed as the
 // printer of profile p reads them; the error names the first such command

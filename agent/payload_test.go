@@ -25,7 +25,7 @@ var cutQR = append([]byte("\x1b@TICKET Q\n"), 0x1d, 0x28, 0x6b, 0x00, 0x01)
 
 // TestPayloadEndingInsideCommandRefused ensures a raw payload that ends
 // inside a command is refused at intake with 400 bad_payload naming the
-// command and its offset (issue 22 §3, DESIGN.md invariant 9), that a
+// command and its offset (docs/DESIGN.md, invariant 9), that a
 // resend of a known task_no with such a payload is still the duplicate it
 // is (invariant 7), and that a raw port's job, which the port marks
 // truncated, is not refused.

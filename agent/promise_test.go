@@ -37,8 +37,8 @@ func (u *unknownOnce) Print(ctx context.Context, job []byte, id uint64) (escpos.
 	return conf, err
 }
 
-// TestDoubleDeliveryPrintsOneUnmarkedCopy ensures the interleaving of issue
-// 8 §2 never yields two unmarked copies: a task reaches its lane twice (a
+// TestDoubleDeliveryPrintsOneUnmarkedCopy ensures this interleaving never
+// yields two unmarked copies: a task reaches its lane twice (a
 // submit racing the restore that also finds it), the printer prints it and
 // then reports the outcome unknown once. Exactly one unmarked copy and one
 // copy under the POSSIBLE DUPLICATE banner come out, and the spool agrees.
@@ -164,7 +164,7 @@ func TestSubmitAnsweredWhenLaneFailsAfterPost(t *testing.T) {
 }
 
 // TestSubmitStoredWhenCoreStopsDuringAccept ensures a task fsync'd in the
-// moment its core stopped is answered for what it is (issue 22 §9): not
+// moment its core stopped is answered for what it is: not
 // accepted, not "took nothing", but ErrStoredNotPrinting naming the task,
 // which still asks for a resend (ErrUnavailable); a resend of the same
 // task_no gets the same answer while the core is down, and the task prints

@@ -19,7 +19,7 @@ import (
 	"printgate/spool"
 )
 
-// The raw ports (issue 15): per printer, an optional listener that takes
+// The raw ports (PROTOCOL.md §3 "Raw port"): per printer, an optional listener that takes
 // print streams as a port-9100 printer does (package rawport), so a POS that
 // cannot be changed prints through the spool, the lanes and the page.
 

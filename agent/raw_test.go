@@ -498,7 +498,7 @@ func TestRawResendAfterRestartMarked(t *testing.T) {
 // TestRawLunchRush: 20 POS terminals print to one kitchen printer at the
 // same moment, each as many npm clients do: connect, write the ticket,
 // close, without waiting for the port. All 20 are tasks, each prints once,
-// and they come out in the order the connections arrived (issue 22 §1).
+// and they come out in the order the connections arrived.
 func TestRawLunchRush(t *testing.T) {
 	h, addr := rawHarness(t, "")
 	const n = 20
@@ -557,7 +557,7 @@ func TestRawLunchRush(t *testing.T) {
 // TestRawStatusPollsMakeNoTask: node-thermal-printer's getStatus() with a
 // character set sends ESC t 0 then GS r 1 on a connection of its own. Two
 // polls are answered and make no task; the real receipt after them prints
-// once, not flagged POSSIBLE DUPLICATE (issue 22 §1b).
+// once, not flagged POSSIBLE DUPLICATE.
 func TestRawStatusPollsMakeNoTask(t *testing.T) {
 	h, addr := rawHarness(t, "")
 	for range 2 {

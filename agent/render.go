@@ -32,7 +32,7 @@ func render(t *spool.Task, l *lane) ([]byte, error) {
 // payload through the API may carry) would leave it ignoring everything
 // after, ESC @ and the agent's next tickets included, while it still
 // answers DLE EOT as if healthy. It is a whole command, so the job still
-// ends on a command boundary (DESIGN.md invariant 9). The page's preview
+// ends on a command boundary (docs/DESIGN.md, invariant 9). The page's preview
 // leaves it out: it prints nothing.
 var enablePrinter = []byte{0x1B, '=', 0x01}
 

@@ -24,7 +24,8 @@ import (
 	"printgate/spool"
 )
 
-// The restart scenario of issue 8 §8: an agent killed with a large backlog
+// The restart scenario (docs/BENCHMARKS.md "Restart with a 100k backlog"):
+// an agent killed with a large backlog
 // in its spool starts again over the same printers.
 const (
 	restartPrinters = 8

@@ -20,7 +20,7 @@ const restorePage = 512
 // hold the restore between pages.
 var testHookRestoredPage func(lane string, restored int)
 
-// restore rebuilds lanes and timers from the spool (DESIGN.md "Restart").
+// restore rebuilds lanes and timers from the spool (docs/DESIGN.md, "Dispatch": restart).
 // Each lane's backlog streams to it in queue order, one page at a time, from
 // one goroutine per lane; a lane takes a page before the next is read, so
 // the running lanes print while later pages load and at most two pages of

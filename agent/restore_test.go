@@ -11,7 +11,7 @@ import (
 )
 
 // TestRestoreRoutesTasksOfRemovedPrinters ensures a restart decides where a
-// task belongs as a reload does (issue 22 §7): kitchen failed over to bar,
+// task belongs as a reload does: kitchen failed over to bar,
 // the agent stopped, bar left the config, kitchen was fixed. After the
 // restart the failed-over task prints on kitchen, without a FAILOVER
 // banner, instead of failing INVALID; a task whose own printer and target

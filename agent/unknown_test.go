@@ -63,7 +63,8 @@ func (h *harness) sends(taskNo string) int {
 }
 
 // TestRepeatedUnknownHolds ensures a task the printer takes and never
-// confirms stops printing (issue 22 §3): after max_unknown unconfirmed
+// confirms stops printing, rather than reprinting in a loop
+// (docs/DESIGN.md, invariant 9): after max_unknown unconfirmed
 // outcomes (default 2) it goes HELD with reason REPEATED_UNKNOWN, which the
 // page alerts on and the cloud hears as an event, instead of reprinting
 // until its deadline; the printer's next ticket still prints.

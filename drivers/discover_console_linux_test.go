@@ -7,8 +7,8 @@ import (
 )
 
 // TestConsoleIsNoPrinter ensures the serial port that is the machine's
-// console is told apart from one a printer may sit on (issue 26 §6: the
-// demo run as root offered /dev/ttyS0, the VM's console, as a printer).
+// console is told apart from one a printer may sit on (the demo run as
+// root once offered /dev/ttyS0, the VM's console, as a printer).
 func TestConsoleIsNoPrinter(t *testing.T) {
 	dir := t.TempDir()
 	for name, v := range map[string]string{"ttyS0": "Y\n", "ttyS1": "N\n"} {

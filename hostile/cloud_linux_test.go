@@ -93,7 +93,7 @@ func rssMiB(t *testing.T, pid int) int {
 	return 0
 }
 
-// TestCloudTailFloodBounded is issue 23 §5's memory attack: a cloud that
+// TestCloudTailFloodBounded is the memory attack: a cloud that
 // sends 20,000 following logs_tail frames and never reads once took the
 // agent from 32 MB to 1.3 GB in 5 s. At most MaxTails run per connection;
 // the rest are refused, and memory stays bounded.
@@ -127,7 +127,7 @@ func TestCloudTailFloodBounded(t *testing.T) {
 	}
 }
 
-// TestCloudUnknownAckFloodLogBounded is issue 23 §5's log attack: 243,730
+// TestCloudUnknownAckFloodLogBounded is the log attack: 243,730
 // unknown events_ack frames in 9 s rotated the log 3 times, each one a WARN
 // line. They are rate-limited: a handful of lines, then a count.
 func TestCloudUnknownAckFloodLogBounded(t *testing.T) {

@@ -23,7 +23,7 @@ import (
 	"printgate/sync/wire"
 )
 
-// Issue 23 §5: with the default max_size = 0 the spool had no cap, and the
+// With the default max_size = 0 the spool once had no cap, and the
 // unauthenticated raw port stored 20 MiB in 2.2 s until the disk of the PC
 // the POS runs on had 4 MiB left. These tests flood the doors of the real
 // binary and check the spool's default cap, each door's quota and rate.

@@ -25,12 +25,12 @@ const hostilePIN = "472913"
 // states the number rather than importing it.
 const pinBudget = 20
 
-// TestPINBruteForceManyAddresses is issue 23 item 2: wrong PINs from many
-// addresses, each staying under its own five-a-minute lockout, were all
-// answered 401, so a 6-digit PIN fell in hours on a LAN. Now the shared
-// budget trips: once 20 wrong PINs are spent every PIN attempt from any
-// address gets 429 with Retry-After, the right PIN from an address that
-// never failed included, until the pause ends; the trip is logged once.
+// TestPINBruteForceManyAddresses is the spread brute force: wrong PINs
+// from many addresses, each staying under its own five-a-minute lockout,
+// were once all answered 401, so a 6-digit PIN fell in hours on a LAN. Now
+// the shared budget trips: once 20 wrong PINs are spent every PIN attempt
+// from any address gets 429 with Retry-After, the right PIN from an address
+// that never failed included, until the pause ends; the trip is logged once.
 // Linux routes all of 127.0.0.0/8 to lo, so each client binds its own
 // 127.0.0.N.
 func TestPINBruteForceManyAddresses(t *testing.T) {

@@ -18,9 +18,9 @@ import (
 // ESC = 0 leaves it ignoring every later ticket while it still answers
 // DLE EOT as healthy; DLE DC4 2 powers it off; GS ( E and FS q write its
 // NV memory; DLE DC4 7, GS g 2 and ESC v make it answer into the agent's
-// own session. The pen-test of issue 23 (item 4) found them all passed
-// through. The raw port strips them (PROTOCOL.md, Raw port), and every raw
-// payload the agent prints ends with ESC = 1.
+// own session. A pen-test once found them all passed through. The raw port
+// strips them (PROTOCOL.md, Raw port), and every raw payload the agent prints
+// ends with ESC = 1.
 
 // rawAttack is one instance of each command a raw job may not pass on, by
 // name.

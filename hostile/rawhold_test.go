@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// A guest on the store's Wi-Fi holds the raw port hostage (issue 23 §3):
+// A guest on the store's Wi-Fi holds the raw port hostage:
 // it opens connections and sends nothing, or only padding and status
 // queries, so that a POS's ticket waits behind them. Each test bounds its
 // waits: the attack works if the bound passes.

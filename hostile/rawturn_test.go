@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Nothing holds a raw port's turn for minutes (DESIGN.md invariant 13):
+// Nothing holds a raw port's turn for minutes (docs/DESIGN.md, invariant 13):
 // jobs are stored in the order their connections arrived, so a connection
 // that keeps its job open holds every POS behind it. A client polling the
 // status once kept its job open for good (each query counted as activity),

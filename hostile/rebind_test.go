@@ -1,6 +1,6 @@
 package hostile
 
-// Attacks of a web page in the manager's browser (issue 23 §1): DNS
+// Attacks of a web page in the manager's browser: DNS
 // rebinding, where evil.example's name is made to resolve to 127.0.0.1 so
 // the page's requests reach the agent with "Host: evil.example" and their
 // answers are the page's to read, and cross-site POSTs riding on the

@@ -17,7 +17,7 @@ import (
 	"printgate/sync/cloudtest"
 )
 
-// TestCloudAuthInClearRefused is issue 23 §6's wire attack: pairing took
+// TestCloudAuthInClearRefused is the attack on the wire: pairing once took
 // auth_url = "http://…" to any host, so a device code and the device token
 // crossed the store's network in clear, while the link refused ws:// for
 // the same reason. Only this machine may be spoken to in clear; anything
@@ -42,7 +42,7 @@ func TestCloudAuthInClearRefused(t *testing.T) {
 	}
 }
 
-// TestTokenOutPrivate is issue 23 §6's disk attack on the README's own
+// TestTokenOutPrivate is the attack on disk through the README's own
 // step: `printgate token > api-token.txt` made a 0644 file. `printgate
 // token --out FILE` writes it readable by its owner only, whatever the
 // umask.

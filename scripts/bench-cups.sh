@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# bench-cups.sh: `make bench-cups` (issue 13). Installs CUPS from Debian when
+# bench-cups.sh: `make bench-cups`. Installs CUPS from Debian when
 # it is missing, starts cupsd when it is not running, creates a raw queue to
 # an emulated printer on 127.0.0.1, builds printgate and cmd/benchcups, and
 # runs the comparison; the queue is removed at the end whatever happens.
 #
 #   scripts/bench-cups.sh [benchcups flags...]   e.g. -n 200 -seed 42
 #
-# With BENCH_MODE=raw (`make bench-cups-raw`, issue 15) it makes a second raw
+# With BENCH_MODE=raw (`make bench-cups-raw`) it makes a second raw
 # queue, socket:// at a loopback port that printgate's raw port takes, and
 # runs benchcups -mode raw: the same tickets through both queues, direct to
 # an emulator against through printgate; both queues are removed at the end.

@@ -10,7 +10,7 @@
 #    (without systemd: its message and fix, then the agent run as printgate
 #    the way the fix says), `printgate status`, `printgate pin set`, doctor's
 #    service-files check, and a login with the PIN that must get a session
-#    (issue 26 §1: the PIN root wrote locked the manager out); without
+#    (a PIN file root once wrote locked the manager out); without
 #    systemd, stop's fix names the agent, which is left running for dpkg -r
 #    to stop (prerm finds it in /proc); dpkg -r (agent stopped, binary gone,
 #    config kept) and dpkg -P (user, group and config gone, no process of

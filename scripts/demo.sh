@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .demo
-# The build is silent and takes seconds: say so first (issue 26 §5).
+# The build is silent and takes seconds: say so first, or the demo looks hung.
 echo "building printgate into .demo/ (10 to 30 s the first time, a second after that)…"
 start=$SECONDS
 CGO_ENABLED=0 go build -o .demo/printgate ./cmd/printgate

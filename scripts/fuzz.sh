@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every Fuzz* target in the module for the given time each (default
-# 60s, as issue 13 asks). go test can fuzz only one target per invocation,
+# 60s). go test can fuzz only one target per invocation,
 # so the targets are found and run in turn, one at a time: each already
 # uses every core. A failing target does not stop the others; the summary
 # at the end lists each target's executions and result, and the script

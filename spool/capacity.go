@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 )
 
-// The spool's default size limits (issue 23 §5): with no max_size in the
+// The spool's default size limits: with no max_size in the
 // config the spool once had no cap, and a flood through the raw port filled
 // the disk of the PC the POS runs on. The default cap is a share of the
 // file system, within a floor (room for a week of a busy store) and a

@@ -10,7 +10,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// The outbox is bounded (DESIGN.md invariant 4): without a cloud link nothing
+// The outbox is bounded (docs/DESIGN.md, invariant 4): without a cloud link nothing
 // reads it, so a store-only install must not grow it without limit, and a
 // long WAN outage must not end in ErrFull.
 const (

@@ -6,7 +6,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// Per-origin quotas (issue 23 §5): each door (the LAN API, the cloud, the
+// Per-origin quotas: each door (the LAN API, the cloud, the
 // raw ports, reprint) may fill at most its share of the spool, so a flood
 // through one door (the raw port takes anyone on the LAN) cannot starve the
 // others. What a task costs its origin is charged at accept and given back

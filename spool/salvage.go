@@ -14,7 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// Salvage of a corrupt spool file (issue 8 §6). bbolt's own open and
+// Salvage of a corrupt spool file. bbolt's own open and
 // traversal trust the file and may fail or fault on damage, so the salvage
 // reads the raw pages itself, checking every bound, and keeps every task
 // record it can decode. Indexes (queue, seq, done, tombs) and counters are

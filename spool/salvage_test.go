@@ -486,7 +486,7 @@ func outboxKeys(t *testing.T, s *Spool) [][]byte {
 
 // TestSalvageKeepsEventNumbering ensures a salvaged task's next events are
 // numbered past every event number seen for it, its record's count or the
-// outbox keys' (issue 22 §4): the cloud dedupes by (task_no, n), and a
+// outbox keys': the cloud dedupes by (task_no, n), and a
 // number it had from the lost record would drop the next event as a
 // duplicate. And each salvaged task gets one event with its current state
 // (the outbox is not salvaged), so the cloud converges.
@@ -552,7 +552,7 @@ func TestSalvageKeepsEventNumbering(t *testing.T) {
 // meta pages of the file destroyed) the outbox holds exactly one event per
 // salvaged task, stating the state the salvage left it in, numbered past
 // every event it had before: what the cloud missed with the lost outbox,
-// it learns (issue 22 §4).
+// it learns.
 func TestSalvageRestatesEveryTask(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "spool.db")
 	clk := newFakeClock()

@@ -11,7 +11,8 @@ import (
 // taskdef, a leaf the cloud side can link without the spool; the spool names
 // them as its own.
 
-// State is a task's place in the state machine of DESIGN.md (taskdef.State).
+// State is a task's place in the state machine of docs/DESIGN.md, "States"
+// (taskdef.State).
 type State = taskdef.State
 
 // The task states. Terminal states are PRINTED, TIMED_OUT, FAILED, CANCELED.
@@ -52,7 +53,7 @@ func priorityRank(p Priority) byte {
 // Origin says where a task came from (taskdef.Origin).
 type Origin = taskdef.Origin
 
-// The origins of DESIGN.md.
+// The origins of docs/DESIGN.md, "The task".
 const (
 	OriginCloud   = taskdef.OriginCloud
 	OriginLocal   = taskdef.OriginLocal
@@ -113,7 +114,7 @@ type NewTask struct {
 	// Invalid, when set, is why the door that decoded this task cannot
 	// take it: bad base64, a timeout out of range, a cloud frame that
 	// breaks the protocol. The agent's intake still answers a task_no
-	// already known as the duplicate it is (DESIGN.md invariant 7) and
+	// already known as the duplicate it is (docs/DESIGN.md, invariant 7) and
 	// refuses anything else with an error wrapping Invalid, so the door
 	// answers in its own terms. Accept refuses such a task.
 	Invalid error

@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// TestStateTable ensures the table is exactly the state machine of DESIGN.md
-// (plus the documented re-target and pre-send moves): every pair is checked,
+// TestStateTable ensures the table is exactly the state machine of
+// docs/DESIGN.md, "States" (plus the documented re-target and pre-send moves): every pair is checked,
 // so adding or dropping an edge by accident fails here.
 func TestStateTable(t *testing.T) {
 	allowed := map[[2]State]bool{}

@@ -8,7 +8,7 @@ package taskdef
 
 import "slices"
 
-// State is a task's place in the state machine of DESIGN.md.
+// State is a task's place in the state machine of docs/DESIGN.md, "States".
 type State string
 
 // The task states. Terminal states are PRINTED, TIMED_OUT, FAILED, CANCELED.
@@ -64,7 +64,7 @@ func Priorities() []Priority {
 // Origin says where a task came from.
 type Origin string
 
-// The origins of DESIGN.md.
+// The origins of docs/DESIGN.md, "The task".
 const (
 	OriginCloud   Origin = "cloud"
 	OriginLocal   Origin = "local"
@@ -81,7 +81,7 @@ func Origins() []Origin {
 	return []Origin{OriginCloud, OriginLocal, OriginManager, OriginRaw}
 }
 
-// Confirmation is how strong the proof of paper was (ESCPOS.md §2).
+// Confirmation is how strong the proof of paper was (docs/ESCPOS.md §2).
 type Confirmation string
 
 // The confirmation levels, strongest first.

@@ -28,7 +28,7 @@ const (
 
 // Codes of a task_no already known for another ticket (409): the stored
 // task is for another printer, or has other content (its sha256). It is no
-// duplicate, so it is not answered as one (DESIGN.md invariant 12): send
+// duplicate, so it is not answered as one (docs/DESIGN.md, invariant 12): send
 // the new ticket under a new task_no.
 const (
 	CodeTaskNoOtherPrinter = "task_no_other_printer"

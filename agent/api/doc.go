@@ -3,5 +3,5 @@
 // the types the local HTTP API, the manager page and the cloud link show.
 // It is a leaf: the core (package agent) and every adapter (agent/localapi,
 // agent/web, sync/link) import it, so the core needs neither HTML nor the
-// LAN API to name its own results (issue 21).
+// LAN API to name its own results.
 package api

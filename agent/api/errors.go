@@ -31,7 +31,7 @@ var (
 	ErrStoredNotPrinting = fmt.Errorf("task stored, but not printing until the agent restarts: %w", ErrUnavailable)
 	// ErrBadPayload means a raw payload cannot reach a printer as sent
 	// (400 bad_payload): it ends inside a command, whose missing bytes the
-	// printer would take from whatever follows (DESIGN.md invariant 9). The
+	// printer would take from whatever follows (docs/DESIGN.md, invariant 9). The
 	// wrapping error names the command and its offset.
 	ErrBadPayload = errors.New("bad payload")
 )
@@ -39,7 +39,7 @@ var (
 // ErrTaskNoTaken means a task_no already known names another ticket: the
 // stored task is for another printer or has other content, so the request
 // is no duplicate of it and is not answered as one (409
-// task_no_other_printer or task_no_other_content; DESIGN.md invariant 12).
+// task_no_other_printer or task_no_other_content; docs/DESIGN.md, invariant 12).
 var ErrTaskNoTaken = errors.New("task_no already names another ticket")
 
 // TaskNoTaken is the refusal of one task whose task_no is known for another

@@ -109,8 +109,8 @@ type Cloud struct {
 	CancelAny bool
 }
 
-// Defaults is the [defaults] table: the dispatch policy of DESIGN.md
-// ("Dispatch"). Timeout, FailoverAfter, FailbackAfter, FailoverFailures,
+// Defaults is the [defaults] table: the dispatch policy of
+// docs/DESIGN.md, "Dispatch". Timeout, FailoverAfter, FailbackAfter, FailoverFailures,
 // OnUnknown and Profile are per-printer defaults; the others apply to all.
 type Defaults struct {
 	// Timeout is a task's one absolute deadline after accept. Default 90s.

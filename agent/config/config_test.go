@@ -211,7 +211,7 @@ func TestConfigRawPort(t *testing.T) {
 }
 
 // TestConfigRawHold reads the bounds on raw connections that carry no job
-// (issue 23 §3) and their defaults.
+// (so no idle client holds the port) and their defaults.
 func TestConfigRawHold(t *testing.T) {
 	src := okTop + "[[printers]]\nname = \"a\"\nurl = \"tcp://10.0.0.5\"\nraw_listen = \":9101\"\n" +
 		"[[printers]]\nname = \"b\"\nurl = \"tcp://10.0.0.6\"\nraw_listen = \":9102\"\nraw_first_byte_timeout = \"3s\"\nraw_max_per_address = 4\n" +
@@ -1046,7 +1046,7 @@ func TestTokenFileBounded(t *testing.T) {
 	}
 }
 
-// TestConfigAckTimeout ensures [cloud] ack_timeout (issue 22 §5) is read,
+// TestConfigAckTimeout ensures [cloud] ack_timeout is read,
 // defaults to 30 s, and must be longer than zero.
 func TestConfigAckTimeout(t *testing.T) {
 	cloud := "[cloud]\nurl = \"wss://h/a\"\nauth_url = \"https://h/o\"\n"

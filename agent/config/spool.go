@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// The intake doors [spool] sets a quota and a rate for (issue 23 §5), so a
+// The intake doors [spool] sets a quota and a rate for, so a
 // flood through one door (the raw port takes anyone on the LAN) can fill
 // neither the disk nor the spool the other doors need.
 const (

@@ -175,7 +175,7 @@ func TestCloudLinkThroughOutage(t *testing.T) {
 }
 
 // TestConfigAckTimeoutReachesLink holds the [cloud] ack_timeout key to the
-// link the service builds (issue 22 §5): the reference cloud loses the ack
+// link the service builds: the reference cloud loses the ack
 // of the first events batch, and with ack_timeout = "1s" the agent resends
 // it and its outbox empties within seconds. Without the key reaching the
 // link, the link's 30 s default keeps the outbox waiting past the test's
@@ -222,7 +222,7 @@ func TestConfigAckTimeoutReachesLink(t *testing.T) {
 // moment the core stopped gets no job_ack (the cloud resends the same
 // task_no, answered as its duplicate after the restart) and that a
 // command's failure carries the stored_not_printing code and the stored
-// task (issue 22 §9).
+// task, so the cloud waits for it instead of sending a new one.
 func TestCloudClassifiesStoredNotPrinting(t *testing.T) {
 	err := fmt.Errorf("reprint: %w", &api.StoredNotPrinting{TaskNo: "A_v2", State: "ACCEPTED"})
 	code, msg, retry := classifyForCloud(err)

@@ -11,7 +11,7 @@ import (
 )
 
 // TestLinkLogsComponentOnce ensures the cloud link's log lines carry
-// component=link once (issue 26 §6: the service and the link package
+// component=link once (the service and the link package once
 // each added it, and every line said "component=link component=link").
 func TestLinkLogsComponentOnce(t *testing.T) {
 	r := startCloudRig(t, cloudtest.Options{}, "", 30*time.Second)

@@ -17,7 +17,7 @@ import (
 )
 
 // TestServiceGuardsTheListener ensures the listener RunService builds has the
-// Host check in front of every handler (issue 23 §1), with allowed_hosts
+// Host check in front of every handler, with allowed_hosts
 // wired in, and that a first run with no PIN makes a setup code that the
 // console shows, the data dir keeps, and no log tail carries.
 func TestServiceGuardsTheListener(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 )
 
 // TestCloudJobEndingInsideCommandRejected runs the service against the
-// reference cloud (issue 22 §3): a cloud job whose payload ends inside a
+// reference cloud: a cloud job whose payload ends inside a
 // command (GS ( k declaring 256 more bytes) is answered job_ack rejected
 // bad_payload naming the command and its offset; a task_no already known
 // sent again with such a payload is refused as another ticket's

@@ -11,7 +11,8 @@ import (
 )
 
 // guardSecrets keeps what the agent keeps secret on disk out of other
-// users' reach (issue 23 §6): the data dir, which holds the spool, the
+// users' reach (a token another account can read is a store's cloud
+// identity given away): the data dir, which holds the spool, the
 // device token and the manager PIN, is tightened to 0700 when it is wider
 // (a dir that already existed at 0755 stayed so before), and an API token
 // file other users can read is warned about with its fix. Mode bits say

@@ -12,7 +12,7 @@ import (
 	"printgate/agent/config"
 )
 
-// TestGuardSecrets is issue 23 §6's attack on disk: `printgate token >
+// TestGuardSecrets is the attack on disk: `printgate token >
 // api-token.txt` (the README's own step) leaves a 0644 file, and a data
 // dir made earlier at 0755 stayed 0755. At start the data dir is tightened
 // to 0700 and the readable token file is warned about with its fix; a

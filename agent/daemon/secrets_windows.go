@@ -12,7 +12,7 @@ import (
 )
 
 // guardSecretsACL warns about a data dir or API token file whose ACL lets
-// other accounts read it (issue 23 §6). The installer gives the data dir an
+// other accounts read it. The installer gives the data dir an
 // ACL of SYSTEM, Administrators and the service; a folder made by hand, or a
 // token file written into a user's Documents, inherits "Users: read" and
 // every account on the PC can then print and cancel tickets.

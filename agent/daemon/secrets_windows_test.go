@@ -13,8 +13,9 @@ import (
 	"printgate/agent/config"
 )
 
-// TestWiderReaders is issue 23 §6 on Windows: a token file whose ACL lets
-// Users read it is named, with the account; one left to its owner is not.
+// TestWiderReaders is the secrets-on-disk check on Windows: a token file
+// whose ACL lets Users read it is named, with the account; one left to its
+// owner is not.
 func TestWiderReaders(t *testing.T) {
 	tok, set, me := aclTokenFile(t)
 	set("D:P(A;;FA;;;SY)(A;;FA;;;BA)(A;;FA;;;" + me + ")")

@@ -55,7 +55,7 @@ var CoreFailLinger = 3 * time.Second
 type ServiceOptions struct {
 	// EmulatedOnly is the demo's: its printers are emulated, so the page
 	// discovers no serial port or USB printer of this PC to offer (as
-	// root, a demo offered the PC's own /dev/ttyS0, issue 26 §6).
+	// root, a demo offered the PC's own /dev/ttyS0).
 	EmulatedOnly bool
 }
 

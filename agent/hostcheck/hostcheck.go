@@ -1,7 +1,7 @@
 // Package hostcheck stands in front of every handler of the agent's local
 // listener (the intake API, /healthz, /metrics and the manager page) and
 // refuses the two kinds of request a browser can be tricked into sending
-// (issue 23 §1, PROTOCOL.md §3 "Host check"):
+// (PROTOCOL.md §3 "Host check"):
 //
 //   - a request for a name the agent does not answer for. A web page at
 //     evil.example whose name its owner points at 127.0.0.1 (DNS rebinding)

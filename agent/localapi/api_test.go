@@ -124,7 +124,7 @@ func TestSubmitAnswers(t *testing.T) {
 
 // TestKnownTaskIsDuplicateFirst ensures a resend of a task_no the backend
 // knows is answered 200 duplicate with the stored state whatever this door
-// would refuse in it (DESIGN.md invariant 7), while the same request with a
+// would refuse in it (docs/DESIGN.md, invariant 7), while the same request with a
 // new task_no is refused as before, and a body whose task_no cannot be read
 // is refused outright.
 func TestKnownTaskIsDuplicateFirst(t *testing.T) {
@@ -590,7 +590,7 @@ func TestBackendFailures(t *testing.T) {
 // TestStoredNotPrintingAnswer ensures a task stored in the moment the
 // agent's core stopped is answered 503 stored_not_printing with
 // Retry-After, naming the stored task and asking for the same task_no,
-// never a new one (issue 22 §9); a plain unavailable stays "took nothing".
+// never a new one; a plain unavailable stays "took nothing".
 func TestStoredNotPrintingAnswer(t *testing.T) {
 	f := newFake()
 	c := newAPI(t, f, localapi.Options{})
@@ -640,7 +640,7 @@ func TestRequestLog(t *testing.T) {
 // TestDoorLimitAnswers ensures a task over its door's rate is answered 429
 // too_many_requests with Retry-After in whole seconds (rounded up) naming
 // rate_api, and one over its door's quota 507 storage_full naming the
-// key, as the agent words them (issue 23 §5).
+// key, as the agent words them.
 func TestDoorLimitAnswers(t *testing.T) {
 	f := newFake()
 	c := newAPI(t, f, localapi.Options{})

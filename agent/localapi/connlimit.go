@@ -42,7 +42,7 @@ type ConnLimits struct {
 
 // ConnLimiter is a net.Listener that bounds the HTTP connections it hands
 // to an http.Server, per client address and in total, without ever closing
-// a connection that may carry a request (DESIGN.md invariant 8): over a
+// a connection that may carry a request (docs/DESIGN.md, invariant 8): over a
 // bound it first closes a connection net/http reports idle (a kept-alive
 // one between requests), and when none is idle the new connection waits:
 // unread in the listener while the total is reached (the kernel's listen

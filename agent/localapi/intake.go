@@ -44,7 +44,7 @@ type submitAnswer struct {
 // with duplicate=true for a task_no already known. A request this door
 // refuses still goes to the backend when its task_no could be read, with
 // the refusal in Invalid: a task_no already known is answered as the
-// duplicate it is, whatever else is wrong with the request (DESIGN.md
+// duplicate it is, whatever else is wrong with the request (docs/DESIGN.md,
 // invariant 7).
 func (s *server) submit(w http.ResponseWriter, r *http.Request) {
 	var req submitRequest

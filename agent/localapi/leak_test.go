@@ -11,7 +11,7 @@ import (
 )
 
 // TestMain fails the package's tests if any goroutine outlives them: every
-// goroutine has an owner that stops it (DESIGN.md "Invariants" 6); and if
+// goroutine has an owner that stops it (docs/DESIGN.md, invariant 6); and if
 // an answer read through http.DefaultClient is not one docs/openapi.yaml
 // describes (in-process answers are checked by checkAnswer).
 func TestMain(m *testing.M) {

@@ -72,7 +72,7 @@ type server struct {
 	// throttle locks out client addresses that send wrong tokens, per Host.
 	throttle *throttle
 	// peerLines bounds the log lines a client can provoke at will
-	// (DESIGN.md invariant 10); every such line goes through it.
+	// (docs/DESIGN.md, invariant 10); every such line goes through it.
 	peerLines *warnlimit.Limiter
 }
 

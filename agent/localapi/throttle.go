@@ -29,7 +29,7 @@ const (
 	maxTrackedHosts = 8
 )
 
-// throttle counts wrong tokens per client address and Host (issue 23 §1): a
+// throttle counts wrong tokens per client address and Host: a
 // page that made the manager's browser send wrong tokens under a name of
 // its own must not lock the POS on the same PC, which calls the agent by
 // 127.0.0.1, out of the API. Since the right token is checked first and

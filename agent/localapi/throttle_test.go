@@ -87,10 +87,10 @@ func wantLocked(t *testing.T, a answer, retryAfter string) {
 // counting down the seconds left, to every request without the right token,
 // from any port and in the IPv4-mapped IPv6 form, on every route that needs
 // the token (also /metrics from the LAN); that the right token still passes
-// (it is checked first: issue 23 §1 changed this test's expectation, which
-// was a 429 even with the right token); that other addresses are
-// unaffected; and that once the minute has passed the address is not
-// locked out any more.
+// (it is checked first, so a page that locks the address out with wrong
+// tokens cannot lock out the POS that has the right one); that other
+// addresses are unaffected; and that once the minute has passed the address
+// is not locked out any more.
 func TestThrottleLocksOut(t *testing.T) {
 	th := newThrottled(t)
 	const guest = "192.168.1.66:50000"
@@ -128,7 +128,7 @@ func TestThrottleLocksOut(t *testing.T) {
 }
 
 // TestThrottlePerHost ensures wrong tokens count per client address and
-// Host (issue 23 §1): ten wrong tokens sent under one name (a page that
+// Host: ten wrong tokens sent under one name (a page that
 // made the browser call the agent by a name of its own) lock out that
 // address for that name only, not the POS on the same PC calling the agent
 // by 127.0.0.1, even without its token; the port and case of the Host do

@@ -8,7 +8,7 @@ import (
 
 // TestMain fails the package's tests if any goroutine outlives them: a tail
 // runs on its caller's goroutine and must return when its context ends
-// (DESIGN.md "Invariants" 6).
+// (docs/DESIGN.md, invariant 6).
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }

@@ -185,8 +185,8 @@ func FuzzScrub(f *testing.F) {
 }
 
 // TestScrubKeepsErrorWords ensures redaction hides secret values, not the
-// words of an error that follow a key-like name (issue 26 §1: "read manager
-// PIN /var/lib/printgate/manager-pin: open …: permission denied" came out as
+// words of an error that follow a key-like name ("read manager
+// PIN /var/lib/printgate/manager-pin: open …: permission denied" once came out as
 // "…: [redacted] …: [redacted] denied"), while a real value after the same
 // keys is still hidden.
 func TestScrubKeepsErrorWords(t *testing.T) {

@@ -83,7 +83,7 @@ type conn struct {
 
 	// lastRead is when the job last grew: bytes that went into Data or
 	// into a command still arriving. Status queries, their answers and
-	// stripped commands are not activity (DESIGN.md invariant 13): a
+	// stripped commands are not activity (docs/DESIGN.md, invariant 13): a
 	// client polling the status keeps neither a job open nor its turn.
 	lastRead time.Time
 	// grown counts the bytes added to Data, to tell activity (lastRead).

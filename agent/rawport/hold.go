@@ -11,11 +11,11 @@ import (
 	"printgate/internal/warnlimit"
 )
 
-// The raw port cannot be held hostage (issue 23 §3): a client that opens
+// The raw port cannot be held hostage: a client that opens
 // connections and sends nothing, or only padding and status queries, once
 // kept every slot of the port for minutes, and a POS's next connection
 // waited behind them. Three bounds stop it, none of which touches a
-// connection that carries a job (DESIGN.md invariant 8): a connection is
+// connection that carries a job (docs/DESIGN.md, invariant 8): a connection is
 // closed when it sends nothing to print in time (conn.noJobDeadline), one
 // address may have only a few connections without a job at once
 // (Options.MaxPerAddress), and an optional allow-list (Options.Allow)
@@ -259,7 +259,7 @@ func allowed(list []netip.Prefix, ip netip.Addr) bool {
 }
 
 // Lines a client can provoke at will are rate-limited, so a flood of
-// connections costs a bounded log (DESIGN.md invariant 10): the first few
+// connections costs a bounded log (docs/DESIGN.md, invariant 10): the first few
 // of each message in a minute are logged, the rest counted and summarised
 // once the minute is over (internal/warnlimit, as at every door).
 const (

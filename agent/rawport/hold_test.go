@@ -16,7 +16,8 @@ import (
 	"time"
 )
 
-// The raw port cannot be held hostage (issue 23 §3).
+// The raw port cannot be held hostage: connections that carry no job are
+// closed in bounded time, whatever padding or status queries they send.
 
 // loopback is the i-th of a range of loopback addresses other than
 // 127.0.0.1, one per client that must count as its own POS.
@@ -101,8 +102,8 @@ func hammer(t *testing.T, c net.Conn, pad []byte, padAnswer int) (time.Duration,
 // A client that sends nothing but padding and status queries, as fast as
 // it likes, is still closed once FirstByteTimeout (and at most IdleGap
 // more) has passed since it connected; its queries are answered meanwhile
-// and it makes no job. Before issue 23 §3 each byte restarted the 5-minute
-// ConnIdle.
+// and it makes no job. (Were each byte to restart ConnIdle, as it once
+// did, such a client would keep its slot for good.)
 func TestPaddingAndStatusDoNotKeepAConnection(t *testing.T) {
 	const limit = 300 * time.Millisecond
 	for _, tc := range []struct {

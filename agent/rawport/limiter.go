@@ -65,7 +65,7 @@ func (l *Limiter) tryAcquire() bool {
 // Limiter: each connection reads its first ConnFreeBytes of a job freely
 // (a ticket is a few KiB), and past that takes room from a budget shared
 // by the ports, MaxMemory in all. A connection that finds none waits
-// unread, its client's bytes in the kernel's buffers (DESIGN.md invariant
+// unread, its client's bytes in the kernel's buffers (docs/DESIGN.md, invariant
 // 8), until a job elsewhere is stored; the first job in its port's line
 // always reads, so the line moves however full the budget is.
 const (

@@ -867,7 +867,7 @@ func TestSlowClientHitsMaxJobDuration(t *testing.T) {
 }
 
 // A silent connection with no job open is closed after FirstByteTimeout
-// (before issue 23 §3 it was ConnIdle, which now applies between jobs).
+// (not ConnIdle, which applies between jobs).
 func TestIdleConnectionClosed(t *testing.T) {
 	s := newSink()
 	p := startPort(t, s, Options{FirstByteTimeout: 100 * time.Millisecond})

@@ -7,7 +7,7 @@ import (
 
 // A job the spool cannot take is never read and then refused: its POS may
 // have finished writing, and a reset it never waits for would lose the
-// ticket without a word (DESIGN.md invariant 8). While Sink.Ready fails the
+// ticket without a word (docs/DESIGN.md, invariant 8). While Sink.Ready fails the
 // port stops accepting, so new connections wait in the listen backlog with
 // what their POS sent, and a job already read waits on its connection
 // before it is handed over; both go on once the spool can take them.

@@ -26,7 +26,7 @@ import (
 // driver's resynchronisation use (decode.CommandLength), as an Epson
 // frames it, so the bytes after it are read as the printer reads them. A
 // command the table does not know is removed too (its two bytes): no
-// length for it can be trusted (the allow-list, DESIGN.md invariant 13). A
+// length for it can be trusted (the allow-list, docs/DESIGN.md, invariant 13). A
 // stripped command is not in Job.Data and is not content. docs/PROTOCOL.md
 // (Raw port) lists the same table for people. The queries the port
 // answers itself (DLE EOT, DLE ENQ, GS r, GS I, GS a, GS ( H fn48) are

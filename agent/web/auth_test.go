@@ -134,7 +134,7 @@ func (h *harness) setupForm(c *client) string {
 }
 
 // TestSetupNeedsCode ensures the first PIN is set only with the one-time
-// setup code (issue 23 §1: a page in the manager's browser set it before):
+// setup code (a page in the manager's browser could set it otherwise):
 // none or a wrong one is refused and sets nothing; a wrong code counts
 // against the client like a wrong PIN, locking it out of setup and login
 // alike; the code is accepted typed with spaces or without its dash, and

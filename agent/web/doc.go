@@ -1,6 +1,6 @@
 // Package web is the manager page: what a restaurant manager opens on the
 // store PC or a phone when a ticket did not come out, and what support reads
-// when they are called (DESIGN.md "Local HTTP").
+// when they are called (docs/DESIGN.md, "Local HTTP").
 //
 // It is served on the agent's one listener next to the intake API. Pages are
 // rendered by the binary from html/template with embedded assets and a little

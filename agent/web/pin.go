@@ -178,8 +178,8 @@ func (e *PINFileError) Error() string {
 }
 
 // Fix is what to do: give the file to the account the agent runs as when
-// it belongs to another (`sudo printgate pin set` made it root's before
-// issue 26), else look at the disk.
+// it belongs to another (`sudo printgate pin set` once made it root's),
+// else look at the disk.
 func (e *PINFileError) Fix() string {
 	if errors.Is(e.Err, fs.ErrPermission) {
 		return fileowner.ChownFix(e.Path, fileowner.Current()) + " (the account the agent runs as), or set the PIN again with sudo printgate pin set"

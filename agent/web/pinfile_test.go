@@ -14,7 +14,7 @@ import (
 
 // TestPINFileErrorSaysTheFix ensures an unreadable PIN file yields a message
 // the login page can show as it is: the file, the reason and the chown that
-// fixes it (issue 26 §1: every login gave a bare "internal error").
+// fixes it, not a bare "internal error" at every login.
 func TestPINFileErrorSaysTheFix(t *testing.T) {
 	path := filepath.Join("/var/lib/printgate", PINFile)
 	err := error(&PINFileError{Path: path, Err: &fs.PathError{Op: "open", Path: path, Err: fs.ErrPermission}})

@@ -3,7 +3,7 @@ package web
 import "testing"
 
 // TestSingular ensures a count of one reads in the singular where the
-// catalog has a singular form (issue 26 §6: "1 jobs taken"), and every
+// catalog has a singular form (never "1 jobs taken"), and every
 // other count keeps the plural.
 func TestSingular(t *testing.T) {
 	for _, tc := range []struct {

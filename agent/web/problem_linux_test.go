@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// TestLoginPINNotOurs is issue 26's case: `sudo printgate pin set` left the
+// TestLoginPINNotOurs is the case where `sudo printgate pin set` left the
 // PIN file root's, mode 0600, and the agent runs as another account. The
 // login page says the agent may not read the file and how to give it
 // back. Run as root, the test drops its effective uid to nobody around the

@@ -20,7 +20,7 @@ import (
 func waitingSay(l lang, pr api.PrinterDetail) string {
 	if pr.State == "READY" && pr.FailoverTo != "" {
 		// Failback pending: what the manager sends it now still goes to
-		// the backup (DESIGN.md "Failover").
+		// the backup (docs/DESIGN.md, "Dispatch": failover).
 		return l.T("wait.failback", pr.Name, pr.FailoverTo)
 	}
 	if pr.State == "" || pr.State == "READY" {

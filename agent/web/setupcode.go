@@ -21,8 +21,8 @@ import (
 )
 
 // A browser on the store PC was once trusted to set the first PIN, and any
-// page it had open could do that too (issue 23 §1: a rebinding page set the
-// PIN and took the page over). Setup now also asks for a one-time code that
+// page it had open could do that too (a DNS-rebinding page set the PIN
+// and took the page over). Setup now also asks for a one-time code that
 // only someone who sees the agent's terminal, log or `printgate status` can
 // know, as Jupyter asks for its token.
 

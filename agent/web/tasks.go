@@ -334,7 +334,7 @@ func (p *Page) confirmPage(w http.ResponseWriter, r *http.Request, sess *session
 	v.Title = title + " · " + t.TaskNo
 	d := taskData{Task: t, Action: action, Printers: p.printerNames()}
 	// Say where it prints: a printer failed over sends what it gets to
-	// its backup until failback (DESIGN.md "Failover"), a reprint too.
+	// its backup until failback (docs/DESIGN.md, "Dispatch": failover), a reprint too.
 	for _, pr := range p.b.PrinterDetails() {
 		if pr.FailoverTo == "" {
 			continue

@@ -214,7 +214,7 @@ func TestTaskActions(t *testing.T) {
 }
 
 // TestTaskRetryClickedTwice ensures a second retry of a finished task,
-// refused because its first retry prints (issue 22 §6), takes the manager
+// refused because its first retry prints, takes the manager
 // to that version's page with a flash naming it, instead of printing a
 // second copy or leaving them on a bare error.
 func TestTaskRetryClickedTwice(t *testing.T) {

@@ -86,7 +86,7 @@ type Page struct {
 	// does not hold up (device.go).
 	devices *deviceStore
 	// peerLines bounds the log lines a browser can provoke at will
-	// (DESIGN.md invariant 10); every such line goes through it.
+	// (docs/DESIGN.md, invariant 10); every such line goes through it.
 	peerLines warnlimit.Limiter
 
 	// pinMu serialises first-run setup and PIN checks: argon2id takes

@@ -9,7 +9,7 @@ import (
 )
 
 // TestWordsWrapWhole ensures no style of the page breaks words where no
-// break is needed (issue 26 §6: an alert on a phone read "ticke ts"):
+// break is needed (an alert on a phone once read "ticke ts"):
 // "word-break: break-all" splits every word at the edge, where
 // "overflow-wrap: anywhere" wraps at spaces and breaks only a word longer
 // than the line (a URL, a task_no).

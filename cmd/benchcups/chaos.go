@@ -12,7 +12,7 @@ import (
 )
 
 // chaosProxy sits between a host and an emulated printer and breaks the link
-// the way the chaos faults of issue 13 do: a seeded 15% of jobs lose their
+// the way cmd/chaos's faults do: a seeded 15% of jobs lose their
 // connection part-way through (a reset, both ways), and the printer goes
 // offline for seeded spells (connects refused, open connections reset).
 // Drops are decided per ticket — by the tag in the job's header line and

@@ -1,5 +1,5 @@
 // Command benchcups measures printgate against CUPS, side by side in one
-// run (issue 13, `make bench-cups`): the same ESC/POS tickets go through
+// run (`make bench-cups`): the same ESC/POS tickets go through
 // `lp -d QUEUE -o raw` to a raw CUPS queue and through printgate's intake
 // API to the real printgate binary, each path to its own emulated printer
 // (drivers/printertest), so every byte on paper is attributed. It measures
@@ -13,7 +13,7 @@
 //
 //	benchcups -printgate bin/printgate -queue benchraw -cups-addr 127.0.0.1:19100 -json bench-cups.json
 //
-// With -mode raw (issue 15, `make bench-cups-raw`) it instead measures
+// With -mode raw (`make bench-cups-raw`) it instead measures
 // printgate's raw port behind an unchanged CUPS raw queue: the same tickets
 // through `lp -o raw` to -queue (socket:// straight at an emulator on
 // -cups-addr) and to -raw-queue (socket:// at printgate's raw port on
@@ -72,7 +72,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("benchcups", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c config
-	fs.StringVar(&c.mode, "mode", "compare", "compare: printgate's HTTP intake against CUPS (issue 13); raw: a CUPS raw queue through printgate's raw port against one straight to the printer (issue 15)")
+	fs.StringVar(&c.mode, "mode", "compare", "compare: printgate's HTTP intake against CUPS; raw: a CUPS raw queue through printgate's raw port against one straight to the printer")
 	fs.StringVar(&c.printgate, "printgate", "", "the printgate binary to run (required)")
 	fs.StringVar(&c.queue, "queue", "benchraw", "the raw CUPS queue, whose device is socket://CUPS-ADDR")
 	fs.StringVar(&c.cupsAddr, "cups-addr", "", "loopback address the CUPS queue prints to; the CUPS emulator listens there (required)")

@@ -1,6 +1,6 @@
 package main
 
-// -mode raw (issue 15): the cost of putting printgate's raw port behind an
+// -mode raw: the cost of putting printgate's raw port behind an
 // unchanged CUPS raw queue. The same N tickets go through `lp -o raw` to two
 // queues on the same cupsd, one after the other: one socket:// straight at an
 // emulated printer, the other socket:// at printgate's raw port, whose

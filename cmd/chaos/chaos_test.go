@@ -72,7 +72,7 @@ func TestChaosShort(t *testing.T) {
 	if res.AcksDropped == 0 {
 		t.Errorf("the cloud lost no events_ack: the ack timeout was not walked")
 	}
-	// The reload path of issue 22 §2 must stay walked: the port closing
+	// The reload path must stay walked: the port closing
 	// under a kept-open client that has just sent a ticket.
 	if res.Reloads == 0 {
 		t.Errorf("no config reload was applied (%d got no answer)", res.ReloadsFailed)
@@ -83,7 +83,7 @@ func TestChaosShort(t *testing.T) {
 	if res.KeptOpenAtReload == 0 {
 		t.Errorf("no kept-open ticket was sent just before a reload (%d reloads, %d tickets)", res.Reloads, res.KeptOpenAcked)
 	}
-	// Issue 22 §6: a manager's double click on Retry must stay walked.
+	// A manager's double click on Retry must stay walked.
 	if res.RetriedTwice == 0 {
 		t.Errorf("no Retry was clicked twice at once (%d versions made)", res.RetryVersions)
 	}

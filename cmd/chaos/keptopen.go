@@ -15,7 +15,7 @@ import (
 	"printgate/sync/wire"
 )
 
-// The kept-open POS client (issue 22 §2): one connection to
+// The kept-open POS client: one connection to
 // keptOpenPrinter's raw port, kept open, a ticket written on it now and
 // then, as some POS drivers do. A ticket goes in two writes (its text, then
 // the cut, a drawer kick and a DLE EOT 1 status query), as a driver that
@@ -48,7 +48,7 @@ const (
 )
 
 // keptOpenTail ends a kept-open ticket: a full cut, a drawer kick (ESC p 0
-// 25 250: a cut then a drawer pulse, the ending issue 22 §2 names) and a
+// 25 250: a cut then a drawer pulse, as such POS drivers end one) and a
 // DLE EOT 1 status query, whose answer acknowledges the ticket.
 var keptOpenTail = []byte{0x1d, 'V', 0, 0x1b, 'p', 0, 25, 250, 0x10, 0x04, 0x01}
 

@@ -1,4 +1,4 @@
-// Command chaos is `make chaos`: seed 000's stress model run against the
+// Command chaos is `make chaos`: docs/DESIGN.md's stress model run against the
 // real printgate binary on this computer. It starts 8 emulated printers
 // (two with a backup), the reference cloud and the agent paired to it,
 // submits tickets over the LAN API, as cloud jobs and (a quarter) as raw

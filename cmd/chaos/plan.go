@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// The fault model of issue 13 (seed 000's stress model, run locally). Shares
+// The fault model (docs/DESIGN.md, "What good looks like"). Shares
 // are of each printer's time (8 printers make "10% of printers" less than
 // one printer, so the chaos run gives every printer that share of spells).
 const (

@@ -29,7 +29,7 @@ const (
 	rawAbortShare   = 0.08
 )
 
-// Write-and-close POS clients (issue 22 §1): a share of the raw jobs is
+// Write-and-close POS clients: a share of the raw jobs is
 // sent as many npm printer libraries send a ticket: connect, write, close,
 // without waiting for the agent's close; and in bursts, several terminals
 // printing to one kitchen printer at the same moment (a burst goes to the

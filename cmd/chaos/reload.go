@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// Config reloads during the load (issue 22 §2): now and then the runner
+// Config reloads during the load: now and then the runner
 // rewrites the agent's config with other raw settings for keptOpenPrinter
 // and asks the agent to reload it. A change of raw settings makes the agent
 // close that raw port (its drain must take the job the kept-open client just

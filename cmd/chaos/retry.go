@@ -17,7 +17,7 @@ import (
 	"printgate/spool"
 )
 
-// Retries clicked twice (issue 22 §6): during the load a manager signs in
+// Retries clicked twice: during the load a manager signs in
 // to the agent's page every retryEvery and clicks Retry twice at once on a
 // few tasks that ended without paper. So that there are such tasks in a
 // short run too, each round also submits one probe task with a 1 s timeout

@@ -305,7 +305,7 @@ func (r *runner) setUp(ctx context.Context) error {
 
 // ackDropEvery is how often the cloud loses an events_ack: one batch in
 // this many (the tenth, then every ackDropEvery-th), so the run walks the
-// link's ack timeout and resend (issue 22 §5) and still has every event
+// link's ack timeout and resend and still has every event
 // in the cloud and the outbox empty at the end.
 const ackDropEvery = 100
 

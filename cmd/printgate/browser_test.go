@@ -1,6 +1,6 @@
 package main
 
-// Browser tests of the manager page (issue 11): the real binary, emulated
+// Browser tests of the manager page: the real binary, emulated
 // printers, and Debian's chromium driven by chromedp. They rely on the DOM
 // hooks of the page contract (web-contract: ids, data-* attributes) and
 // nothing else of the markup. Run one with
@@ -419,7 +419,7 @@ func layoutAgent(t *testing.T, s *browserSuite) *pageAgent {
 
 	// Bar runs out of paper and a ticket comes: the health check before
 	// the job finds it and the task waits with the printer's status bytes
-	// in its message, as in issue 26. Should the idle status poll (every
+	// in its message. Should the idle status poll (every
 	// 5 s) notice first, the task still waits with reason PAPER_OUT (the
 	// lane queues it with the state it knows), only without the bytes.
 	if err := a.printers["bar"].SetFault(printertest.FaultPaperOut, true); err != nil {
@@ -485,7 +485,7 @@ func (b *tab) checkWords(page, lang string) {
 	}
 }
 
-// browserLayout (issue 26): every page, at 1280 and 390 px, in English
+// browserLayout: every page, at 1280 and 390 px, in English
 // and Chinese, scrolls not sideways, clips nothing, keeps every word of a
 // table cell whole, and shows no English code (nor, in Chinese, any
 // English label). The screenshots of the dashboard, a paper-out task, a
@@ -529,7 +529,7 @@ func browserLayout(t *testing.T, s *browserSuite) {
 	}
 }
 
-// browserErrorPage (issue 26): a PIN file the agent cannot read (a
+// browserErrorPage: a PIN file the agent cannot read (a
 // directory in its place here: the tests run as root, who reads any
 // file) gives the login an error page in the page's own layout and
 // language, saying what is wrong and what to do, on a phone too.
@@ -567,7 +567,7 @@ func browserErrorPage(t *testing.T, s *browserSuite) {
 	}
 }
 
-// browserTaskWords (issue 26): the task pages speak to a manager: a
+// browserTaskWords: the task pages speak to a manager: a
 // paper-out wait says what to do and that the ticket prints by itself, a
 // timed-out ticket says it was NOT printed, the printer's status bytes
 // are behind the details toggle, Reprint and Retry each say when to use
@@ -639,10 +639,10 @@ func browserTaskWords(t *testing.T, s *browserSuite) {
 	}
 }
 
-// browserReprintWhileFailbackPending (issue 26): kitchen failed over to
+// browserReprintWhileFailbackPending: kitchen failed over to
 // bar and is ready again, failback pending. A reprint of a kitchen ticket
-// prints on bar (tickets keep to the backup until failback, DESIGN.md
-// "Failover"), and the confirm page says so before the manager confirms,
+// prints on bar (tickets keep to the backup until failback, docs/DESIGN.md,
+// "Dispatch": failover), and the confirm page says so before the manager confirms,
 // naming failback_after.
 func browserReprintWhileFailbackPending(t *testing.T, s *browserSuite) {
 	a := layoutAgent(t, s)

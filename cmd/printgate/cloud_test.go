@@ -23,14 +23,14 @@ import (
 	"printgate/sync/wire"
 )
 
-// TestCloudRealBinary is issue 10's proof on the real binary, against the
-// reference cloud on loopback: `printgate pair` pairs through the QR code's
-// device flow; `printgate run` takes a cloud job, and the same job sent
-// again is answered duplicate and printed once; LAN tasks print through a
-// WAN outage; the agent is SIGKILLed the moment the first batch of its
+// TestCloudRealBinary is the cloud link's proof on the real binary, against
+// the reference cloud on loopback: `printgate pair` pairs through the QR
+// code's device flow; `printgate run` takes a cloud job, and the same job
+// sent again is answered duplicate and printed once; LAN tasks print through
+// a WAN outage; the agent is SIGKILLed the moment the first batch of its
 // replay reaches the cloud, with more batches to come; after a restart the
-// cloud holds every event of every task exactly once, in order per task,
-// the outbox is empty, and every ticket is on paper exactly once.
+// cloud holds every event of every task exactly once, in order per task, the
+// outbox is empty, and every ticket is on paper exactly once.
 func TestCloudRealBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the real binary")

@@ -152,8 +152,8 @@ func TestDemoShowsEverything(t *testing.T) {
 }
 
 // pasteHint runs the demo's closing curl hint as a person pastes it, from
-// the repository's root, and expects the agent to accept the task (issue
-// 26 §5: the hint named a ticket.json that did not exist).
+// the repository's root, and expects the agent to accept the task (the
+// hint once named a ticket.json that did not exist).
 func pasteHint(t *testing.T, hint string) {
 	t.Helper()
 	if _, err := exec.LookPath("curl"); err != nil {

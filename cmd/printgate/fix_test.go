@@ -14,7 +14,7 @@ import (
 	"testing"
 )
 
-// Issue 26 §4: every CLI failure a person reads says what happened, in the
+// Every CLI failure a person reads says what happened, in the
 // "FILE:LINE: sentence" standard where a config key is the cause, and ends
 // with a "fix:" line. These run the real binary, as a person does.
 

@@ -19,8 +19,8 @@ import (
 	"printgate/internal/portowner"
 )
 
-// Every failure a person reads ends with a "fix:" line, as doctor's do
-// (issue 26 §4); this file holds the fixes the commands share.
+// Every failure a person reads ends with a "fix:" line, as doctor's do,
+// so nobody is left with an error and no next step; this file holds the fixes the commands share.
 
 // loadConfig loads the config at path for command name; a failure is
 // printed as "printgate NAME: …" and its fix line, and yields false.

@@ -20,9 +20,10 @@ import (
 )
 
 // TestFsyncBeforeAccept proves that the agent answers 202 to a submitted task
-// only after the spool commit that holds the task has been fsync'd (issue 8
-// §5). Every other test passes with fsync switched off, because SIGKILL keeps
-// the page cache: only a power cut loses unsynced writes.
+// only after the spool commit that holds the task has been fsync'd
+// (docs/DESIGN.md, "The task": accept). Every other test passes with fsync
+// switched off, because SIGKILL keeps the page cache: only a power cut loses
+// unsynced writes.
 //
 // The test runs the real `printgate run` under strace, submits tasks over the
 // HTTP API (some one after another, some at once so that commits are grouped

@@ -32,7 +32,7 @@ func ownedBy(t *testing.T, path string, uid, gid uint32) {
 
 // TestRootWritesForTheService ensures every file a command run with sudo
 // writes into the data dir belongs to the data dir's owner, so the service
-// can read it (issue 26 §1: `sudo printgate pin set` wrote the PIN as
+// can read it (`sudo printgate pin set` once wrote the PIN as
 // root, mode 0600, and every login failed): the manager PIN, the device
 // token, the agent id (sudo printgate run), and an API token replaced with
 // --out.

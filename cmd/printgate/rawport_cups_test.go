@@ -1,6 +1,6 @@
 package main
 
-// The raw port (PROTOCOL.md §3 "Raw port", issue 15) driven by real clients
+// The raw port (PROTOCOL.md §3 "Raw port") driven by real clients
 // against the real binary: a CUPS raw queue printing with `lp -o raw`, and a
 // POS whose agent is SIGKILLed in the middle of its job. The in-process
 // cases (one-shot writes, kept-open connections, duplicates, truncation)
@@ -378,7 +378,7 @@ func paperWithTag(p *printertest.Printer, tag string) int {
 	return n
 }
 
-// TestRawPortCUPSQueue is issue 15's proof with a real CUPS: a raw queue
+// TestRawPortCUPSQueue is the raw port's proof with a real CUPS: a raw queue
 // socket://127.0.0.1:RAWPORT on a private cupsd, pointed at the real
 // binary's raw port, prints N distinct tickets with `lp -o raw`; each comes
 // out once, whole, in order, at the emulated printer behind the agent, as a
@@ -607,7 +607,8 @@ func TestRawPortKilledMidJob(t *testing.T) {
 // TestCUPSRefusalsNamesDirective holds the failure message of a refused
 // private CUPS config to naming the directive, its line and the line's
 // text, from the words cups 2.4.2-3+deb12u10 wrote for the valueless
-// Printcap line (issue 20) and for an unknown directive.
+// Printcap line (a security update began to refuse it, and the suite
+// failed with only "exited at start") and for an unknown directive.
 func TestCUPSRefusalsNamesDirective(t *testing.T) {
 	files := "User lp\nGroup lp\nPrintcap\nServerBin /usr/lib/cups\n"
 	cupsd := "Listen /tmp/x.sock\nFooBar 1\n"

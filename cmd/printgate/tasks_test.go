@@ -86,7 +86,7 @@ func TestAPICommands(t *testing.T) {
 	}
 	testNo := m[1]
 	// The printer's state reads as the printer's, not as the task's
-	// ("(state READY)", issue 26 §6).
+	// ("(state READY)" read like the task's).
 	if !regexp.MustCompile(`waiting for `+testNo+` to print on k \(printer k (is ready|has not been read yet: the ticket prints once it is ready)\)`).MatchString(out) || strings.Contains(out, "(state ") {
 		t.Errorf("test-print does not say the printer's state in words:\n%s", out)
 	}
@@ -165,7 +165,7 @@ func TestAPICommandsAgentDown(t *testing.T) {
 		if code != 1 || !strings.Contains(errs, want) {
 			t.Errorf("%v: exit %d %q, want 1 and %q", args, code, errs, want)
 		}
-		// And what to do (issue 26 §4).
+		// And what to do.
 		if !strings.Contains(errs, "\nfix: start the agent: ") {
 			t.Errorf("%v: no fix line in %q", args, errs)
 		}

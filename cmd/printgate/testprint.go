@@ -146,7 +146,7 @@ func testPrintCmd(ctx context.Context, now func() time.Time, args []string, stdo
 
 // printerNow says what the printer's state means for the ticket just sent,
 // in words that cannot be taken for the task's own state ("(state READY)"
-// read like one, issue 26 §6).
+// read like one).
 func printerNow(name, state string) string {
 	said, ok := map[string]string{
 		"READY": "is ready", "BUSY": "is busy", "PAPER_OUT": "is out of paper", "COVER_OPEN": "has its cover open",

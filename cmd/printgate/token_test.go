@@ -38,7 +38,7 @@ func TestTokenCommand(t *testing.T) {
 
 // TestTokenOutFile: `printgate token --out FILE` writes a fresh token the
 // config accepts, readable by its owner only, also over a file that was
-// readable by everyone (issue 23 §6: `printgate token > FILE` made 0644).
+// readable by everyone (`printgate token > FILE` made it 0644).
 func TestTokenOutFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "api-token.txt")
 	if err := os.WriteFile(path, []byte("old\n"), 0o644); err != nil {

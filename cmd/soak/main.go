@@ -2,7 +2,7 @@
 // with light printer faults and records whether its resources level off:
 // RSS, goroutines, open file descriptors and the spool file, sampled at a
 // fixed interval into a CSV, plotted as an SVG drawn here (no plotting
-// library), and judged at the end (issue 13, `make soak`).
+// library), and judged at the end (`make soak`).
 //
 //	go run ./cmd/soak [--duration 2h] [--rate 10] [--sample 1m] [--out docs/benchmarks]
 //

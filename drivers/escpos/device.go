@@ -25,7 +25,7 @@ type DeviceOptions struct {
 	// Session tunes the sessions the device opens.
 	Session SessionOptions
 	// IdleTimeout is how long the connection stays open with no work, so
-	// other software can print between bursts (ESCPOS.md §4). Default 30 s;
+	// other software can print between bursts (docs/ESCPOS.md §4). Default 30 s;
 	// negative keeps it open until Close.
 	IdleTimeout time.Duration
 	// DialTimeout bounds each connect. Default 5 s.

@@ -70,7 +70,7 @@ func printErr(t *testing.T, err error) *escpos.PrintError {
 }
 
 // TestDeviceConfirmationPerModel ensures each printer class gets the
-// strongest honest confirmation of ESCPOS.md §2 over a real socket, and the
+// strongest honest confirmation of docs/ESCPOS.md §2 over a real socket, and the
 // ticket comes out.
 func TestDeviceConfirmationPerModel(t *testing.T) {
 	cases := []struct {

@@ -15,7 +15,7 @@
 //     into printer states (online, cover open, paper end, error);
 //   - the session and completion barrier: after a job, ask the printer for the
 //     strongest proof it can give (printed, consumed or delivered, see
-//     ESCPOS.md §2) and report exactly that, never more. Device probes the
+//     docs/ESCPOS.md §2) and report exactly that, never more. Device probes the
 //     printer again when what it learned may be stale and says when the
 //     proof weakens (DeviceOptions.OnDowngrade), so the gate never weakens
 //     silently.

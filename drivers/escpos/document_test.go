@@ -26,7 +26,7 @@ func TestParseDocumentErrors(t *testing.T) {
 		{`{"lines":[{"qr":"x","type":"CODE128"}]}`, `line 1: unknown key "type" for a qr line`},
 		{`{"lines":[{"text":"a","qr":"b"}]}`, "line 1: has both text and qr: a line is exactly one kind"},
 		{`{"lines":[{"text":"a"},{}]}`, "line 2: no content"},
-		// A line with only a misspelled key names the key (issue 26 §6),
+		// A line with only a misspelled key names the key,
 		// not "no content".
 		{`{"lines":[{"txt":"a"}]}`, `line 1: unknown key "txt"; did you mean "text"? (a line needs one of text, rule`},
 		{`{"lines":[{"colour":"red"}]}`, `line 1: unknown key "colour" (a line needs one of text, rule`},

@@ -415,7 +415,7 @@ func boolByte(b bool) byte {
 // StatusQuery selects which status byte DLE EOT asks for.
 type StatusQuery byte
 
-// DLE EOT n selectors (ESCPOS.md §1).
+// DLE EOT n selectors (docs/ESCPOS.md §1).
 const (
 	QueryPrinter StatusQuery = 1 // online/offline, drawer pin, feed button
 	QueryOffline StatusQuery = 2 // cover open, paper end stop, error

@@ -28,7 +28,7 @@ func hexBytes(t *testing.T, s string) []byte {
 }
 
 // TestEncoderCommands ensures every builder emits exactly the bytes that
-// ESCPOS.md §1 and §3 give for it.
+// docs/ESCPOS.md §1 and §3 give for it.
 func TestEncoderCommands(t *testing.T) {
 	pid, err := ProcessID([4]byte{'A', 'b', '0', '~'})
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 )
 
 // TestMain fails the package's tests if any goroutine outlives them: every
-// goroutine has an owner that stops it (DESIGN.md "Invariants" 6).
+// goroutine has an owner that stops it (docs/DESIGN.md, invariant 6).
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }

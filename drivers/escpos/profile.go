@@ -68,7 +68,7 @@ const (
 	CutterNone                      // no autocutter: cuts become a feed to the tear bar
 )
 
-// AckMode is how strongly a printer can confirm a job (ESCPOS.md §2).
+// AckMode is how strongly a printer can confirm a job (docs/ESCPOS.md §2).
 type AckMode int
 
 // Ack modes, weakest first.

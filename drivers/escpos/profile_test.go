@@ -9,7 +9,7 @@ import (
 )
 
 // TestBuiltinProfiles ensures the built-ins are valid and carry the paper
-// facts of ESCPOS.md §3 (58 mm: 384 dots, 32/42 columns; 80 mm: 576 dots,
+// facts of docs/ESCPOS.md §3 (58 mm: 384 dots, 32/42 columns; 80 mm: 576 dots,
 // 48/64 columns) and GB18030 exactly for the Chinese printers.
 func TestBuiltinProfiles(t *testing.T) {
 	want := []string{"epson-58", "epson-80", "oneway-80", "xprinter-58", "xprinter-80"}

@@ -21,7 +21,7 @@ type Port interface {
 }
 
 // Confirmation says how strong the proof was that a job reached paper
-// (ESCPOS.md §2). The zero value means no confirmation. Higher is stronger.
+// (docs/ESCPOS.md §2). The zero value means no confirmation. Higher is stronger.
 type Confirmation int
 
 // Confirmation levels, weakest first.
@@ -138,7 +138,7 @@ func queryBarrier(id [4]byte) []byte {
 }
 
 // Session drives one open connection to one printer: probing, status, and
-// printing with the completion gate of ESCPOS.md §2. Operations run one at a
+// printing with the completion gate of docs/ESCPOS.md §2. Operations run one at a
 // time (one query in flight); a failed session is Broken and should be
 // replaced by a new connection, because a late answer on it could be taken
 // for the answer to a later question. Device does that.
@@ -642,7 +642,7 @@ func countRealTimeQueries(job []byte) int {
 }
 
 // Print sends job and proves its completion as strongly as the printer
-// allows (ESCPOS.md §2): a health check first (DLE EOT 1/2/4), then the job,
+// allows (docs/ESCPOS.md §2): a health check first (DLE EOT 1/2/4), then the job,
 // then GS ( H with the id derived from id (ConfirmPrinted), or GS r 1 and
 // DLE EOT 2/3 (ConfirmConsumed), or DLE EOT before and after
 // (ConfirmDelivered), or only the transport's word (ConfirmDelivered).
@@ -769,7 +769,7 @@ func (s *Session) Print(ctx context.Context, job []byte, id uint64) (Confirmatio
 }
 
 // whyUnconfirmed turns a barrier that did not answer into ErrOutcomeUnknown,
-// asking the printer for the reason when it can tell (ESCPOS.md §2): paper
+// asking the printer for the reason when it can tell (docs/ESCPOS.md §2): paper
 // out or cover open mean the job is still in the buffer and may print later.
 // An answer also proves the printer received all of job and the barrier, so
 // no command is left cut off (unless the answer could be one the job's own

@@ -7,7 +7,7 @@ import (
 	"printgate/drivers/escpos"
 )
 
-// TestDecodeStatusTypicalAnswers ensures the answers ESCPOS.md lists decode
+// TestDecodeStatusTypicalAnswers ensures the answers docs/ESCPOS.md §1 lists decode
 // to the conditions it names, and map to the agent's states.
 func TestDecodeStatusTypicalAnswers(t *testing.T) {
 	cases := []struct {

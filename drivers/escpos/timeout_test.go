@@ -34,8 +34,8 @@ func TestJobTimeoutScalesWithSerialSpeed(t *testing.T) {
 			t.Errorf("JobTimeout(%v, %d, %d) = %v, want %v", base, tc.bytes, tc.baud, got, tc.want)
 		}
 	}
-	// The example: 100 kB at 9600 baud must get more than the
-	// wire time plus half again.
+	// A large raster job on a slow serial line: 100 kB at 9600 baud must get
+	// more than the wire time plus half again.
 	if got := escpos.JobTimeout(base, 100_000, 9600); got-base <= 150*time.Second {
 		t.Errorf("100 kB at 9600 baud allows %v beyond the base, want more than 150 s", got-base)
 	}

@@ -11,7 +11,7 @@ import (
 
 // TestJobEndingInsideCommandIsConfirmed ensures a job that ends inside a
 // command (GS ( k declaring 256 more bytes) does not swallow the session's
-// completion probe (issue 22 §3): the session completes the command before
+// completion probe: the session completes the command before
 // its probe, so the outcome is confirmed, not unknown, and the next job
 // prints whole, on its own paper.
 func TestJobEndingInsideCommandIsConfirmed(t *testing.T) {

@@ -7,7 +7,7 @@
 // paper out, cover open, a stalled or dropped link, slow printing and power
 // cycles, switched by method calls or a seeded random schedule.
 //
-// It follows ESCPOS.md: real-time commands (DLE EOT) are answered the moment
+// It follows docs/ESCPOS.md §1: real-time commands (DLE EOT) are answered the moment
 // they arrive, even inside other data; in-order commands (GS r, GS ( H, GS I)
 // only when processing reaches them and only while the printer is running,
 // so a printer stopped at paper end keeps the job buffered and answers after

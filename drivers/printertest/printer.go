@@ -379,7 +379,7 @@ func (p *Printer) inOrderLocked(q inOrderQuery) {
 	}
 }
 
-// statusLocked encodes the answer to DLE EOT n, bit by bit from ESCPOS.md §1
+// statusLocked encodes the answer to DLE EOT n, bit by bit from docs/ESCPOS.md §1
 // (kept independent of the escpos decoder so each checks the other).
 func (p *Printer) statusLocked(n byte) byte {
 	b := byte(0x12)

@@ -2,7 +2,7 @@
 // readable by the agent. `sudo printgate pin set` runs as root, but the
 // service runs as its own account (printgate on Linux): a file root
 // writes into the service's data dir is root's, mode 0600, and the agent
-// cannot read it (issue 26 §1). Like hands such a file to the owner of
+// cannot read it. Like hands such a file to the owner of
 // the folder it was written for, and ChownFix says how a person does it
 // by hand.
 package fileowner

@@ -11,8 +11,8 @@ import (
 
 // TestLike ensures a file root writes into a folder that belongs to another
 // account is handed to that account, and that a file in root's own folder
-// stays root's (issue 26 §1: the PIN file `sudo printgate pin set` wrote
-// was root's, and the service could not read it).
+// stays root's (the PIN file `sudo printgate pin set` once wrote was
+// root's, and the service could not read it).
 func TestLike(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: only root can give a file away")

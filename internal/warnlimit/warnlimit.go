@@ -1,7 +1,7 @@
 // Package warnlimit bounds the log lines a peer can provoke at will: a
 // cloud's frames, a page's refused requests, a flood at a door. Each must
-// cost the agent a bounded log (DESIGN.md invariant 10): 243,730 unknown
-// events_ack frames in 9 s once rotated the log three times (issue 23 §5).
+// cost the agent a bounded log (docs/DESIGN.md, invariant 10): 243,730 unknown
+// events_ack frames in 9 s once rotated the log three times.
 // The first few lines of each message in a minute are logged, the rest only
 // counted, and the count is said once the minute is over ("… (repeated;
 // suppressed in the last minute)", suppressed=N).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench-slowpc (issue 25; docs/BENCHMARKS.md "Slow store PC"): the
+# make bench-slowpc (docs/BENCHMARKS.md "Slow store PC"): the
 # real printgate on a ten-year-old store PC, in the VM of make test-usb.
 # It boots that VM (scripts/usbvm/test-usb.sh with USBVM_BENCH=1) with the
 # spool on a fresh ext4 virtual disk, in two settings:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make test-usb (issue 25; README "USB, tested in a VM"): runs printgate
+# make test-usb (README "USB, tested in a VM"): runs printgate
 # against the real Linux USB stack with no hardware. It builds a VM from
 # Debian packages only: Debian's kernel (linux-image-amd64's versioned image,
 # fetched with apt-get download and unpacked, never installed) and its USB

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make test-windows: the Windows build run under Wine (issue 24).
+# make test-windows: the Windows build run under Wine.
 #
 # It installs Wine and the MinGW cross-compiler when missing (Debian's
 # packages; root or sudo), makes a temporary Wine prefix with the ProcessPrng

@@ -8,9 +8,11 @@
 // owns every goroutine the link starts and stops them before it returns.
 // The agent hands it small interfaces defined here (Backend, Outbox,
 // Tailer), so the package imports nothing of package agent; the agent
-// imports it. Time comes from a wheel.Clock: backoff, pings, the silence
-// timeout, the welcome wait and the outbox poll all run on it, so tests move
-// a fake clock instead of sleeping.
+// imports it. Time comes from Options.Clock (an internal/clock Clock):
+// backoff, pings, the silence timeout, the welcome wait, the ack timeout
+// and the outbox poll all run on it, so tests move a fake clock instead of
+// sleeping; only the socket's write deadlines, which the kernel keeps, are
+// on real time.
 //
 // What the link promises:
 //   - a job_ack is sent only after Backend.Submit returned, that is after

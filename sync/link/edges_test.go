@@ -64,8 +64,8 @@ func until(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// TestLostAckResent ensures one lost events_ack does not stall the outbox
-// (issue 22 §5): with one batch allowed in flight and its ack lost, the
+// TestLostAckResent ensures one lost events_ack does not stall the outbox:
+// with one batch allowed in flight and its ack lost, the
 // batch is sent again once AckTimeout passes on the link's clock, and
 // delivery goes on to the last event.
 func TestLostAckResent(t *testing.T) {
@@ -102,7 +102,7 @@ func TestLostAckResent(t *testing.T) {
 }
 
 // TestLastSyncWaitsForOldestBatch ensures LastSync means "nothing older is
-// waiting" (issue 22 §5): the acks of later batches do not set it while the
+// waiting": the acks of later batches do not set it while the
 // first batch's ack is lost; its resent ack does.
 func TestLastSyncWaitsForOldestBatch(t *testing.T) {
 	var dropped atomic.Int32
@@ -130,8 +130,8 @@ func TestLastSyncWaitsForOldestBatch(t *testing.T) {
 }
 
 // TestStaleAckDeletesNothing ensures an events_ack naming a batch of an
-// earlier process, or of an earlier connection, deletes nothing (issue 22
-// §5): batch ids do not start again at the same value in a new process.
+// earlier process, or of an earlier connection, deletes nothing: batch ids do
+// not start again at the same value in a new process.
 func TestStaleAckDeletesNothing(t *testing.T) {
 	h := newHarness(t)
 	for i := range 3 {
@@ -190,7 +190,7 @@ func TestStaleAckDeletesNothing(t *testing.T) {
 
 // TestOversizedJobAnswered ensures a job frame just over MaxFrameBytes is
 // answered job_ack rejected (payload_too_large, the §3 code) and the
-// connection stays up, so the next job is accepted on it (issue 22 §8):
+// connection stays up, so the next job is accepted on it:
 // before, the websocket read limit closed the connection (1009) first,
 // and the cloud resent the job into the same close forever.
 func TestOversizedJobAnswered(t *testing.T) {
@@ -214,7 +214,7 @@ func TestOversizedJobAnswered(t *testing.T) {
 
 // TestNoPrintersConnects ensures an agent with no printer configured says
 // hello and is welcomed by the reference cloud, and its printers pushes go
-// through too (issue 22 §8).
+// through too.
 func TestNoPrintersConnects(t *testing.T) {
 	ref := newRefCloud(t, cloudtest.Options{})
 	h := newHarness(t)

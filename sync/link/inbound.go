@@ -63,7 +63,7 @@ func (s *session) reply(reply wire.Message) {
 // rejection is a job the link refuses in its own terms, a PROTOCOL.md §3
 // code and a message. It travels to the agent as NewTask.Invalid, so that
 // a task_no already known is answered duplicate before the link refuses
-// anything (DESIGN.md invariant 7), and comes back wrapped in Submit's
+// anything (docs/DESIGN.md, invariant 7), and comes back wrapped in Submit's
 // error.
 type rejection struct{ code, message string }
 
@@ -163,7 +163,7 @@ func (s *session) tail(m *wire.LogsTail) wire.Message {
 	} else if len(s.tails) >= MaxTails {
 		// Each tail holds a goroutine and sends as fast as the log grows:
 		// a cloud that starts thousands and reads none would hold the
-		// agent's memory (issue 23 §5).
+		// agent's memory.
 		s.tmu.Unlock()
 		stop()
 		return &wire.CommandResult{ID: m.ID, Error: &wire.Problem{Code: "too_many_tails",

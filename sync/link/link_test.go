@@ -160,7 +160,7 @@ func TestJobDuplicate(t *testing.T) {
 // TestKnownJobIsDuplicateFirst ensures a resend of a task_no the agent
 // knows is answered duplicate with the task's state, whatever the link
 // would refuse in it now: a timeout out of range or unreadable, a frame
-// Decode refuses (DESIGN.md invariant 7). Only a frame whose task_no
+// Decode refuses (docs/DESIGN.md, invariant 7). Only a frame whose task_no
 // cannot be read is still refused outright.
 func TestKnownJobIsDuplicateFirst(t *testing.T) {
 	h := newHarness(t)
@@ -641,9 +641,9 @@ func TestCommands(t *testing.T) {
 
 // TestCommandResentAfterReconnect ensures a command the cloud resends
 // under the same id, after the connection that carried the first answer
-// dropped, is answered with the first result and not run again (issue 22
-// §6): a reprint resent prints once. A first try the agent could not act
-// on (unavailable) is not remembered, so its resend runs.
+// dropped, is answered with the first result and not run again: a reprint
+// resent prints once. A first try the agent could not act on (unavailable) is
+// not remembered, so its resend runs.
 func TestCommandResentAfterReconnect(t *testing.T) {
 	h := newHarness(t)
 	h.accept(t, "C1_v1")
@@ -815,8 +815,8 @@ func (blockingTailer) Tail(ctx context.Context, _, _ string, _ int, _ bool, _ fu
 	return nil
 }
 
-// TestLogsTailBounded is issue 23 §5's tail flood: a cloud that starts
-// log tails and reads none held the agent's memory without bound. At most
+// TestLogsTailBounded is the tail flood: a cloud that starts log tails
+// and reads none once held the agent's memory without bound. At most
 // MaxTails run per connection; one more is answered too_many_tails, and a
 // tail stopped gives its place back.
 func TestLogsTailBounded(t *testing.T) {
@@ -847,8 +847,8 @@ func TestLogsTailBounded(t *testing.T) {
 	}
 }
 
-// TestPeerWarningsBounded is issue 23 §5's log flood: a cloud sending
-// unknown events_ack frames got one WARN line each (243,730 in 9 s rotated
+// TestPeerWarningsBounded is the log flood: a cloud sending unknown
+// events_ack frames once got one WARN line each (243,730 in 9 s rotated
 // the log three times). The first few of a minute are logged, the rest
 // counted and summarised once the minute is over.
 func TestPeerWarningsBounded(t *testing.T) {

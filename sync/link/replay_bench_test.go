@@ -31,7 +31,7 @@ import (
 	"printgate/sync/wire"
 )
 
-// The benchmarks of issue 10 (docs/BENCHMARKS.md "Cloud link (issue 10)").
+// The cloud link's benchmarks (docs/BENCHMARKS.md "Cloud link").
 // They run only with -bench, on loopback, against cloudtest served by an
 // httptest server on 127.0.0.1. This file is linux-only because it reads
 // /proc/self/status and raises RLIMIT_NOFILE.

@@ -77,7 +77,7 @@ type inbound struct {
 }
 
 // batch is an events frame sent and not yet acknowledged. Only its keys
-// are kept (DESIGN.md invariant 4): a resend reads its events again.
+// are kept (docs/DESIGN.md, invariant 4): a resend reads its events again.
 type batch struct {
 	id     string
 	keys   [][]byte

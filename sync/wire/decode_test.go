@@ -62,7 +62,7 @@ func TestDecodeRejectsSize(t *testing.T) {
 // TestDecodeTooLargeJobNamesTask ensures a job frame over MaxFrameBytes
 // but within ReadLimit is refused as too_large naming its type and
 // task_no, wherever the task_no stands, so the agent can answer it with
-// job_ack (issue 22 §8); one over ReadLimit is not read for either.
+// job_ack; one over ReadLimit is not read for either.
 func TestDecodeTooLargeJobNamesTask(t *testing.T) {
 	job := func(size int, taskFirst bool) []byte {
 		head, tail := `{"type":"job","task_no":"BIG_v1","printer":"kitchen","payload":"`, `"}`

@@ -175,9 +175,10 @@ func TestEveryOriginTravels(t *testing.T) {
 	}
 }
 
-// TestNoPrinters ensures an agent with no printer configured can say so
-// (issue 22 §8): hello and printers with no printers, nil or empty, encode
-// as [] and decode back, while a frame without the field is still refused.
+// TestNoPrinters ensures an agent with no printer configured can say so (as a
+// new store does before its printers are set up): hello and printers with no
+// printers, nil or empty, encode as [] and decode back, while a frame without
+// the field is still refused.
 func TestNoPrinters(t *testing.T) {
 	for _, m := range []wire.Message{
 		&wire.Hello{AgentID: "a", Version: "1"},

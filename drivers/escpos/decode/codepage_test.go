@@ -7,7 +7,7 @@ import (
 	"golang.org/x/text/encoding/japanese"
 )
 
-// TestEuroCodePages is the "€3.80 drawn as ╒3.80": a third-party
+// TestEuroCodePages ensures "€3.80" is never drawn as "╒3.80": a third-party
 // encoder selected WPC1252 (ESC t 16) or PC858 (ESC t 19) and sent the byte
 // of € in that table; read as PC437 the PC858 byte 0xD5 is ╒.
 func TestEuroCodePages(t *testing.T) {

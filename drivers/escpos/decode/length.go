@@ -1,7 +1,7 @@
 package decode
 
 // The command-length table: how many bytes each ESC, FS, GS and DLE command
-// takes, by the Epson and clone references (ESCPOS.md), with the firmware's
+// takes, by the Epson and clone references (docs/ESCPOS.md §1, §3), with the firmware's
 // own end rules. It is the one table the decoder (and so the emulator and
 // the manager page's preview), the driver's resynchronisation after a lost
 // link (escpos.DanglingBound) and the raw port's filter frame commands by,

@@ -172,9 +172,10 @@ func only(t *testing.T, f string) decode.Ticket {
 	return tickets[0]
 }
 
-// TestThirdPartyText is the bug: "€3.80" in the encoder's automatic
-// code-page choice (ESC t) drew as "╒3.80" when every byte was read as
-// cp437. The accents of the other rows come from other code pages.
+// TestThirdPartyText holds the decoder to a third-party encoder's text:
+// "€3.80" in the encoder's automatic code-page choice (ESC t) once drew as
+// "╒3.80" when every byte was read as cp437. The accents of the other rows
+// come from other code pages.
 //
 // The encoder picks, per run of text, the first table of the model's list
 // that has the character, and its ESC t numbers are the model's: for
@@ -240,8 +241,8 @@ func TestThirdPartyStyles(t *testing.T) {
 	}
 }
 
-// TestThirdPartySymbols checks the QR code, the PDF417 (the other
-// bug: it drew as blank lines) and the CODE128 barcode, in paper order.
+// TestThirdPartySymbols checks the QR code, the PDF417 (it once drew as
+// blank lines) and the CODE128 barcode, in paper order.
 func TestThirdPartySymbols(t *testing.T) {
 	for _, m := range models {
 		f := filepath.Join(corpusDir, m+"-symbols.bin")

@@ -1,4 +1,4 @@
-// Package vmtest holds the checks of make test-usb (issue 25): the real
+// Package vmtest holds the checks of make test-usb: the real
 // printgate binary against a USB printer on the real Linux USB stack, inside
 // the VM that scripts/usbvm/test-usb.sh builds and boots. The host side is
 // usblp (/dev/usb/lp0) on dummy_hcd; the printer is the project's emulator

@@ -21,14 +21,16 @@ import (
 	"printgate/drivers/printertest"
 )
 
-// The slow store PC (issue 25, make bench-slowpc): the real printgate in the
+// The slow store PC (make bench-slowpc; docs/BENCHMARKS.md "Slow store
+// PC"): the real printgate in the
 // VM that scripts/usbvm/bench-slowpc.sh boots with the spool on a throttled
 // virtual disk (USBVM_SPOOL is where it is mounted), against emulated
 // printers on loopback. Every figure is one "SLOWPC <name> <value> <unit>"
 // line on stdout, which the host script collects.
 
-// slowPrinters is how many emulated printers the agent has (the issue's
-// "8 printers").
+// slowPrinters is how many emulated printers the agent has (a busy
+// store's kitchen, bar and counters: docs/BENCHMARKS.md "Slow store PC"
+// measures 8 printers at 1 ticket/s each).
 const slowPrinters = 8
 
 // figure prints one result line for the host script.

@@ -79,7 +79,7 @@ func TestUSB(t *testing.T) {
 	var cab *cable
 	t.Run("handle-across-pull", func(t *testing.T) {
 		needCable(t)
-		// The finding, as a check of the driver: a handle held
+		// What a pulled cable does to the driver: a handle held
 		// across a pull answers ENODEV from then on, also after the
 		// re-plug, and a fresh open of the new lp0 works.
 		cab = newCable(t)
@@ -151,7 +151,7 @@ func TestUSB(t *testing.T) {
 			t.Fatal(err)
 		}
 		a.submit(t, "USB-0002_KITCHEN_v1", "USB PAPER BACK")
-		// DESIGN.md: paper out is not a failure; the task goes back to
+		// docs/DESIGN.md, "Dispatch": paper out is not a failure; the task goes back to
 		// QUEUED with reason PAPER_OUT and no attempt spent (PARKED is for
 		// an offline printer), and the lane waits for the paper.
 		v := a.waitReason(t, "USB-0002_KITCHEN_v1", "PAPER_OUT", 30*time.Second)

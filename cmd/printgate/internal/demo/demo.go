@@ -184,8 +184,8 @@ func (d *Demo) play(ctx context.Context, dir, listen string, duration time.Durat
 const demoTaskFile = "testdata/demo/task.json"
 
 // curlHint is the command that sends the sample task to the agent, which
-// works as pasted (issue 26 §5: it named a ticket.json that did not
-// exist): from the repository's root it names testdata/demo/task.json;
+// works as pasted (it once named a ticket.json that did not exist):
+// from the repository's root it names testdata/demo/task.json;
 // run anywhere else, a copy the demo writes in its directory.
 func (d *Demo) curlHint() string {
 	file := demoTaskFile

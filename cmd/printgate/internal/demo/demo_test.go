@@ -32,8 +32,8 @@ func TestDemoFilesMatchTestdata(t *testing.T) {
 }
 
 // TestCurlHintWorksWhenPasted ensures the closing hint names a file that
-// exists where it is pasted (issue 26 §5: it named ticket.json, which did
-// not exist): from the repository's root, testdata/demo/task.json; run
+// exists where it is pasted (it once named ticket.json, which did not
+// exist): from the repository's root, testdata/demo/task.json; run
 // anywhere else, the copy the demo writes in its directory.
 func TestCurlHintWorksWhenPasted(t *testing.T) {
 	d := New(io.Discard)

@@ -292,7 +292,7 @@ func CheckDisk(env Env, cfg *config.Config) Result {
 		r.Fix = "check the disk holding " + at
 		return r
 	}
-	// The cap the agent would work out at start (issue 23 §5), so a store
+	// The cap the agent would work out at start, so a store
 	// sees what its spool may take before it runs.
 	lim := spool.PlanLimits(at, cfg.Spool.MaxSize, cfg.Spool.KeepFree)
 	r.Detail = fmt.Sprintf("%s free on the disk of %s", humanBytes(free), at)
@@ -345,7 +345,7 @@ func CheckPort(ctx context.Context, env Env, cfg *config.Config) (r Result, runn
 		r.Detail = fmt.Sprintf("cannot listen there: %v", err)
 		r.Fix = fmt.Sprintf("ports below 1024 need privileges; set listen in %s to a port above 1024, such as 8631", cfg.Path)
 	default:
-		// Named as `printgate run` names it (issue 26 §4), at the key's line.
+		// Named as `printgate run` names it, at the key's line.
 		n, _ := strconv.Atoi(port)
 		if holder, ok := portowner.Listening(n); ok {
 			r.Detail = fmt.Sprintf("%s: in use by another program, %s (%v)", cfg.Where("listen"), holder, unwrapOp(err))

@@ -153,7 +153,7 @@ func TestDoctorDisk(t *testing.T) {
 	cfg := doctorConfig(t, t.TempDir(), ":8631", "")
 	env := testDoctorEnv()
 	wantResult(t, "real", CheckDisk(env, cfg), Pass, "free on the disk of", "") // the test machine has a GiB to spare
-	// It says the spool cap the agent would work out (issue 23 §5).
+	// It says the spool cap the agent would work out.
 	wantResult(t, "cap", CheckDisk(env, cfg), Pass, "; spool cap ", "")
 	small := doctorConfig(t, t.TempDir(), ":8631", "[spool]\nmax_size = \"16MiB\"\n")
 	wantResult(t, "explicit cap", CheckDisk(env, small), Pass, "spool cap 16 MiB (max_size)", "")
@@ -207,7 +207,8 @@ func TestDoctorPort(t *testing.T) {
 	cfg := doctorConfig(t, t.TempDir(), ln.Addr().String(), "")
 	r, _ = CheckPort(context.Background(), env, cfg)
 	// The holder is named as printgate run names it, at the listen line
-	// (issue 26 §4); where /proc cannot say, how to find it.
+	// (so a person finds the same words in both); where /proc cannot say,
+	// how to find it.
 	if runtime.GOOS == "linux" {
 		wantResult(t, "raw listener", r, Fail, cfg.Path+":2: in use by another program, ", fmt.Sprintf("(pid %d)", os.Getpid()))
 	} else {

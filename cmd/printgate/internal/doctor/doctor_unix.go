@@ -100,8 +100,8 @@ func orDash(s string) string {
 }
 
 // CheckServiceFiles is check 2c: the account the service runs as can read
-// every file it needs and write its data dir, whoever wrote them (issue 26
-// §1: `sudo printgate pin set` wrote the PIN as root, mode 0600, and
+// every file it needs and write its data dir, whoever wrote them
+// (`sudo printgate pin set` once wrote the PIN as root, mode 0600, and
 // every login failed while doctor said all was well). The account is
 // env.ServiceUser when it exists, else the data dir's owner.
 func CheckServiceFiles(env Env, cfg *config.Config) []Result {

@@ -14,7 +14,7 @@ import (
 
 // TestDoctorServiceFiles ensures doctor fails, with the chown that fixes
 // it, a file in the data dir that the service's account cannot read
-// (issue 26 §1: `sudo printgate pin set` wrote the PIN as root, mode
+// (`sudo printgate pin set` once wrote the PIN as root, mode
 // 0600; every login failed while doctor said all checks passed), and
 // passes once the file is the account's.
 func TestDoctorServiceFiles(t *testing.T) {
@@ -43,7 +43,7 @@ func TestDoctorServiceFiles(t *testing.T) {
 	rs := CheckServiceFiles(env, cfg)
 	wantResult(t, "nothing written yet", rs[0], Pass, "can read the 2 file(s) it needs", "")
 
-	// What sudo printgate pin set wrote before issue 26: root's, 0600.
+	// What sudo printgate pin set once wrote: root's, 0600.
 	pin := web.PINPath(data)
 	if err := os.WriteFile(pin, []byte("hash\n"), 0o600); err != nil {
 		t.Fatal(err)
