@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -302,14 +303,16 @@ func TestRootRefusesAnotherUsersDataDir(t *testing.T) {
 	}
 }
 
-// TestDemoHub runs `make demo-hub`'s script (the real printgate-hub,
-// printgate and printersim binaries it builds) for a second and ensures
-// what it shows: the emulated printer draws the job submitted to the hub's
-// API, the hub reports it PRINTED with the agent's timeline, and the same
-// task_no again is a duplicate, printed once.
-func TestDemoHub(t *testing.T) {
+// TestDemo runs `make demo`'s script (the real printgate-hub, printgate,
+// printersim and webhooksink binaries it builds) for a second and ensures
+// what it shows: the agent paired through the device flow, the emulated
+// printer draws the job submitted to the hub's API once, the hub reports
+// it PRINTED with the agent's timeline, the same task_no again is a
+// duplicate, a ticket through the agent's LAN API reaches the hub, and the
+// receiver got both PRINTED webhooks with their signatures verified.
+func TestDemo(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs three binaries")
+		t.Skip("builds and runs four binaries")
 	}
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("the demo calls the API with curl")
@@ -317,19 +320,23 @@ func TestDemoHub(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "../../scripts/demo-hub.sh")
-	cmd.Env = append(os.Environ(), "DEMO_DURATION=1", "DEMO_HUB_DIR="+filepath.Join(dir, "demo"),
+	cmd := exec.CommandContext(ctx, "../../scripts/demo.sh")
+	cmd.Env = append(os.Environ(), "DEMO_DURATION=1", "DEMO_DIR="+filepath.Join(dir, "demo"),
 		fmt.Sprintf("DEMO_HUB_PORT=%d", proctest.FreePort(t)), fmt.Sprintf("DEMO_AGENT_PORT=%d", proctest.FreePort(t)),
-		fmt.Sprintf("DEMO_PRINTER_PORT=%d", proctest.FreePort(t)))
+		fmt.Sprintf("DEMO_PRINTER_PORT=%d", proctest.FreePort(t)), fmt.Sprintf("DEMO_HOOK_PORT=%d", proctest.FreePort(t)))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("demo-hub: %v\n%s", err, out)
+		t.Fatalf("demo: %v\n%s", err, out)
 	}
 	s := string(out)
 	for _, want := range []string{
+		"   Paired. The device token is in ",
 		"│ submitted to printgate-hub │",
-		`"state":"PRINTED","printer":"kitchen","confirmation":"printed"`,
+		`"state":"PRINTED","printer":"kitchen","confirmation":`,
 		`"state":"PRINTED","duplicate":true} (200)`,
+		"│ sent to the agent's LAN API │",
+		`_LAN_v1","store":"s001","state":"PRINTED"`,
+		"/fleet/",
 		"DEMO_DURATION (1) is over",
 	} {
 		if !strings.Contains(s, want) {
@@ -338,5 +345,13 @@ func TestDemoHub(t *testing.T) {
 	}
 	if n := strings.Count(s, "│ submitted to printgate-hub │"); n != 1 {
 		t.Errorf("the ticket was drawn %d times, want once:\n%s", n, s)
+	}
+	for _, task := range []string{"1_KITCHEN_v1 PRINTED, origin cloud", "2_LAN_v1 PRINTED, origin local"} {
+		if !regexp.MustCompile(`webhook ← job.state_changed s001/DEMO-\d+-` + task + ` \(signature verified`).MatchString(s) {
+			t.Errorf("no verified webhook %q in the demo's output:\n%s", task, s)
+		}
+	}
+	if strings.Contains(s, "webhook refused") {
+		t.Errorf("the receiver refused a webhook:\n%s", s)
 	}
 }
