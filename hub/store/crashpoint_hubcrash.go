@@ -1,0 +1,27 @@
+//go:build hubcrash
+
+package store
+
+import (
+	"fmt"
+	"os"
+	"time"
+)
+
+// crashEnv names the crash point a hub built with -tags hubcrash stops at
+// (crash tests only; the release build has no crash points).
+const crashEnv = "PRINTGATE_HUB_CRASH_AT"
+
+// crashPoint stops the goroutine that reaches the point crashEnv names,
+// for good, after saying so on stderr: the test that set it then
+// SIGKILLs the process, which dies with the point reached and nothing
+// after it done.
+func crashPoint(name string) {
+	if os.Getenv(crashEnv) != name {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "printgate-hub: crash point %s reached\n", name)
+	for {
+		time.Sleep(time.Hour)
+	}
+}
