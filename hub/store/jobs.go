@@ -459,29 +459,8 @@ func (s *Store) ApplyEvents(ctx context.Context, st StoreInfo, taskNo string, ev
 // there is anything to write; found is false for a key with no record
 // (then a write creates it).
 func (s *Store) update(ctx context.Context, key string, change func(t *Task, found bool) bool) error {
-	for range 16 {
-		var t Task
-		rev, err := getJSON(ctx, s.tasks, key, &t)
-		found := err == nil
-		if err != nil && !errors.Is(err, ErrNotFound) {
-			return err
-		}
-		if !change(&t, found) {
-			return nil
-		}
-		if found {
-			_, err = s.tasks.Update(ctx, key, mustJSON(t), rev)
-		} else {
-			_, err = s.tasks.Create(ctx, key, mustJSON(t))
-		}
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, jetstream.ErrKeyExists) && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-			return kvErr(err)
-		}
-	}
-	return errors.New("too many concurrent changes")
+	_, err := casJSON(ctx, s.tasks, key, func(t *Task, found bool) (bool, error) { return change(t, found), nil })
+	return err
 }
 
 // maxListScan bounds the records one ListTasks call reads; past it the

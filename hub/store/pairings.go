@@ -162,25 +162,19 @@ func (s *Store) changePairing(ctx context.Context, userCode string, now time.Tim
 	if err != nil {
 		return kvErr(err)
 	}
-	key := "d." + string(e.Value())
-	for range 8 {
-		var p Pairing
-		rev, err := getJSON(ctx, s.pairings, key, &p)
-		if err != nil {
-			return err
+	var refused error // change's own answer, returned as it is
+	_, err = casJSON(ctx, s.pairings, "d."+string(e.Value()), func(p *Pairing, found bool) (bool, error) {
+		if !found {
+			refused = ErrNotFound
+		} else {
+			refused = change(p)
 		}
-		if err := change(&p); err != nil {
-			return err
-		}
-		if _, err := s.pairings.Update(ctx, key, mustJSON(p), rev); err != nil {
-			if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-				continue
-			}
-			return fmt.Errorf("store: pairing: %w", kvErr(err))
-		}
-		return nil
+		return refused == nil, refused
+	})
+	if err != nil && err != refused {
+		return fmt.Errorf("store: pairing: %w", err)
 	}
-	return errors.New("store: pairing: too many concurrent changes")
+	return err
 }
 
 // NormalizeUserCode is how a typed user code is compared: upper case,
