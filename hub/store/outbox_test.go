@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"printgate/sync/wire"
 )
 
@@ -148,5 +150,44 @@ func TestOutboxFanOut(t *testing.T) {
 	}
 	if tk, err := s.Submit(ctx, qs, job("Q1"), "cc", now); err != nil || len(tk.Outbox) != 0 {
 		t.Fatalf("a job of a tenant without endpoints: outbox %+v (%v), want none", tk.Outbox, err)
+	}
+}
+
+// TestFanOutSkipsStaleWrite ensures the fan-out queues a message once
+// though it reads it again in an older write of its record: the consumer
+// holds writes it fetched before the fan-out emptied the outbox, and a
+// message delivered meanwhile must not be queued (and sent) again.
+func TestFanOutSkipsStaleWrite(t *testing.T) {
+	s := open(t, t.TempDir())
+	ctx := context.Background()
+	st := seed(t, s)
+	if err := s.AddWebhook(ctx, Webhook{ID: "ep_1", Tenant: "acme", URL: "https://orders.example.com/h", Secret: "whsec_AAAA"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Submit(ctx, st, job("T1"), "aa", time.Unix(1_800_000_000, 0).UTC()); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.js.OrderedConsumer(ctx, tasksStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{tasksSubject + "s1.T1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := c.Next(jetstream.FetchMaxWait(5 * time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRecentIDs(16)
+	if err := s.fanOutRecord(ctx, msg, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range queued(t, s, "T1 STORED") {
+		if err := s.Delivered(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.fanOutRecord(ctx, msg, r); err != nil { // the same write, read again
+		t.Fatal(err)
+	}
+	if ds, err := s.Deliveries(ctx, 0); err != nil || len(ds) != 0 {
+		t.Fatalf("after the stale write: %d deliveries queued (%v), want none (STORED was delivered)", len(ds), err)
 	}
 }

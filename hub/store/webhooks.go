@@ -350,6 +350,7 @@ func (s *Store) fanOut(ctx context.Context) error {
 	defer it.Stop()
 	defer context.AfterFunc(ctx, it.Stop)()
 	saved, savedAt, seen := cursor, time.Now(), cursor
+	recent := newRecentIDs(maxRecentIDs)
 	save := func(ctx context.Context) error {
 		if _, err := s.cursors.Put(ctx, cursorKey, []byte(strconv.FormatUint(seen, 10))); err != nil {
 			return fmt.Errorf("write the fan-out's cursor: %w", kvErr(err))
@@ -373,7 +374,7 @@ func (s *Store) fanOut(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("read %s: %w", tasksStream, err)
 		}
-		if err := s.fanOutRecord(ctx, msg); err != nil {
+		if err := s.fanOutRecord(ctx, msg, recent); err != nil {
 			return err
 		}
 		seen = md.Sequence.Stream
@@ -385,9 +386,41 @@ func (s *Store) fanOut(ctx context.Context) error {
 	}
 }
 
-// fanOutRecord queues the deliveries of one record write's outbox and
-// removes them from the record.
-func (s *Store) fanOutRecord(ctx context.Context, msg jetstream.Msg) error {
+// maxRecentIDs bounds the message ids a fan-out remembers having queued:
+// far more than the writes its consumer holds fetched at once.
+const maxRecentIDs = 4096
+
+// recentIDs is the message ids one run of the fan-out has queued, the
+// newest max of them. The consumer fetches writes ahead, so it may read a
+// record's older write after the fan-out emptied that outbox from a newer
+// one; a message it queued (and the sender may have delivered since) is
+// not queued again. A restart forgets them: the record's outbox on disk is
+// then what is true.
+type recentIDs struct {
+	set  map[string]bool
+	ring []string
+	next int
+}
+
+func newRecentIDs(max int) *recentIDs {
+	return &recentIDs{set: make(map[string]bool, max), ring: make([]string, max)}
+}
+
+func (r *recentIDs) has(id string) bool { return r.set[id] }
+
+func (r *recentIDs) add(id string) {
+	if r.set[id] {
+		return
+	}
+	delete(r.set, r.ring[r.next])
+	r.ring[r.next] = id
+	r.set[id] = true
+	r.next = (r.next + 1) % len(r.ring)
+}
+
+// fanOutRecord queues the deliveries of one record write's outbox, except
+// those recent says were queued already, and removes them from the record.
+func (s *Store) fanOutRecord(ctx context.Context, msg jetstream.Msg, recent *recentIDs) error {
 	if msg.Headers().Get("KV-Operation") != "" { // a delete or purge
 		return nil
 	}
@@ -407,6 +440,10 @@ func (s *Store) fanOutRecord(ctx context.Context, msg jetstream.Msg) error {
 	done := make(map[string]bool, len(t.Outbox))
 	for _, m := range t.Outbox {
 		id := messageID(m.Data)
+		done[id] = true
+		if recent.has(id) {
+			continue
+		}
 		body := mustJSON(m)
 		for _, h := range hooks {
 			dl := Delivery{ID: id, Endpoint: h.ID, Tenant: t.Tenant, Body: body, Created: m.Timestamp, NextAt: m.Timestamp}
@@ -414,7 +451,7 @@ func (s *Store) fanOutRecord(ctx context.Context, msg jetstream.Msg) error {
 				return fmt.Errorf("queue webhook %s of %s: %w", h.ID, key, kvErr(err))
 			}
 		}
-		done[id] = true
+		recent.add(id)
 	}
 	if len(hooks) > 0 {
 		select {
