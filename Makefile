@@ -112,8 +112,8 @@ bench-cups-raw:
 # demo runs the whole system on 127.0.0.1 (scripts/demo.sh): an emulated
 # printer, the real hub (printgate-hub, one node), a webhook receiver and the
 # agent paired to the hub; jobs through the hub's API and the agent's LAN API
-# print and their webhooks arrive. Until Ctrl-C (DEMO_DURATION=60s stops it
-# by itself); see README.
+# print and their webhooks arrive, a failover, the hub SIGKILLed and back.
+# Until Ctrl-C (DEMO_DURATION=60s stops it by itself); see README.
 demo:
 	./scripts/demo.sh
 

@@ -10,13 +10,17 @@
 # Then: a Chinese ticket submitted to the hub's order API prints and reaches
 # PRINTED, its resend is a duplicate, an English ticket through the agent's
 # LAN API prints and appears on the hub too; the webhooks of both arrive.
+# Kitchen goes offline and its ticket fails over to bar; the hub is
+# SIGKILLed, a ticket prints in the store meanwhile, and once the hub is
+# back the agent replays what it missed and its webhook arrives.
 # It leaves everything running for a browser and curl until Ctrl-C
 # (DEMO_DURATION, e.g. 60s, stops it by itself).
 # `printgate demo` (the agent's one-process demo on the reference cloud,
 # with a failover and a WAN outage) is unchanged.
 # Ports: DEMO_HUB_PORT (18640), DEMO_AGENT_PORT (18631), DEMO_PRINTER_PORT
-# (19100), DEMO_HOOK_PORT (18650); DEMO_DIR replaces .demo/run (emptied at
-# start).
+# (19100, and the next one for bar), DEMO_CONTROL_PORT (19180, the emulated
+# printers' fault switches), DEMO_HOOK_PORT (18650); DEMO_DIR replaces
+# .demo/run (emptied at start).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,6 +28,7 @@ hub_port=${DEMO_HUB_PORT:-18640}
 agent_port=${DEMO_AGENT_PORT:-18631}
 printer_port=${DEMO_PRINTER_PORT:-19100}
 hook_port=${DEMO_HOOK_PORT:-18650}
+control_port=${DEMO_CONTROL_PORT:-19180}
 dir=${DEMO_DIR:-$PWD/.demo/run}
 hub=http://127.0.0.1:$hub_port
 agent=http://127.0.0.1:$agent_port
@@ -38,9 +43,9 @@ fail() { # MESSAGE FIX
 if [ $# -gt 0 ]; then
 	fail "takes no arguments (got: $*)" "set DEMO_DURATION, DEMO_DIR or the DEMO_*_PORT variables instead, e.g. DEMO_DURATION=60s make demo"
 fi
-for p in "$hub_port" "$agent_port" "$printer_port" "$hook_port"; do
+for p in "$hub_port" "$agent_port" "$printer_port" "$((printer_port + 1))" "$hook_port" "$control_port"; do
 	if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-		fail "port $p on 127.0.0.1 is taken" "stop what listens there, or choose others: DEMO_HUB_PORT, DEMO_AGENT_PORT, DEMO_PRINTER_PORT, DEMO_HOOK_PORT"
+		fail "port $p on 127.0.0.1 is taken" "stop what listens there, or choose others: DEMO_HUB_PORT, DEMO_AGENT_PORT, DEMO_PRINTER_PORT, DEMO_CONTROL_PORT, DEMO_HOOK_PORT"
 	fi
 done
 command -v curl >/dev/null || fail "curl is not installed" "install it (Debian/Ubuntu: apt-get install curl)"
@@ -76,18 +81,22 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 0' INT TERM
 
-echo "== 1. an emulated printer, kitchen (a Chinese clone: GB18030), on 127.0.0.1:$printer_port; its tickets are drawn below"
-"$dir/printersim" -model clone -n 1 -base-port "$printer_port" -control "" &
+echo "== 1. two emulated printers (Chinese clones: GB18030), kitchen on 127.0.0.1:$printer_port (printer0) and its backup bar on :$((printer_port + 1)) (printer1); their tickets are drawn below"
+"$dir/printersim" -model clone -n 2 -base-port "$printer_port" -control "127.0.0.1:$control_port" &
 pids+=($!)
 
 echo "== 2. the hub on $hub: a tenant, a store, an API key and a webhook endpoint"
 h() { "$dir/printgate-hub" "$@" --data-dir "$dir/hub"; }
+start_hub() {
+	"$dir/printgate-hub" run --data-dir "$dir/hub" --listen "127.0.0.1:$hub_port" >>"$dir/hub.out" 2>>"$dir/hub.log" &
+	hub_pid=$!
+	pids+=($hub_pid)
+}
 h tenant add --id demo --name "Demo Foods"
 h store add --tenant demo --id s001 --name "Store 1"
 key=$(h key add --tenant demo 2>/dev/null)
 (umask 077 && h webhook add --tenant demo --url "http://127.0.0.1:$hook_port/printgate" 2>/dev/null >"$dir/webhook.secret")
-"$dir/printgate-hub" run --data-dir "$dir/hub" --listen "127.0.0.1:$hub_port" >"$dir/hub.out" 2>"$dir/hub.log" &
-pids+=($!)
+start_hub
 api() { curl -sS -H "Authorization: Bearer $key" "$@"; }
 wait_for 60 "the hub did not answer on $hub in 60 s (log: $dir/hub.log)" "read the log's last lines" api -f "$hub/v1/stores"
 
@@ -103,9 +112,16 @@ api_token = "$api_token"
 [cloud]
 url = "ws://127.0.0.1:$hub_port/agent/v1"
 auth_url = "$hub/oauth"
+[defaults]
+failover_after = "5s"   # short, so the demo shows a failover quickly
 [[printers]]
 name = "kitchen"
 url = "tcp://127.0.0.1:$printer_port"
+profile = "xprinter-80"
+backup = "bar"
+[[printers]]
+name = "bar"
+url = "tcp://127.0.0.1:$((printer_port + 1))"
 profile = "xprinter-80"
 TOML
 echo "== 4. the agent pairs with the hub through the device flow (printgate pair; the demo approves the code as the tenant would)"
@@ -154,6 +170,39 @@ echo "   POST $agent/api/v1/tasks → $answer"
 wait_for 60 "$lan did not reach PRINTED on the hub in 60 s: $(api "$hub/v1/stores/s001/jobs/$lan")" "read $dir/agent.log and $dir/hub.log" printed "$lan"
 echo "   GET $hub/v1/stores/s001/jobs/$lan → $(api "$hub/v1/stores/s001/jobs/$lan")"
 wait_for 60 "the PRINTED webhook of $lan did not arrive in 60 s" "read $dir/hub.log (lines of the webhook sender)" hooked "$lan" PRINTED
+
+fault() { # PRINTER ON: switches printer PRINTER's offline fault
+	curl -fsS -o /dev/null -X POST "http://127.0.0.1:$control_port/printers/$1/fault?kind=offline&on=$2"
+}
+# on_bar TASK: the hub reports TASK PRINTED on bar, kitchen's backup.
+on_bar() { api "$hub/v1/stores/s001/jobs/$1" | grep -q '"state":"PRINTED","printer":"kitchen","target":"bar"'; }
+over=DEMO-$stamp-3_KITCHEN_v1
+echo "== 9. kitchen goes offline; its ticket, submitted to the hub, fails over to bar (after failover_after, 5 s)"
+fault 0 true
+answer=$(api -w ' (%{http_code})' -X POST --data "{\"task_no\":\"$over\",\"printer\":\"kitchen\",\"document\":{\"lines\":[{\"text\":\"6号桌\",\"size\":\"2x2\"},{\"text\":\"1 x 麻婆豆腐\"},{\"text\":\"for kitchen, printed at bar\"},{\"cut\":\"partial\"}]}}" "$hub/v1/stores/s001/jobs" | tr -d '\n')
+echo "   POST $hub/v1/stores/s001/jobs → $answer"
+wait_for 60 "$over did not print at bar in 60 s: $(api "$hub/v1/stores/s001/jobs/$over")" "read $dir/agent.log" on_bar "$over"
+echo "   GET .../jobs/$over → $(api "$hub/v1/stores/s001/jobs/$over")"
+fault 0 false
+
+# printed_local TASK: the agent reports TASK PRINTED on its LAN API.
+printed_local() { curl -sS -H "Authorization: Bearer $api_token" "$agent/api/v1/tasks/$1" | grep -q '"state":"PRINTED"'; }
+down=DEMO-$stamp-4_BAR_v1
+echo "== 10. the hub is SIGKILLed; a ticket prints in the store meanwhile; the hub restarts and the agent replays what it missed"
+kill -KILL "$hub_pid"
+wait "$hub_pid" 2>/dev/null || true
+echo "   the hub (pid $hub_pid) is killed"
+answer=$(curl -sS -w ' (%{http_code})' -H "Authorization: Bearer $api_token" -X POST \
+	--data "{\"task_no\":\"$down\",\"printer\":\"bar\",\"document\":{\"lines\":[{\"text\":\"Table 9\",\"size\":\"2x2\"},{\"text\":\"1 x Fried rice\"},{\"text\":\"printed while the hub was down\"},{\"cut\":\"partial\"}]}}" \
+	"$agent/api/v1/tasks" | tr -d '\n')
+echo "   POST $agent/api/v1/tasks → $answer"
+wait_for 60 "$down did not print while the hub was down: $(curl -sS -H "Authorization: Bearer $api_token" "$agent/api/v1/tasks/$down")" "read $dir/agent.log" printed_local "$down"
+start_hub
+wait_for 60 "the hub did not come back on $hub in 60 s (log: $dir/hub.log)" "read the log's last lines" api -f "$hub/v1/stores"
+echo "   the hub is back (pid $hub_pid), with everything it had written"
+wait_for 90 "the agent did not replay $down to the hub in 90 s: $(api "$hub/v1/stores/s001/jobs/$down")" "read $dir/agent.log and $dir/hub.log" printed "$down"
+echo "   GET $hub/v1/stores/s001/jobs/$down → $(api "$hub/v1/stores/s001/jobs/$down")"
+wait_for 60 "the PRINTED webhook of $down did not arrive in 60 s" "read $dir/hub.log (lines of the webhook sender)" hooked "$down" PRINTED
 
 cat <<MSG
 == running: open these

@@ -308,8 +308,10 @@ func TestRootRefusesAnotherUsersDataDir(t *testing.T) {
 // what it shows: the agent paired through the device flow, the emulated
 // printer draws the job submitted to the hub's API once, the hub reports
 // it PRINTED with the agent's timeline, the same task_no again is a
-// duplicate, a ticket through the agent's LAN API reaches the hub, and the
-// receiver got both PRINTED webhooks with their signatures verified.
+// duplicate, a ticket through the agent's LAN API reaches the hub, the
+// receiver got their PRINTED webhooks with their signatures verified,
+// kitchen's ticket fails over to bar, and a ticket printed while the hub
+// was SIGKILLed reaches the restarted hub and its webhook arrives.
 func TestDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs four binaries")
@@ -336,6 +338,10 @@ func TestDemo(t *testing.T) {
 		`"state":"PRINTED","duplicate":true} (200)`,
 		"│ sent to the agent's LAN API │",
 		`_LAN_v1","store":"s001","state":"PRINTED"`,
+		"│ FAILOVER kitchen → bar      │",
+		`_KITCHEN_v1","store":"s001","state":"PRINTED","printer":"kitchen","target":"bar"`,
+		"│ printed while the hub was down │",
+		`_BAR_v1","store":"s001","state":"PRINTED","printer":"bar"`,
 		"/fleet/",
 		"DEMO_DURATION (1) is over",
 	} {
@@ -346,12 +352,21 @@ func TestDemo(t *testing.T) {
 	if n := strings.Count(s, "│ submitted to printgate-hub │"); n != 1 {
 		t.Errorf("the ticket was drawn %d times, want once:\n%s", n, s)
 	}
-	for _, task := range []string{"1_KITCHEN_v1 PRINTED, origin cloud", "2_LAN_v1 PRINTED, origin local"} {
+	for _, task := range []string{"1_KITCHEN_v1 PRINTED, origin cloud", "2_LAN_v1 PRINTED, origin local", "3_KITCHEN_v1 PRINTED, origin cloud", "4_BAR_v1 PRINTED, origin local"} {
 		if !regexp.MustCompile(`webhook ← job.state_changed s001/DEMO-\d+-` + task + ` \(signature verified`).MatchString(s) {
 			t.Errorf("no verified webhook %q in the demo's output:\n%s", task, s)
 		}
 	}
 	if strings.Contains(s, "webhook refused") {
 		t.Errorf("the receiver refused a webhook:\n%s", s)
+	}
+	// A webhook-id twice is a message sent twice: at least once allows it
+	// across a hub's crash (a delivery in flight at the kill), not before.
+	before, _, _ := strings.Cut(s, "== 10.")
+	ids := map[string]int{}
+	for _, m := range regexp.MustCompile(`webhook-id (msg_[0-9a-f]+)`).FindAllStringSubmatch(before, -1) {
+		if ids[m[1]]++; ids[m[1]] == 2 {
+			t.Errorf("webhook %s arrived twice:\n%s", m[1], s)
+		}
 	}
 }
