@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -341,14 +342,6 @@ func (s *Store) fanOut(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read %s: %w", tasksStream, err)
 	}
-	// The records carry job bodies until acknowledged: bound what the
-	// consumer buffers (a few of the largest records).
-	it, err := c.Messages(jetstream.PullMaxMessagesWithBytesLimit(64, 4*maxPayload))
-	if err != nil {
-		return fmt.Errorf("read %s: %w", tasksStream, err)
-	}
-	defer it.Stop()
-	defer context.AfterFunc(ctx, it.Stop)()
 	saved, savedAt, seen := cursor, time.Now(), cursor
 	recent := newRecentIDs(maxRecentIDs)
 	save := func(ctx context.Context) error {
@@ -358,32 +351,73 @@ func (s *Store) fanOut(ctx context.Context) error {
 		saved, savedAt = seen, time.Now()
 		return nil
 	}
-	defer func() {
-		if seen > saved {
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			save(sctx)
+	// The handler runs in the subscription's one goroutine, a write after
+	// another. Its first error stops the run (RunOutbox starts again from
+	// the cursor, which never passed a write not handled).
+	failed := make(chan error, 1)
+	fail := func(err error) {
+		select {
+		case failed <- err:
+		default:
 		}
-	}()
-	for {
-		msg, err := it.Next()
-		if err != nil {
-			return fmt.Errorf("read %s: %w", tasksStream, err)
+	}
+	stopped := false
+	cc, err := c.Consume(func(msg jetstream.Msg) {
+		if stopped {
+			return
 		}
 		md, err := msg.Metadata()
-		if err != nil {
-			return fmt.Errorf("read %s: %w", tasksStream, err)
+		if err == nil {
+			err = s.fanOutRecord(ctx, msg, recent)
 		}
-		if err := s.fanOutRecord(ctx, msg, recent); err != nil {
-			return err
+		if err != nil {
+			stopped = true
+			fail(err)
+			return
 		}
 		seen = md.Sequence.Stream
 		if seen > saved && time.Since(savedAt) >= cursorEvery {
 			if err := save(ctx); err != nil {
-				return err
+				stopped = true
+				fail(err)
 			}
 		}
+	},
+		// The records carry job bodies until acknowledged: bound what the
+		// subscription holds fetched (a few of the largest records), far
+		// below its pending limit, so it never drops a write.
+		jetstream.PullMaxMessagesWithBytesLimit(64, 4*maxPayload),
+		// The ordered consumer recovers from what it reports here itself
+		// (a missed heartbeat, a reset); the lines are bounded.
+		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+			s.hookWarn.Log(s.log, slog.LevelWarn, "hub store: the webhook fan-out's reading of hub_tasks", "err", err)
+		}))
+	if err != nil {
+		return fmt.Errorf("read %s: %w", tasksStream, err)
 	}
+	select {
+	case <-ctx.Done():
+		err = ctx.Err()
+	case err = <-failed:
+		err = fmt.Errorf("read %s: %w", tasksStream, err)
+	}
+	cc.Drain()
+	// The handler has returned once the subscription is closed; a closed
+	// connection may never say so: the run then ends without the last
+	// cursor, which costs only a re-read.
+	t := time.NewTimer(5 * time.Second)
+	defer t.Stop()
+	select {
+	case <-cc.Closed():
+	case <-t.C:
+		return err
+	}
+	if seen > saved {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		save(sctx)
+	}
+	return err
 }
 
 // maxRecentIDs bounds the message ids a fan-out remembers having queued:
@@ -422,6 +456,12 @@ func (r *recentIDs) add(id string) {
 // those recent says were queued already, and removes them from the record.
 func (s *Store) fanOutRecord(ctx context.Context, msg jetstream.Msg, recent *recentIDs) error {
 	if msg.Headers().Get("KV-Operation") != "" { // a delete or purge
+		return nil
+	}
+	// Most writes carry no outbox (a tenant without endpoints, the
+	// fan-out's own emptying): skip them without decoding a record that
+	// may hold a job's body.
+	if !bytes.Contains(msg.Data(), []byte(`"outbox":`)) {
 		return nil
 	}
 	var t struct {
