@@ -323,9 +323,21 @@ func TestDemo(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "../../scripts/demo.sh")
+	// The printers take DEMO_PRINTER_PORT and the next port.
+	printers := proctest.FreePort(t)
+	for tries := 0; ; tries++ {
+		if ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", printers+1)); err == nil {
+			ln.Close()
+			break
+		} else if tries == 20 {
+			t.Fatalf("no two free ports in a row: %v", err)
+		}
+		printers = proctest.FreePort(t)
+	}
 	cmd.Env = append(os.Environ(), "DEMO_DURATION=1", "DEMO_DIR="+filepath.Join(dir, "demo"),
 		fmt.Sprintf("DEMO_HUB_PORT=%d", proctest.FreePort(t)), fmt.Sprintf("DEMO_AGENT_PORT=%d", proctest.FreePort(t)),
-		fmt.Sprintf("DEMO_PRINTER_PORT=%d", proctest.FreePort(t)), fmt.Sprintf("DEMO_HOOK_PORT=%d", proctest.FreePort(t)))
+		fmt.Sprintf("DEMO_PRINTER_PORT=%d", printers), fmt.Sprintf("DEMO_HOOK_PORT=%d", proctest.FreePort(t)),
+		fmt.Sprintf("DEMO_CONTROL_PORT=%d", proctest.FreePort(t)))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("demo: %v\n%s", err, out)
