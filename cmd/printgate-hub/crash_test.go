@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"printgate/drivers/printertest"
 	"printgate/internal/proctest"
 )
 
@@ -28,12 +29,7 @@ func TestWebhookSurvivesCrashAfterStateChange(t *testing.T) {
 	}
 	defer http.DefaultClient.CloseIdleConnections()
 	dir := t.TempDir()
-	hubBin := filepath.Join(dir, "printgate-hub")
-	build := exec.Command("go", "build", "-tags", "hubcrash", "-o", hubBin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build -tags hubcrash: %v\n%s", err, out)
-	}
+	hubBin := buildCrashHub(t, dir)
 	port := proctest.FreePort(t)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	cfg := filepath.Join(dir, "hub.toml")
@@ -71,12 +67,7 @@ func TestWebhookSurvivesCrashAfterStateChange(t *testing.T) {
 			resp.Body.Close()
 		}
 	}()
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(hub.logs.String(), "crash point state-written reached"); {
-		if time.Now().After(deadline) {
-			t.Fatalf("the hub never reached the crash point:\n%s", hub.logs.String())
-		}
-		time.Sleep(20 * time.Millisecond) // another process: nothing to wait on but its log
-	}
+	waitCrashPoint(t, hub, "state-written")
 	hub.kill(t)
 	killed = true
 	down.Store(false)
@@ -88,4 +79,116 @@ func TestWebhookSurvivesCrashAfterStateChange(t *testing.T) {
 		t.Fatalf("after the restart the job is %d %+v, want 200 STORED (its write was on disk before the kill)", code, st)
 	}
 	sink.wait(t, "T-1_K_v1 STORED")
+}
+
+// buildCrashHub builds the hub with its crash points (-tags hubcrash).
+func buildCrashHub(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "printgate-hub")
+	build := exec.Command("go", "build", "-tags", "hubcrash", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build -tags hubcrash: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// waitCrashPoint waits until the hub says it stopped at point.
+func waitCrashPoint(t *testing.T, hub *proc, point string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(hub.logs.String(), "crash point "+point+" reached"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the hub never reached the crash point %s:\n%s", point, hub.logs.String())
+		}
+		time.Sleep(20 * time.Millisecond) // another process: nothing to wait on but its log
+	}
+}
+
+// TestPrintedWebhookSurvivesCrashAfterEvents is the crash of
+// TestWebhookSurvivesCrashAfterStateChange on the agent's side of a job:
+// the real hub (crash build) and the real agent with an emulated printer;
+// the hub stops where the agent's PRINTED event is on its disk and its
+// webhook delivery is not, and is SIGKILLed before it acknowledges the
+// events. Restarted, it gets the batch again from the agent (deduped: the
+// record has it) and still sends the PRINTED webhook; the ticket is on
+// paper once.
+func TestPrintedWebhookSurvivesCrashAfterEvents(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and SIGKILLs the hub, runs the agent")
+	}
+	defer http.DefaultClient.CloseIdleConnections()
+	dir := t.TempDir()
+	hubBin := buildCrashHub(t, dir)
+	agentBin := buildBin(t, dir, "printgate", "printgate/cmd/printgate")
+	p := printertest.New(printertest.Options{Name: "k", Model: printertest.ModelEpson})
+	if err := p.ListenTCP(); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+
+	port := proctest.FreePort(t)
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	cfg := filepath.Join(dir, "hub.toml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("data_dir = %q\nlisten = \"127.0.0.1:%d\"\n", filepath.Join(dir, "hub"), port)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hubCmd(t, hubBin, "tenant", "add", "--config", cfg, "--id", "acme")
+	hubCmd(t, hubBin, "store", "add", "--config", cfg, "--tenant", "acme", "--id", "s1")
+	key := hubCmd(t, hubBin, "key", "add", "--config", cfg, "--tenant", "acme")
+	token := hubCmd(t, hubBin, "device", "add", "--config", cfg, "--store", "s1")
+	sink := &hookSink{}
+	var down atomic.Bool
+	down.Store(true)
+	hookSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		sink.ServeHTTP(w, r)
+	}))
+	defer hookSrv.Close()
+	sink.secret = hubCmd(t, hubBin, "webhook", "add", "--config", cfg, "--tenant", "acme", "--url", hookSrv.URL+"/hook")
+
+	agentDir := filepath.Join(dir, "agent")
+	if err := os.MkdirAll(agentDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(agentDir, "device-token"), []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	agentPort := proctest.FreePort(t)
+	agentCfg := filepath.Join(dir, "printgate.toml")
+	if err := os.WriteFile(agentCfg, []byte(fmt.Sprintf("data_dir = %q\nlisten = \"127.0.0.1:%d\"\napi_token = \"agent-token-0123456789abcdef\"\n[cloud]\nurl = \"ws://127.0.0.1:%d/agent/v1\"\nauth_url = \"%s/oauth\"\n[[printers]]\nname = \"k\"\nurl = \"tcp://%s\"\n",
+		agentDir, agentPort, port, base, p.Addr())), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	hub, _ := startIn(t, base, hubBin, append(os.Environ(), "PRINTGATE_HUB_CRASH_AT=events-written:PRINTED"), "run", "--config", cfg)
+	killed := false
+	defer func() {
+		if !killed {
+			hub.kill(t)
+		}
+	}()
+	agent := start(t, fmt.Sprintf("http://127.0.0.1:%d", agentPort), agentBin, "run", "--config", agentCfg)
+	defer agent.kill(t)
+	var ans map[string]any
+	if code := api(t, "POST", base+"/v1/stores/s1/jobs", key, `{"task_no":"T-1_K_v1","printer":"k","document":{"lines":[{"text":"TICKET T-1_K_v1"},{"cut":"partial"}]}}`, &ans); code != http.StatusAccepted {
+		t.Fatalf("submit: %d %v", code, ans)
+	}
+	waitCrashPoint(t, hub, "events-written:PRINTED")
+	hub.kill(t)
+	killed = true
+	down.Store(false)
+
+	hub = start(t, base, hubBin, "run", "--config", cfg)
+	killed = false
+	var st jobState
+	if code := api(t, "GET", base+"/v1/stores/s1/jobs/T-1_K_v1", key, "", &st); code != 200 || st.State != "PRINTED" {
+		t.Fatalf("after the restart the job is %d %+v, want 200 PRINTED (its write was on disk before the kill)", code, st)
+	}
+	sink.wait(t, "T-1_K_v1 STORED", "T-1_K_v1 PRINTED")
+	if plain, marked := printertest.Copies(p.Tickets(), "TICKET", "POSSIBLE DUPLICATE"); plain["T-1_K_v1"] != 1 || marked["T-1_K_v1"] != 0 {
+		t.Errorf("T-1 on paper: %d plain, %d marked; want exactly 1", plain["T-1_K_v1"], marked["T-1_K_v1"])
+	}
 }

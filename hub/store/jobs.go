@@ -451,6 +451,9 @@ func (s *Store) ApplyEvents(ctx context.Context, st StoreInfo, taskNo string, ev
 	if err != nil {
 		return nil, fmt.Errorf("store: events of %s/%s: %w", st.ID, taskNo, err)
 	}
+	for _, c := range changes {
+		crashPoint("events-written:" + c.State)
+	}
 	return added, nil
 }
 

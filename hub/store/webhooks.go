@@ -237,6 +237,12 @@ const (
 	tasksSubject = "$KV.hub_tasks."
 )
 
+// fanOutPoint is the crash point of the webhook fan-out, before it queues
+// a record's messages: a hub built for crash tests (-tags hubcrash) stops
+// there whichever point the test names, so what the test kills has queued
+// nothing the point's write carried.
+const fanOutPoint = "fan-out"
+
 // cursorKey is the fan-out's cursor in hub_cursors: the hub_tasks stream
 // sequence up to which every record's outbox has been queued.
 const cursorKey = "webhook_fanout"
@@ -471,7 +477,7 @@ func (s *Store) fanOutRecord(ctx context.Context, msg jetstream.Msg, recent *rec
 	if err := json.Unmarshal(msg.Data(), &t); err != nil || len(t.Outbox) == 0 || t.Tenant == "" {
 		return nil
 	}
-	crashPoint("state-written")
+	crashPoint(fanOutPoint)
 	key := strings.TrimPrefix(msg.Subject(), tasksSubject)
 	hooks, err := s.tenantHooks(ctx, t.Tenant)
 	if err != nil {
