@@ -29,28 +29,8 @@ func TestWebhookSurvivesCrashAfterStateChange(t *testing.T) {
 	}
 	defer http.DefaultClient.CloseIdleConnections()
 	dir := t.TempDir()
-	hubBin := buildCrashHub(t, dir)
-	port := proctest.FreePort(t)
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	cfg := filepath.Join(dir, "hub.toml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("data_dir = %q\nlisten = \"127.0.0.1:%d\"\n", filepath.Join(dir, "hub"), port)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	hubCmd(t, hubBin, "tenant", "add", "--config", cfg, "--id", "acme")
-	hubCmd(t, hubBin, "store", "add", "--config", cfg, "--tenant", "acme", "--id", "s1")
-	key := hubCmd(t, hubBin, "key", "add", "--config", cfg, "--tenant", "acme")
-	sink := &hookSink{}
-	var down atomic.Bool
-	down.Store(true)
-	hookSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if down.Load() {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			return
-		}
-		sink.ServeHTTP(w, r)
-	}))
-	defer hookSrv.Close()
-	sink.secret = hubCmd(t, hubBin, "webhook", "add", "--config", cfg, "--tenant", "acme", "--url", hookSrv.URL+"/hook")
+	c := newCrashHub(t, dir)
+	hubBin, base, cfg, key, sink := c.bin, c.base, c.cfg, c.key, c.sink
 
 	hub, _ := startIn(t, base, hubBin, append(os.Environ(), "PRINTGATE_HUB_CRASH_AT=state-written"), "run", "--config", cfg)
 	killed := false
@@ -70,7 +50,7 @@ func TestWebhookSurvivesCrashAfterStateChange(t *testing.T) {
 	waitCrashPoint(t, hub, "state-written")
 	hub.kill(t)
 	killed = true
-	down.Store(false)
+	c.down.Store(false)
 
 	hub = start(t, base, hubBin, "run", "--config", cfg)
 	killed = false
@@ -81,16 +61,45 @@ func TestWebhookSurvivesCrashAfterStateChange(t *testing.T) {
 	sink.wait(t, "T-1_K_v1 STORED")
 }
 
-// buildCrashHub builds the hub with its crash points (-tags hubcrash).
-func buildCrashHub(t *testing.T, dir string) string {
+// crashHub is a crash test's hub: the binary built with its crash points
+// (-tags hubcrash), its config in dir with tenant acme, store s1 and an
+// API key, and a webhook endpoint of acme whose receiver answers 503
+// while down is set (it is at first), so nothing it gets before the kill
+// counts.
+type crashHub struct {
+	bin, cfg, base, key string
+	port                int
+	sink                *hookSink
+	down                *atomic.Bool
+}
+
+func newCrashHub(t *testing.T, dir string) crashHub {
 	t.Helper()
-	bin := filepath.Join(dir, "printgate-hub")
-	build := exec.Command("go", "build", "-tags", "hubcrash", "-o", bin, ".")
+	c := crashHub{bin: filepath.Join(dir, "printgate-hub"), cfg: filepath.Join(dir, "hub.toml"), port: proctest.FreePort(t),
+		sink: &hookSink{}, down: &atomic.Bool{}}
+	build := exec.Command("go", "build", "-tags", "hubcrash", "-o", c.bin, ".")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build -tags hubcrash: %v\n%s", err, out)
 	}
-	return bin
+	c.base = fmt.Sprintf("http://127.0.0.1:%d", c.port)
+	if err := os.WriteFile(c.cfg, []byte(fmt.Sprintf("data_dir = %q\nlisten = \"127.0.0.1:%d\"\n", filepath.Join(dir, "hub"), c.port)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hubCmd(t, c.bin, "tenant", "add", "--config", c.cfg, "--id", "acme")
+	hubCmd(t, c.bin, "store", "add", "--config", c.cfg, "--tenant", "acme", "--id", "s1")
+	c.key = hubCmd(t, c.bin, "key", "add", "--config", c.cfg, "--tenant", "acme")
+	c.down.Store(true)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c.down.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		c.sink.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	c.sink.secret = hubCmd(t, c.bin, "webhook", "add", "--config", c.cfg, "--tenant", "acme", "--url", srv.URL+"/hook")
+	return c
 }
 
 // waitCrashPoint waits until the hub says it stopped at point.
@@ -118,36 +127,15 @@ func TestPrintedWebhookSurvivesCrashAfterEvents(t *testing.T) {
 	}
 	defer http.DefaultClient.CloseIdleConnections()
 	dir := t.TempDir()
-	hubBin := buildCrashHub(t, dir)
+	c := newCrashHub(t, dir)
+	hubBin, base, cfg, key, sink := c.bin, c.base, c.cfg, c.key, c.sink
 	agentBin := buildBin(t, dir, "printgate", "printgate/cmd/printgate")
 	p := printertest.New(printertest.Options{Name: "k", Model: printertest.ModelEpson})
 	if err := p.ListenTCP(); err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
-
-	port := proctest.FreePort(t)
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	cfg := filepath.Join(dir, "hub.toml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("data_dir = %q\nlisten = \"127.0.0.1:%d\"\n", filepath.Join(dir, "hub"), port)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	hubCmd(t, hubBin, "tenant", "add", "--config", cfg, "--id", "acme")
-	hubCmd(t, hubBin, "store", "add", "--config", cfg, "--tenant", "acme", "--id", "s1")
-	key := hubCmd(t, hubBin, "key", "add", "--config", cfg, "--tenant", "acme")
 	token := hubCmd(t, hubBin, "device", "add", "--config", cfg, "--store", "s1")
-	sink := &hookSink{}
-	var down atomic.Bool
-	down.Store(true)
-	hookSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if down.Load() {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			return
-		}
-		sink.ServeHTTP(w, r)
-	}))
-	defer hookSrv.Close()
-	sink.secret = hubCmd(t, hubBin, "webhook", "add", "--config", cfg, "--tenant", "acme", "--url", hookSrv.URL+"/hook")
 
 	agentDir := filepath.Join(dir, "agent")
 	if err := os.MkdirAll(agentDir, 0o700); err != nil {
@@ -159,7 +147,7 @@ func TestPrintedWebhookSurvivesCrashAfterEvents(t *testing.T) {
 	agentPort := proctest.FreePort(t)
 	agentCfg := filepath.Join(dir, "printgate.toml")
 	if err := os.WriteFile(agentCfg, []byte(fmt.Sprintf("data_dir = %q\nlisten = \"127.0.0.1:%d\"\napi_token = \"agent-token-0123456789abcdef\"\n[cloud]\nurl = \"ws://127.0.0.1:%d/agent/v1\"\nauth_url = \"%s/oauth\"\n[[printers]]\nname = \"k\"\nurl = \"tcp://%s\"\n",
-		agentDir, agentPort, port, base, p.Addr())), 0o600); err != nil {
+		agentDir, agentPort, c.port, base, p.Addr())), 0o600); err != nil {
 		t.Fatal(err)
 	}
 
@@ -179,7 +167,7 @@ func TestPrintedWebhookSurvivesCrashAfterEvents(t *testing.T) {
 	waitCrashPoint(t, hub, "events-written:PRINTED")
 	hub.kill(t)
 	killed = true
-	down.Store(false)
+	c.down.Store(false)
 
 	hub = start(t, base, hubBin, "run", "--config", cfg)
 	killed = false
