@@ -109,8 +109,11 @@ bench-cups:
 bench-cups-raw:
 	BENCH_MODE=raw GO=$(GO) ./scripts/bench-cups.sh $(BENCH_CUPS_FLAGS)
 
-# demo builds printgate and runs `printgate demo` until Ctrl-C (DEMO_DURATION=60s
-# stops it by itself); see README.
+# demo runs the whole system on 127.0.0.1 (scripts/demo.sh): an emulated
+# printer, the real hub (printgate-hub, one node), a webhook receiver and the
+# agent paired to the hub; jobs through the hub's API and the agent's LAN API
+# print and their webhooks arrive, a failover, the hub SIGKILLed and back.
+# Until Ctrl-C (DEMO_DURATION=60s stops it by itself); see README.
 demo:
 	./scripts/demo.sh
 
@@ -152,13 +155,9 @@ package:
 # deb-check-hub checks that .deb as scripts/deb-check.sh checks the agent's:
 # its contents always; as root with dpkg, an install, the first tenant, store
 # and key, the hub serving them, remove and purge.
-# demo-hub is the demo with the real hub in place of the reference cloud:
-# an emulated printer, printgate-hub and the agent, each its own process on
-# 127.0.0.1; a job submitted to the hub's API prints, reaches PRINTED, and
-# its resend is a duplicate. DEMO_DURATION stops it; see scripts/demo-hub.sh.
+# demo-hub is the former name of demo, which now runs the hub.
 .PHONY: package-hub deb-check-hub demo-hub
-demo-hub:
-	./scripts/demo-hub.sh
+demo-hub: demo
 
 package-hub:
 	VERSION=$(VERSION) GO=$(GO) ./installer/hub/package.sh

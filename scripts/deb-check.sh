@@ -19,41 +19,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-deb=${1:-}
-tmp=$(mktemp -d)
 agent= # the pid of the agent run by hand where systemd is not running
-cleanup() {
-	if [ -n "$agent" ]; then
-		kill "$agent" 2>/dev/null || true
-		wait "$agent" 2>/dev/null || true
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-if [ -z "$deb" ]; then
-	echo "== building the amd64 .deb"
-	DIST="$tmp/dist" TARGETS=linux/amd64 ./scripts/package.sh >"$tmp/package.log" 2>&1 || {
-		cat "$tmp/package.log"
-		exit 1
-	}
-	deb=$(ls "$tmp"/dist/*_amd64.deb)
-fi
-echo "== checking $deb"
-
-passed=0 failed=0
-check() { # DESCRIPTION COMMAND...
-	local what=$1
-	shift
-	if "$@" >"$tmp/check.out" 2>&1; then
-		echo "ok   $what"
-		passed=$((passed + 1))
-	else
-		echo "FAIL $what"
-		sed 's/^/     /' "$tmp/check.out"
-		failed=$((failed + 1))
-	fi
-}
-has() { grep -qE -- "$1" "$2"; }
+package_script=./scripts/package.sh pid_var=agent
+# shellcheck source=scripts/deb-check-frame.sh
+. ./scripts/deb-check-frame.sh
 # login PIN: what a manager's browser does on http://127.0.0.1:8631/login:
 # read the form (its CSRF field and cookie), post the PIN, and expect a
 # redirect with a session cookie that opens the page, not an error page.
@@ -159,5 +128,4 @@ else
 	check "package gone" bash -c '! dpkg -s printgate'
 fi
 
-echo "deb-check: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+deb_check_end

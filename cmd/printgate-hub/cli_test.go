@@ -337,14 +337,18 @@ func TestRootRefusesAnotherUsersDataDir(t *testing.T) {
 	}
 }
 
-// TestDemoHub runs `make demo-hub`'s script (the real printgate-hub,
-// printgate and printersim binaries it builds) for a second and ensures
-// what it shows: the emulated printer draws the job submitted to the hub's
-// API, the hub reports it PRINTED with the agent's timeline, and the same
-// task_no again is a duplicate, printed once.
-func TestDemoHub(t *testing.T) {
+// TestDemo runs `make demo`'s script (the real printgate-hub, printgate,
+// printersim and webhooksink binaries it builds) for a second and ensures
+// what it shows: the agent paired through the device flow, the emulated
+// printer draws the job submitted to the hub's API once, the hub reports
+// it PRINTED with the agent's timeline, the same task_no again is a
+// duplicate, a ticket through the agent's LAN API reaches the hub, the
+// receiver got their PRINTED webhooks with their signatures verified,
+// kitchen's ticket fails over to bar, and a ticket printed while the hub
+// was SIGKILLed reaches the restarted hub and its webhook arrives.
+func TestDemo(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs three binaries")
+		t.Skip("builds and runs four binaries")
 	}
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("the demo calls the API with curl")
@@ -352,19 +356,39 @@ func TestDemoHub(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "../../scripts/demo-hub.sh")
-	cmd.Env = append(os.Environ(), "DEMO_DURATION=1", "DEMO_HUB_DIR="+filepath.Join(dir, "demo"),
+	cmd := exec.CommandContext(ctx, "../../scripts/demo.sh")
+	// The printers take DEMO_PRINTER_PORT and the next port.
+	printers := proctest.FreePort(t)
+	for tries := 0; ; tries++ {
+		if ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", printers+1)); err == nil {
+			ln.Close()
+			break
+		} else if tries == 20 {
+			t.Fatalf("no two free ports in a row: %v", err)
+		}
+		printers = proctest.FreePort(t)
+	}
+	cmd.Env = append(os.Environ(), "DEMO_DURATION=1", "DEMO_DIR="+filepath.Join(dir, "demo"),
 		fmt.Sprintf("DEMO_HUB_PORT=%d", proctest.FreePort(t)), fmt.Sprintf("DEMO_AGENT_PORT=%d", proctest.FreePort(t)),
-		fmt.Sprintf("DEMO_PRINTER_PORT=%d", proctest.FreePort(t)))
+		fmt.Sprintf("DEMO_PRINTER_PORT=%d", printers), fmt.Sprintf("DEMO_HOOK_PORT=%d", proctest.FreePort(t)),
+		fmt.Sprintf("DEMO_CONTROL_PORT=%d", proctest.FreePort(t)))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("demo-hub: %v\n%s", err, out)
+		t.Fatalf("demo: %v\n%s", err, out)
 	}
 	s := string(out)
 	for _, want := range []string{
+		"   Paired. The device token is in ",
 		"│ submitted to printgate-hub │",
-		`"state":"PRINTED","printer":"kitchen","confirmation":"printed"`,
+		`"state":"PRINTED","printer":"kitchen","confirmation":`,
 		`"state":"PRINTED","duplicate":true} (200)`,
+		"│ sent to the agent's LAN API │",
+		`_LAN_v1","store":"s001","state":"PRINTED"`,
+		"│ FAILOVER kitchen → bar      │",
+		`_KITCHEN_v1","store":"s001","state":"PRINTED","printer":"kitchen","target":"bar"`,
+		"│ printed while the hub was down │",
+		`_BAR_v1","store":"s001","state":"PRINTED","printer":"bar"`,
+		"/fleet/",
 		"DEMO_DURATION (1) is over",
 	} {
 		if !strings.Contains(s, want) {
@@ -373,5 +397,22 @@ func TestDemoHub(t *testing.T) {
 	}
 	if n := strings.Count(s, "│ submitted to printgate-hub │"); n != 1 {
 		t.Errorf("the ticket was drawn %d times, want once:\n%s", n, s)
+	}
+	for _, task := range []string{"1_KITCHEN_v1 PRINTED, origin cloud", "2_LAN_v1 PRINTED, origin local", "3_KITCHEN_v1 PRINTED, origin cloud", "4_BAR_v1 PRINTED, origin local"} {
+		if !regexp.MustCompile(`webhook ← job.state_changed s001/DEMO-\d+-` + task + ` \(signature verified`).MatchString(s) {
+			t.Errorf("no verified webhook %q in the demo's output:\n%s", task, s)
+		}
+	}
+	if strings.Contains(s, "webhook refused") {
+		t.Errorf("the receiver refused a webhook:\n%s", s)
+	}
+	// A webhook-id twice is a message sent twice: at least once allows it
+	// across a hub's crash (a delivery in flight at the kill), not before.
+	before, _, _ := strings.Cut(s, "== 10.")
+	ids := map[string]int{}
+	for _, m := range regexp.MustCompile(`webhook-id (msg_[0-9a-f]+)`).FindAllStringSubmatch(before, -1) {
+		if ids[m[1]]++; ids[m[1]] == 2 {
+			t.Errorf("webhook %s arrived twice:\n%s", m[1], s)
+		}
 	}
 }

@@ -74,23 +74,14 @@ func (s *Store) CommandAnswered(ctx context.Context, store string, r wire.Comman
 }
 
 func (s *Store) changeCommand(ctx context.Context, store, id string, change func(*Command) bool) error {
-	key := commandKey(store, id)
-	for range 8 {
-		var c Command
-		rev, err := getJSON(ctx, s.commands, key, &c)
-		if err != nil {
-			return err
+	_, err := casJSON(ctx, s.commands, commandKey(store, id), func(c *Command, found bool) (bool, error) {
+		if !found {
+			return false, ErrNotFound
 		}
-		if !change(&c) {
-			return nil
-		}
-		if _, err := s.commands.Update(ctx, key, mustJSON(c), rev); err != nil {
-			if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-				continue
-			}
-			return fmt.Errorf("store: command %s: %w", id, kvErr(err))
-		}
-		return nil
+		return change(c), nil
+	})
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("store: command %s: %w", id, err)
 	}
-	return errors.New("store: command: too many concurrent changes")
+	return err
 }

@@ -215,31 +215,27 @@ func (s *Store) RevokeDevices(ctx context.Context, store string) (int, error) {
 // bound to another agent_id. A token not yet bound is bound to agentID
 // (compare-and-set: of two agents racing with one token, one wins).
 func (s *Store) AuthDevice(ctx context.Context, token, agentID string) (Device, error) {
-	h := hashSecret(token)
-	for range 5 {
-		var d Device
-		rev, err := getJSON(ctx, s.devicesKV, h, &d)
-		if err != nil {
-			return d, err
-		}
+	var got Device
+	_, err := casJSON(ctx, s.devicesKV, hashSecret(token), func(d *Device, found bool) (bool, error) {
+		got = *d
 		switch {
+		case !found:
+			return false, ErrNotFound
 		case d.Revoked:
-			return d, ErrRevoked
+			return false, ErrRevoked
 		case d.AgentID == agentID:
-			return d, nil
+			return false, nil
 		case d.AgentID != "":
-			return d, fmt.Errorf("the token is bound to agent %s: %w", d.AgentID, ErrExists)
+			return false, fmt.Errorf("the token is bound to agent %s: %w", d.AgentID, ErrExists)
 		}
 		d.AgentID = agentID
-		if _, err := s.devicesKV.Update(ctx, h, mustJSON(d), rev); err != nil {
-			if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-				continue
-			}
-			return d, fmt.Errorf("store: bind device: %w", kvErr(err))
-		}
-		return d, nil
+		got = *d
+		return true, nil
+	})
+	if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrRevoked) && !errors.Is(err, ErrExists) {
+		return got, fmt.Errorf("store: bind device: %w", err)
 	}
-	return Device{}, errors.New("store: bind device: too many concurrent changes")
+	return got, err
 }
 
 // getJSON reads key into v and returns its revision; ErrNotFound when

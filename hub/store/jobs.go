@@ -83,6 +83,13 @@ type Task struct {
 	Timeline []Entry `json:"timeline"`
 	// Dropped counts events past MaxTimeline.
 	Dropped int `json:"dropped,omitempty"`
+	// Outbox holds the webhook messages of this record's state changes
+	// not yet queued to the tenant's endpoints: written with the change,
+	// so a hub killed after the change still sends them, and emptied by
+	// the fan-out (RunOutbox) once their deliveries are queued.
+	Outbox []Message `json:"outbox,omitempty"`
+	// OutboxDropped counts messages dropped from a full outbox.
+	OutboxDropped int `json:"outbox_dropped,omitempty"`
 	// Job is the submitted job, kept until the agent acknowledges it
 	// (then only its fields without the body stay: the body has reached
 	// the agent's disk).
@@ -143,6 +150,7 @@ func (s *Store) Submit(ctx context.Context, st StoreInfo, job wire.Job, sha256 s
 		}
 		return Task{}, fmt.Errorf("store: submit %s/%s: %w", st.ID, job.TaskNo, err)
 	}
+	s.addOutbox(ctx, &t, now, taskData(t))
 	if _, err := s.tasks.Create(ctx, key, mustJSON(t)); err != nil {
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			return s.duplicate(ctx, key)
@@ -153,7 +161,7 @@ func (s *Store) Submit(ctx context.Context, st StoreInfo, job wire.Job, sha256 s
 	if err := s.markPending(ctx, key, now, s.deadline(job, now)); err != nil {
 		return Task{}, fmt.Errorf("store: submit %s/%s: %w", st.ID, job.TaskNo, err)
 	}
-	s.queueChange(ctx, t, now, taskData(t))
+	crashPoint("state-written")
 	s.notifyJob(st.ID, job.TaskNo)
 	return t, nil
 }
@@ -260,6 +268,7 @@ func (s *Store) ExpireDue(ctx context.Context, now time.Time) ([]Task, error) {
 				j.Payload, j.Document = nil, nil
 				t.Job = &j
 			}
+			s.addOutbox(ctx, t, now, taskData(*t))
 			expired = *t
 			return true
 		})
@@ -271,7 +280,6 @@ func (s *Store) ExpireDue(ctx context.Context, now time.Time) ([]Task, error) {
 			return out, fmt.Errorf("store: expire %s: clear the pending mark: %w", key, kvErr(err))
 		}
 		if expired.TaskNo != "" {
-			s.queueChange(ctx, expired, now, taskData(expired))
 			out = append(out, expired)
 		}
 	}
@@ -334,9 +342,7 @@ func (s *Store) PendingJob(ctx context.Context, store, taskNo string) (wire.Job,
 // changes nothing.
 func (s *Store) ApplyAck(ctx context.Context, store string, ack wire.JobAck, now time.Time) error {
 	key := taskKey(store, ack.TaskNo)
-	var changed *Task
 	err := s.update(ctx, key, func(t *Task, found bool) bool {
-		changed = nil
 		// The first ack decides; a later one (a resend answered
 		// duplicate) changes nothing.
 		if !found || t.Job == nil || t.AckResult != "" {
@@ -362,16 +368,12 @@ func (s *Store) ApplyAck(ctx context.Context, store string, ack wire.JobAck, now
 		}
 		t.Updated = now
 		if t.State != before {
-			c := *t
-			changed = &c
+			s.addOutbox(ctx, t, now, taskData(*t))
 		}
 		return true
 	})
 	if err != nil {
 		return fmt.Errorf("store: job_ack %s/%s: %w", store, ack.TaskNo, err)
-	}
-	if changed != nil {
-		s.queueChange(ctx, *changed, now, taskData(*changed))
 	}
 	// Only a mark that is there is cleared: a purge writes a marker, and
 	// an ack for a task_no with no pending job (never sent, already
@@ -397,7 +399,6 @@ func (s *Store) ApplyEvents(ctx context.Context, st StoreInfo, taskNo string, ev
 	key := taskKey(st.ID, taskNo)
 	var added []wire.Event
 	var changes []MessageData
-	var after Task
 	err := s.update(ctx, key, func(t *Task, found bool) bool {
 		added, changes = added[:0], changes[:0]
 		if !found {
@@ -454,13 +455,15 @@ func (s *Store) ApplyEvents(ctx context.Context, st StoreInfo, taskNo string, ev
 			return a.N - b.N
 		})
 		t.Updated = now
-		after = *t
+		s.addOutbox(ctx, t, now, changes...)
 		return true
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: events of %s/%s: %w", st.ID, taskNo, err)
 	}
-	s.queueChange(ctx, after, now, changes...)
+	for _, c := range changes {
+		crashPoint("events-written:" + c.State)
+	}
 	return added, nil
 }
 
@@ -469,29 +472,8 @@ func (s *Store) ApplyEvents(ctx context.Context, st StoreInfo, taskNo string, ev
 // there is anything to write; found is false for a key with no record
 // (then a write creates it).
 func (s *Store) update(ctx context.Context, key string, change func(t *Task, found bool) bool) error {
-	for range 16 {
-		var t Task
-		rev, err := getJSON(ctx, s.tasks, key, &t)
-		found := err == nil
-		if err != nil && !errors.Is(err, ErrNotFound) {
-			return err
-		}
-		if !change(&t, found) {
-			return nil
-		}
-		if found {
-			_, err = s.tasks.Update(ctx, key, mustJSON(t), rev)
-		} else {
-			_, err = s.tasks.Create(ctx, key, mustJSON(t))
-		}
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, jetstream.ErrKeyExists) && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-			return kvErr(err)
-		}
-	}
-	return errors.New("too many concurrent changes")
+	_, err := casJSON(ctx, s.tasks, key, func(t *Task, found bool) (bool, error) { return change(t, found), nil })
+	return err
 }
 
 // maxListScan bounds the records one ListTasks call reads; past it the

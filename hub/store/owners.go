@@ -27,25 +27,14 @@ type Owner struct {
 // Release.
 func (s *Store) Claim(ctx context.Context, store, conn, agentID string, now time.Time) (prev Owner, rev uint64, err error) {
 	o := Owner{Node: s.opts.Node, Conn: conn, AgentID: agentID, Since: now}
-	for range 16 {
-		prev = Owner{}
-		old, err := getJSON(ctx, s.owners, store, &prev)
-		switch {
-		case errors.Is(err, ErrNotFound):
-			rev, err = s.owners.Create(ctx, store, mustJSON(o))
-		case err != nil:
-			return Owner{}, 0, fmt.Errorf("store: owner of %s: %w", store, err)
-		default:
-			rev, err = s.owners.Update(ctx, store, mustJSON(o), old)
-		}
-		if err == nil {
-			return prev, rev, nil
-		}
-		if !errors.Is(err, jetstream.ErrKeyExists) && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-			return Owner{}, 0, fmt.Errorf("store: claim %s: %w", store, kvErr(err))
-		}
+	rev, err = casJSON(ctx, s.owners, store, func(cur *Owner, _ bool) (bool, error) {
+		prev, *cur = *cur, o
+		return true, nil
+	})
+	if err != nil {
+		return Owner{}, 0, fmt.Errorf("store: claim %s: %w", store, err)
 	}
-	return Owner{}, 0, fmt.Errorf("store: claim %s: too many concurrent claims", store)
+	return prev, rev, nil
 }
 
 // Release removes the owner record of store if it is still the claim of

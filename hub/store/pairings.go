@@ -82,21 +82,18 @@ func (s *Store) NewPairing(ctx context.Context, now time.Time, lifetime, interva
 // ErrNotFound), else ErrPending, ErrSlowDown, ErrExpiredCode, ErrDenied or
 // ErrNotFound.
 func (s *Store) PollPairing(ctx context.Context, deviceCode string, now time.Time) (string, error) {
-	key := "d." + hashSecret(deviceCode)
-	for range 8 {
-		var p Pairing
-		rev, err := getJSON(ctx, s.pairings, key, &p)
-		if err != nil {
-			return "", err
-		}
-		var answer error
+	var token string
+	var answer, refused error // the poll's answer; the pairing's end, returned as it is
+	var interval time.Duration
+	_, err := casJSON(ctx, s.pairings, "d."+hashSecret(deviceCode), func(p *Pairing, found bool) (bool, error) {
+		token, answer, refused = "", nil, nil
 		switch {
-		case p.Status == "used":
-			return "", ErrNotFound
+		case !found || p.Status == "used":
+			refused = ErrNotFound
 		case !now.Before(p.Expires):
-			return "", ErrExpiredCode
+			refused = ErrExpiredCode
 		case p.Status == "denied":
-			return "", ErrDenied
+			refused = ErrDenied
 		case p.Status == "pending" && !p.LastPoll.IsZero() && now.Sub(p.LastPoll) < p.Interval-p.Interval/5:
 			// Faster than the interval, less a fifth for network jitter.
 			p.Interval += slowDownStep
@@ -104,26 +101,29 @@ func (s *Store) PollPairing(ctx context.Context, deviceCode string, now time.Tim
 		case p.Status == "pending":
 			answer = ErrPending
 		}
-		var token string
+		if refused != nil {
+			return false, refused
+		}
 		if answer == nil { // approved
+			var err error
 			if _, token, err = s.AddDevice(ctx, p.Store, ""); err != nil {
-				return "", err
+				refused = err
+				return false, err
 			}
 			p.Status = "used"
 		}
-		p.LastPoll = now
-		if _, err := s.pairings.Update(ctx, key, mustJSON(p), rev); err != nil {
-			if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-				continue
-			}
-			return "", fmt.Errorf("store: poll pairing: %w", kvErr(err))
-		}
-		if answer != nil {
-			return "", fmt.Errorf("%w; poll every %v", answer, p.Interval)
-		}
-		return token, nil
+		p.LastPoll, interval = now, p.Interval
+		return true, nil
+	})
+	switch {
+	case err != nil && err == refused:
+		return "", err
+	case err != nil:
+		return "", fmt.Errorf("store: poll pairing: %w", err)
+	case answer != nil:
+		return "", fmt.Errorf("%w; poll every %v", answer, interval)
 	}
-	return "", errors.New("store: poll pairing: too many concurrent polls")
+	return token, nil
 }
 
 // DecidePairing approves a user code for a store (the device token the
@@ -162,25 +162,19 @@ func (s *Store) changePairing(ctx context.Context, userCode string, now time.Tim
 	if err != nil {
 		return kvErr(err)
 	}
-	key := "d." + string(e.Value())
-	for range 8 {
-		var p Pairing
-		rev, err := getJSON(ctx, s.pairings, key, &p)
-		if err != nil {
-			return err
+	var refused error // change's own answer, returned as it is
+	_, err = casJSON(ctx, s.pairings, "d."+string(e.Value()), func(p *Pairing, found bool) (bool, error) {
+		if !found {
+			refused = ErrNotFound
+		} else {
+			refused = change(p)
 		}
-		if err := change(&p); err != nil {
-			return err
-		}
-		if _, err := s.pairings.Update(ctx, key, mustJSON(p), rev); err != nil {
-			if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-				continue
-			}
-			return fmt.Errorf("store: pairing: %w", kvErr(err))
-		}
-		return nil
+		return refused == nil, refused
+	})
+	if err != nil && err != refused {
+		return fmt.Errorf("store: pairing: %w", err)
 	}
-	return errors.New("store: pairing: too many concurrent changes")
+	return err
 }
 
 // NormalizeUserCode is how a typed user code is compared: upper case,

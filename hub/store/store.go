@@ -84,12 +84,14 @@ type Store struct {
 	tenants, stores, apikeys, devicesKV jetstream.KeyValue
 	pairings, commands                  jetstream.KeyValue
 	webhooks, deliveries, dead          jetstream.KeyValue
+	cursors                             jetstream.KeyValue
 
 	// kick wakes the webhook sender when a delivery is queued.
 	kick chan struct{}
-	// hookCache holds the tenants' endpoint lists for enqueueChange.
+	// hookCache holds the tenants' endpoint lists for the state changes'
+	// outboxes and the fan-out.
 	hookCache hookCache
-	// hookWarn rate-limits the lines of messages that could not be queued.
+	// hookWarn rate-limits the lines of the webhook fan-out's failures.
 	hookWarn warnlimit.Limiter
 	// quota caches the record counts of stores and tenants.
 	quota quotas
@@ -229,6 +231,8 @@ func (s *Store) buckets(ctx context.Context) error {
 			TTL: deliveryTTL, MaxBytes: small, MaxValueSize: 64 << 10, LimitMarkerTTL: pendingMarkerTTL}},
 		{&s.dead, jetstream.KeyValueConfig{Bucket: "hub_dead", Description: "webhook messages given up on, by endpoint.message id, until replayed",
 			TTL: ret, MaxBytes: small, MaxValueSize: 64 << 10, LimitMarkerTTL: pendingMarkerTTL}},
+		{&s.cursors, jetstream.KeyValueConfig{Bucket: "hub_cursors", Description: "where this hub's scans of its streams stopped: the webhook fan-out's in hub_tasks",
+			MaxBytes: 1 << 20, MaxValueSize: 1 << 10}},
 	} {
 		b.cfg.Storage = jetstream.FileStorage
 		b.cfg.History = 1

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -221,67 +222,301 @@ func (s *Store) DeleteWebhook(ctx context.Context, tenant, id string) error {
 // queued, so the sender need not wait for its next scan.
 func (s *Store) DeliveryKick() <-chan struct{} { return s.kick }
 
-// enqueueChange queues the webhook message of t's state change to every
-// endpoint of t's tenant, before the change is answered (202, job_ack
-// recorded, events_ack), so a hub killed after the answer has it on disk.
-// The message id is derived from the change, and each delivery is created
-// with Create, so the same change queued twice is delivered once per
-// endpoint.
-func (s *Store) enqueueChange(ctx context.Context, t Task, ds []MessageData, now time.Time) error {
-	if t.Tenant == "" || len(ds) == 0 {
-		return nil
-	}
-	hooks, ok := s.hookCache.get(t.Tenant)
-	if !ok {
-		var err error
-		if hooks, err = s.Webhooks(ctx, t.Tenant); err != nil {
-			return err
-		}
-		s.hookCache.put(t.Tenant, hooks)
-	}
-	if len(hooks) == 0 {
-		return nil
+// maxOutbox bounds the webhook messages one record holds for the
+// fan-out. The fan-out empties an outbox within moments of its write, so
+// the bound is met only when it has stopped for long; past it the oldest
+// messages are dropped (counted in Task.OutboxDropped) rather than the
+// record growing without end.
+const maxOutbox = MaxTimeline
+
+// tasksStream and tasksSubject are hub_tasks as the engine keeps it: a
+// stream whose messages are the records' writes, on the subject
+// tasksSubject + key.
+const (
+	tasksStream  = "KV_hub_tasks"
+	tasksSubject = "$KV.hub_tasks."
+)
+
+// fanOutPoint is the crash point of the webhook fan-out, before it queues
+// a record's messages: a hub built for crash tests (-tags hubcrash) stops
+// there whichever point the test names, so what the test kills has queued
+// nothing the point's write carried.
+const fanOutPoint = "fan-out"
+
+// cursorKey is the fan-out's cursor in hub_cursors: the hub_tasks stream
+// sequence up to which every record's outbox has been queued.
+const cursorKey = "webhook_fanout"
+
+// cursorEvery is how often the fan-out writes its cursor at most: a hub
+// killed re-reads at most this much of hub_tasks, whose handled outboxes
+// are already empty.
+const cursorEvery = time.Second
+
+// addOutbox puts the webhook messages of t's state changes ds in t's
+// outbox, so they are written in the same write as the change: a hub
+// killed after that write has them on disk, and the fan-out (RunOutbox)
+// queues them to every endpoint after a restart as before it. A tenant
+// without endpoints gets none.
+func (s *Store) addOutbox(ctx context.Context, t *Task, now time.Time, ds ...MessageData) {
+	if t.Tenant == "" || len(ds) == 0 || !s.hooked(ctx, t.Tenant) {
+		return
 	}
 	for _, d := range ds {
-		if err := s.enqueueOne(ctx, t, hooks, d, now); err != nil {
-			return err
+		d.Store, d.TaskNo = t.Store, t.TaskNo
+		if d.Origin == "" {
+			d.Origin = t.Origin
 		}
+		t.Outbox = append(t.Outbox, Message{Type: EventStateChanged, Timestamp: now.UTC(), Data: d})
+	}
+	if n := len(t.Outbox) - maxOutbox; n > 0 {
+		t.Outbox = slices.Delete(t.Outbox, 0, n)
+		t.OutboxDropped += n
+		s.hookWarn.Log(s.log, slog.LevelError, "hub store: a job's webhook outbox is full (is the fan-out stopped?); its receivers miss its oldest state changes", "store", t.Store, "task_no", t.TaskNo, "dropped", n)
+	}
+}
+
+// hooked reports whether tenant has webhook endpoints, from the cache. An
+// endpoint list it cannot read counts as some: the fan-out reads it again.
+func (s *Store) hooked(ctx context.Context, tenant string) bool {
+	hooks, err := s.tenantHooks(ctx, tenant)
+	return err != nil || len(hooks) > 0
+}
+
+// tenantHooks is the tenant's endpoints, through hookCache.
+func (s *Store) tenantHooks(ctx context.Context, tenant string) ([]Webhook, error) {
+	if hooks, ok := s.hookCache.get(tenant); ok {
+		return hooks, nil
+	}
+	hooks, err := s.Webhooks(ctx, tenant)
+	if err != nil {
+		return nil, err
+	}
+	s.hookCache.put(tenant, hooks)
+	return hooks, nil
+}
+
+// messageID is a message's webhook-id, derived from the change it tells,
+// so the same change queued twice (a fan-out that re-reads after a crash)
+// is one message per endpoint, and a receiver dedupes what was sent twice.
+func messageID(d MessageData) string {
+	sum := sha256.Sum256([]byte(strings.Join([]string{d.Store, d.TaskNo, strconv.FormatUint(d.Seq, 10),
+		strconv.Itoa(d.N), d.State, d.Reason}, "\x00")))
+	return "msg_" + hex.EncodeToString(sum[:16])
+}
+
+// RunOutbox is the webhook fan-out, until ctx ends. It reads the writes of
+// hub_tasks in order (the bucket's stream, with an ephemeral ordered
+// consumer, one per node) from its cursor in hub_cursors; for each record
+// written with messages in its outbox it creates their deliveries, one
+// per endpoint of the tenant (Create on a key derived from the change:
+// idempotent), then removes them from the record's outbox by
+// compare-and-set. A record updated again before it is read is read in
+// its newest write, which still holds every message not yet removed. The
+// cursor is written at most every cursorEvery; a hub killed re-reads from
+// it, and a message queued and delivered but not yet removed from its
+// outbox when the hub died is sent again under the same webhook-id (at
+// least once).
+func (s *Store) RunOutbox(ctx context.Context) {
+	for ctx.Err() == nil {
+		err := s.fanOut(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		s.hookWarn.Log(s.log, slog.LevelError, "hub store: the webhook fan-out stopped; it starts again from its cursor in a second", "err", err)
+		t := time.NewTimer(time.Second)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// fanOut is one run of RunOutbox's reading, until an error or ctx's end.
+func (s *Store) fanOut(ctx context.Context) error {
+	var cursor uint64
+	if e, err := s.cursors.Get(ctx, cursorKey); err == nil {
+		cursor, _ = strconv.ParseUint(string(e.Value()), 10, 64)
+	} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return fmt.Errorf("read the fan-out's cursor: %w", kvErr(err))
+	}
+	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy}
+	if cursor > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, cursor+1
+	}
+	c, err := s.js.OrderedConsumer(ctx, tasksStream, cfg)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", tasksStream, err)
+	}
+	saved, savedAt, seen := cursor, time.Now(), cursor
+	recent := newRecentIDs(maxRecentIDs)
+	save := func(ctx context.Context) error {
+		if _, err := s.cursors.Put(ctx, cursorKey, []byte(strconv.FormatUint(seen, 10))); err != nil {
+			return fmt.Errorf("write the fan-out's cursor: %w", kvErr(err))
+		}
+		saved, savedAt = seen, time.Now()
+		return nil
+	}
+	// The handler runs in the subscription's one goroutine, a write after
+	// another. Its first error stops the run (RunOutbox starts again from
+	// the cursor, which never passed a write not handled).
+	failed := make(chan error, 1)
+	fail := func(err error) {
+		select {
+		case failed <- err:
+		default:
+		}
+	}
+	stopped := false
+	cc, err := c.Consume(func(msg jetstream.Msg) {
+		if stopped {
+			return
+		}
+		md, err := msg.Metadata()
+		if err == nil {
+			err = s.fanOutRecord(ctx, msg, recent)
+		}
+		if err != nil {
+			stopped = true
+			fail(err)
+			return
+		}
+		seen = md.Sequence.Stream
+		if seen > saved && time.Since(savedAt) >= cursorEvery {
+			if err := save(ctx); err != nil {
+				stopped = true
+				fail(err)
+			}
+		}
+	},
+		// The records carry job bodies until acknowledged: bound what the
+		// subscription holds fetched (a few of the largest records), far
+		// below its pending limit, so it never drops a write.
+		jetstream.PullMaxMessagesWithBytesLimit(64, 4*maxPayload),
+		// The ordered consumer recovers from what it reports here itself
+		// (a missed heartbeat, a reset); the lines are bounded.
+		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+			s.hookWarn.Log(s.log, slog.LevelWarn, "hub store: the webhook fan-out's reading of hub_tasks", "err", err)
+		}))
+	if err != nil {
+		return fmt.Errorf("read %s: %w", tasksStream, err)
 	}
 	select {
-	case s.kick <- struct{}{}:
-	default:
+	case <-ctx.Done():
+		err = ctx.Err()
+	case err = <-failed:
+		err = fmt.Errorf("read %s: %w", tasksStream, err)
 	}
-	return nil
+	cc.Drain()
+	// The handler has returned once the subscription is closed; a closed
+	// connection may never say so: the run then ends without the last
+	// cursor, which costs only a re-read.
+	t := time.NewTimer(5 * time.Second)
+	defer t.Stop()
+	select {
+	case <-cc.Closed():
+	case <-t.C:
+		return err
+	}
+	if seen > saved {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		save(sctx)
+	}
+	return err
 }
 
-// enqueueOne queues one change to each of hooks.
-func (s *Store) enqueueOne(ctx context.Context, t Task, hooks []Webhook, d MessageData, now time.Time) error {
-	d.Store, d.TaskNo = t.Store, t.TaskNo
-	if d.Origin == "" {
-		d.Origin = t.Origin
+// maxRecentIDs bounds the message ids a fan-out remembers having queued:
+// far more than the writes its consumer holds fetched at once.
+const maxRecentIDs = 4096
+
+// recentIDs is the message ids one run of the fan-out has queued, the
+// newest max of them. The consumer fetches writes ahead, so it may read a
+// record's older write after the fan-out emptied that outbox from a newer
+// one; a message it queued (and the sender may have delivered since) is
+// not queued again. A restart forgets them: the record's outbox on disk is
+// then what is true.
+type recentIDs struct {
+	set  map[string]bool
+	ring []string
+	next int
+}
+
+func newRecentIDs(max int) *recentIDs {
+	return &recentIDs{set: make(map[string]bool, max), ring: make([]string, max)}
+}
+
+func (r *recentIDs) has(id string) bool { return r.set[id] }
+
+func (r *recentIDs) add(id string) {
+	if r.set[id] {
+		return
 	}
-	body := mustJSON(Message{Type: EventStateChanged, Timestamp: now.UTC(), Data: d})
-	sum := sha256.Sum256([]byte(strings.Join([]string{t.Store, t.TaskNo, strconv.FormatUint(d.Seq, 10),
-		strconv.Itoa(d.N), d.State, d.Reason}, "\x00")))
-	id := "msg_" + hex.EncodeToString(sum[:16])
-	for _, h := range hooks {
-		dl := Delivery{ID: id, Endpoint: h.ID, Tenant: t.Tenant, Body: body, Created: now, NextAt: now}
-		if _, err := s.deliveries.Create(ctx, deliveryKey(h.ID, id), mustJSON(dl)); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
-			return fmt.Errorf("store: queue webhook %s of %s/%s: %w", h.ID, t.Store, t.TaskNo, kvErr(err))
+	delete(r.set, r.ring[r.next])
+	r.ring[r.next] = id
+	r.set[id] = true
+	r.next = (r.next + 1) % len(r.ring)
+}
+
+// fanOutRecord queues the deliveries of one record write's outbox, except
+// those recent says were queued already, and removes them from the record.
+func (s *Store) fanOutRecord(ctx context.Context, msg jetstream.Msg, recent *recentIDs) error {
+	if msg.Headers().Get("KV-Operation") != "" { // a delete or purge
+		return nil
+	}
+	// Most writes carry no outbox (a tenant without endpoints, the
+	// fan-out's own emptying): skip them without decoding a record that
+	// may hold a job's body.
+	if !bytes.Contains(msg.Data(), []byte(`"outbox":`)) {
+		return nil
+	}
+	var t struct {
+		Tenant string    `json:"tenant"`
+		Outbox []Message `json:"outbox"`
+	}
+	if err := json.Unmarshal(msg.Data(), &t); err != nil || len(t.Outbox) == 0 || t.Tenant == "" {
+		return nil
+	}
+	crashPoint(fanOutPoint)
+	key := strings.TrimPrefix(msg.Subject(), tasksSubject)
+	hooks, err := s.tenantHooks(ctx, t.Tenant)
+	if err != nil {
+		return err
+	}
+	done := make(map[string]bool, len(t.Outbox))
+	for _, m := range t.Outbox {
+		id := messageID(m.Data)
+		done[id] = true
+		if recent.has(id) {
+			continue
+		}
+		body := mustJSON(m)
+		for _, h := range hooks {
+			dl := Delivery{ID: id, Endpoint: h.ID, Tenant: t.Tenant, Body: body, Created: m.Timestamp, NextAt: m.Timestamp}
+			if _, err := s.deliveries.Create(ctx, deliveryKey(h.ID, id), mustJSON(dl)); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+				return fmt.Errorf("queue webhook %s of %s: %w", h.ID, key, kvErr(err))
+			}
+		}
+		recent.add(id)
+	}
+	if len(hooks) > 0 {
+		select {
+		case s.kick <- struct{}{}:
+		default:
 		}
 	}
-	return nil
-}
-
-// queueChange is enqueueChange for the record's write paths: a failure is
-// logged, not returned, because the state change itself is already on
-// disk and the agent's resend would find it deduped.
-func (s *Store) queueChange(ctx context.Context, t Task, now time.Time, ds ...MessageData) {
-	if err := s.enqueueChange(ctx, t, ds, now); err != nil {
-		// Agents' events cause this line when the queue is full:
-		// rate-limited, so a flood costs a bounded log.
-		s.hookWarn.Log(s.log, slog.LevelError, "hub store: a webhook message could not be queued; its receivers miss this state change", "store", t.Store, "task_no", t.TaskNo, "err", err)
+	err = s.update(ctx, key, func(t *Task, found bool) bool {
+		if !found {
+			return false
+		}
+		n := len(t.Outbox)
+		t.Outbox = slices.DeleteFunc(t.Outbox, func(m Message) bool { return done[messageID(m.Data)] })
+		return len(t.Outbox) != n
+	})
+	if err != nil {
+		return fmt.Errorf("empty the outbox of %s: %w", key, err)
 	}
+	return nil
 }
 
 // taskData is a task's current state as a webhook tells it.

@@ -58,6 +58,9 @@ type Queue interface {
 	Retry(ctx context.Context, d store.Delivery) error
 	Bury(ctx context.Context, d store.Delivery, now time.Time) error
 	DeliveryKick() <-chan struct{}
+	// RunOutbox turns the state changes written with their messages into
+	// deliveries, until ctx ends (the fan-out).
+	RunOutbox(ctx context.Context)
 }
 
 // Counter counts deliveries by result (hub/metrics).
@@ -144,9 +147,16 @@ func New(q Queue, opts Options) *Sender {
 	return s
 }
 
-// Run sends until ctx ends, then waits for the attempts in flight.
+// Run sends until ctx ends, then waits for the attempts in flight. It
+// runs the queue's fan-out (Queue.RunOutbox) beside it for as long.
 func (s *Sender) Run(ctx context.Context) {
 	defer s.wg.Wait()
+	fanned := make(chan struct{})
+	go func() {
+		defer close(fanned)
+		s.q.RunOutbox(ctx)
+	}()
+	defer func() { <-fanned }()
 	t := s.opts.Clock.NewTimer(0)
 	defer t.Stop()
 	for {

@@ -19,41 +19,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-deb=${1:-}
-tmp=$(mktemp -d)
 hubpid= # the hub run by hand where systemd is not running
-cleanup() {
-	if [ -n "$hubpid" ]; then
-		kill "$hubpid" 2>/dev/null || true
-		wait "$hubpid" 2>/dev/null || true
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-if [ -z "$deb" ]; then
-	echo "== building the amd64 .deb"
-	DIST="$tmp/dist" TARGETS=linux/amd64 ./installer/hub/package.sh >"$tmp/package.log" 2>&1 || {
-		cat "$tmp/package.log"
-		exit 1
-	}
-	deb=$(ls "$tmp"/dist/*_amd64.deb)
-fi
-echo "== checking $deb"
-
-passed=0 failed=0
-check() { # DESCRIPTION COMMAND...
-	local what=$1
-	shift
-	if "$@" >"$tmp/check.out" 2>&1; then
-		echo "ok   $what"
-		passed=$((passed + 1))
-	else
-		echo "FAIL $what"
-		sed 's/^/     /' "$tmp/check.out"
-		failed=$((failed + 1))
-	fi
-}
-has() { grep -qE -- "$1" "$2"; }
+package_script=./installer/hub/package.sh pid_var=hubpid
+# shellcheck source=scripts/deb-check-frame.sh
+. ./scripts/deb-check-frame.sh
 base=http://127.0.0.1:8640
 conf=/etc/printgate-hub/hub.toml
 as_hub() { runuser -u printgate-hub -- /usr/bin/printgate-hub "$@"; }
@@ -131,5 +100,4 @@ else
 	getent group printgate-hub >/dev/null && groupdel printgate-hub || true
 fi
 
-echo "deb-check: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+deb_check_end
