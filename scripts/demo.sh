@@ -85,7 +85,7 @@ echo "== 1. two emulated printers (Chinese clones: GB18030), kitchen on 127.0.0.
 "$dir/printersim" -model clone -n 2 -base-port "$printer_port" -control "127.0.0.1:$control_port" &
 pids+=($!)
 
-echo "== 2. the hub on $hub: a tenant, a store, an API key and a webhook endpoint"
+echo "== 2. the hub on $hub: a tenant, a store, an API key, a fleet page user and a webhook endpoint"
 h() { "$dir/printgate-hub" "$@" --data-dir "$dir/hub"; }
 start_hub() {
 	"$dir/printgate-hub" run --data-dir "$dir/hub" --listen "127.0.0.1:$hub_port" >>"$dir/hub.out" 2>>"$dir/hub.log" &
@@ -95,6 +95,8 @@ start_hub() {
 h tenant add --id demo --name "Demo Foods"
 h store add --tenant demo --id s001 --name "Store 1"
 key=$(h key add --tenant demo 2>/dev/null)
+fleet_pass=demo-manager-0123
+printf '%s\n' "$fleet_pass" | h user add --tenant demo --name manager --password-stdin >/dev/null
 (umask 077 && h webhook add --tenant demo --url "http://127.0.0.1:$hook_port/printgate" 2>/dev/null >"$dir/webhook.secret")
 start_hub
 api() { curl -sS -H "Authorization: Bearer $key" "$@"; }
@@ -204,10 +206,25 @@ wait_for 90 "the agent did not replay $down to the hub in 90 s: $(api "$hub/v1/s
 echo "   GET $hub/v1/stores/s001/jobs/$down → $(api "$hub/v1/stores/s001/jobs/$down")"
 wait_for 60 "the PRINTED webhook of $down did not arrive in 60 s" "read $dir/hub.log (lines of the webhook sender)" hooked "$down" PRINTED
 
+echo "== 11. the fleet page: the manager signs in and sees the store online"
+jar=$dir/fleet.cookies
+# fleet_online: signs in (the form's CSRF token and cookie, then the
+# password) and finds s001 online on the fleet page.
+fleet_online() {
+	local csrf
+	csrf=$(curl -sS -c "$jar" "$hub/fleet/login" | sed -n 's/.*name="csrf" value="\([^"]*\)".*/\1/p' | head -n 1)
+	[ -n "$csrf" ] || return 1
+	curl -sS -b "$jar" -c "$jar" -o /dev/null --data-urlencode "csrf=$csrf" --data-urlencode tenant=demo \
+		--data-urlencode name=manager --data-urlencode "password=$fleet_pass" "$hub/fleet/login" || return 1
+	curl -sS -b "$jar" "$hub/fleet/" | grep -q 'data-store="s001" data-online="true"'
+}
+wait_for 60 "the fleet page did not show s001 online in 60 s" "read $dir/hub.log; sign in at $hub/fleet/ as demo / manager / $fleet_pass" fleet_online
+echo "   $hub/fleet/ (tenant demo, user manager): s001 online"
+
 cat <<MSG
 == running: open these
    the agent's page:  $agent/   (PIN $pin)
-   the hub's fleet page: $hub/fleet/   (served once the hub has the fleet page; docs/HUB.md, "Not yet")
+   the hub's fleet page: $hub/fleet/   (tenant demo, user manager, password $fleet_pass)
    the hub's API:     $hub/v1/   (Authorization: Bearer $key)
    submit more:  curl -H 'Authorization: Bearer $key' -d '{"task_no":"T-2_K_v1","printer":"kitchen","document":{"lines":[{"text":"hello"},{"cut":"partial"}]}}' $hub/v1/stores/s001/jobs
    the store:    curl -H 'Authorization: Bearer $key' $hub/v1/stores/s001

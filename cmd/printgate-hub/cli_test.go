@@ -388,7 +388,7 @@ func TestDemo(t *testing.T) {
 		`_KITCHEN_v1","store":"s001","state":"PRINTED","printer":"kitchen","target":"bar"`,
 		"│ printed while the hub was down │",
 		`_BAR_v1","store":"s001","state":"PRINTED","printer":"bar"`,
-		"/fleet/",
+		"/fleet/ (tenant demo, user manager): s001 online",
 		"DEMO_DURATION (1) is over",
 	} {
 		if !strings.Contains(s, want) {
