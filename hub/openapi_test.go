@@ -18,6 +18,7 @@ import (
 	"printgate/hub/agentlink"
 	"printgate/hub/api"
 	"printgate/hub/config"
+	"printgate/hub/fleet"
 	"printgate/hub/pairing"
 	"printgate/internal/apispec"
 )
@@ -29,7 +30,7 @@ import (
 // resolve the new constant.
 func muxPatterns(t *testing.T) []string {
 	t.Helper()
-	consts := map[string]string{"pairing.Prefix": pairing.Prefix, "agentlink.Path": agentlink.Path}
+	consts := map[string]string{"pairing.Prefix": pairing.Prefix, "agentlink.Path": agentlink.Path, "fleet.Prefix": fleet.Prefix}
 	var resolve func(e ast.Expr) (string, bool)
 	resolve = func(e ast.Expr) (string, bool) {
 		switch e := e.(type) {
