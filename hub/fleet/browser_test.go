@@ -200,7 +200,7 @@ func (b *tab) noHorizontalScroll(page string) {
 // connected store shows online, its timed-out job in red (a computed red,
 // not only a class), a second one the agent reports later appears
 // without a reload, the store's log opened from its card shows a line
-// its agent writes, nothing scrolls sideways, and a pairing code opened
+// its agent writes and then the agent's refusal, nothing scrolls sideways, and a pairing code opened
 // from its QR URL is approved for a store, so the agent's pairing gets
 // its token.
 func TestBrowser(t *testing.T) {
@@ -218,10 +218,10 @@ func TestBrowser(t *testing.T) {
 		w, h                   int
 		lang                   string
 		timedOut, approved, on string
-		live                   string
+		live, refused          string
 	}{
-		{1280, 900, "en", "Timed out: not printed", "approved for s2", "Online", "Live: new lines appear as the agent writes them."},
-		{390, 844, "zh-CN", "已超时：未打印", "已批准给 s2", "在线", "实时：门店程序写入的新日志会自动出现。"},
+		{1280, 900, "en", "Timed out: not printed", "approved for s2", "Online", "Live: new lines appear as the agent writes them.", "The store's agent refused to send its log"},
+		{390, 844, "zh-CN", "已超时：未打印", "已批准给 s2", "在线", "实时：门店程序写入的新日志会自动出现。", "门店程序拒绝发送日志"},
 	} {
 		t.Run(fmt.Sprintf("%dpx-%s", tc.w, tc.lang), func(t *testing.T) {
 			b := openTab(t, chrome, r.base, shots, tc.w, tc.h)
@@ -274,6 +274,13 @@ func TestBrowser(t *testing.T) {
 			}
 			b.noHorizontalScroll("the log page")
 			b.screenshot("logs")
+			// The agent refusing the tail ends it: the page says so with
+			// the agent's code and offers to open it again.
+			a.send(t, &wire.CommandResult{ID: lt.ID, Error: &wire.Problem{Code: "not_supported", Message: "this agent does not stream its logs"}})
+			b.waitJS("the refusal on the log page", `document.querySelector("#logstate").dataset.state === "agent_refused" && !document.querySelector("#reopen").hidden`)
+			if got := eval[string](b, "the refusal", `document.querySelector("#logstate").textContent`); !strings.Contains(got, tc.refused) || !strings.Contains(got, "not_supported: this agent does not stream its logs") {
+				b.fail("after the agent's refusal the log page says %q, want %q with the agent's code and words", got, tc.refused)
+			}
 
 			dc := startPairing(t, r)
 			b.open(strings.TrimPrefix(dc.URL(), r.base))
