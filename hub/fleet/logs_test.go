@@ -211,3 +211,29 @@ func TestLogTailRefused(t *testing.T) {
 		t.Fatalf("the agent's first logs_tail asks level %q; a refused request reached it (want olga's, info)", lt.Level)
 	}
 }
+
+// TestLogTailTooMany ensures the page's tails keep the order API's bound
+// per store: past agentlink.MaxTailsPerStore (2) open at once, another
+// stream is one end event too_many_tails.
+func TestLogTailTooMany(t *testing.T) {
+	r := startHub(t)
+	a := r.connect(t, "s1")
+	c := r.client(t, "127.0.0.1")
+	c.mustLogin("acme", "ana", anaPW)
+	same := map[string]string{"Sec-Fetch-Site": "same-origin"}
+	for _, level := range []string{"info", "warn"} {
+		if status, _ := c.stream("/fleet/stores/s1/logs/stream?level="+level, same); status != 200 {
+			t.Fatalf("stream %s: %d", level, status)
+		}
+		if lt := a.next(t, isTail).(*wire.LogsTail); lt.Level != level {
+			t.Fatalf("the agent was asked level %q, want %q", lt.Level, level)
+		}
+	}
+	status, events := c.stream("/fleet/stores/s1/logs/stream?level=error", same)
+	if status != 200 {
+		t.Fatalf("third stream: %d, want 200 with an end event", status)
+	}
+	if reason := endReason(t, nextEvent(t, events, "end")); reason != "too_many_tails" {
+		t.Fatalf("third stream's end reason %q; want too_many_tails", reason)
+	}
+}
