@@ -124,6 +124,9 @@ var peerLogAllowed = map[string]string{
 	`printgate/hub/fleet/fleet.go (*Page).serverError: "fleet page: " + whatID`:                                            "the hub's record",
 	"printgate/hub/fleet/fleetview.go (*Page).fleetFragment: fleet page: read the fleet":                                   "the hub's record",
 	"printgate/hub/fleet/fleetview.go (*Page).jobAction: fleet page: command":                                              "a signed-in user's action",
+	"printgate/hub/fleet/logs.go (*Page).logsStream: fleet page: read the store for a log tail":                            "the hub's record",
+	"printgate/hub/fleet/logs.go (*Page).logsStream: fleet page: start a log tail":                                         "the hub's record or the agent link failing",
+	"printgate/hub/fleet/logs.go (*Page).logsStream: fleet page: log tail":                                                 "a signed-in user's action",
 	"printgate/hub/fleet/login.go (*Page).loginSubmit: fleet page: signed in":                                              "the right password",
 	"printgate/hub/fleet/pair.go (*Page).pairSubmit: fleet page: pairing decided":                                          "a signed-in user's decision, once per single-use code",
 

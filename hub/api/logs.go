@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"printgate/hub/agentlink"
@@ -94,16 +95,14 @@ func (a *API) logs(w http.ResponseWriter, r *http.Request, st store.StoreInfo) {
 		writeError(w, http.StatusConflict, CodeNotConnected, "the store's agent is not connected to the hub; its log can be tailed once it is online (GET /v1/stores/"+st.ID+" says when)")
 		return
 	}
-	if !a.takeTail(st.Tenant) {
-		w.Header().Set("Retry-After", "10")
-		writeError(w, http.StatusTooManyRequests, CodeTooManyTails, fmt.Sprintf("your tenant streams %d log tails from this hub at once, the most it may; close one and retry", MaxTailsPerTenant))
-		return
-	}
-	defer a.giveTail(st.Tenant)
-	tail, err := a.opts.Link.Tail(st.ID, opts)
+	tail, err := a.OpenTail(st, opts)
 	switch {
 	case errors.Is(err, agentlink.ErrNotConnected):
 		writeError(w, http.StatusConflict, CodeNotConnected, "the store's agent is not connected to the hub; its log can be tailed once it is online (GET /v1/stores/"+st.ID+" says when)")
+		return
+	case errors.Is(err, ErrTenantTails):
+		w.Header().Set("Retry-After", "10")
+		writeError(w, http.StatusTooManyRequests, CodeTooManyTails, fmt.Sprintf("your tenant streams %d log tails from this hub at once, the most it may; close one and retry", MaxTailsPerTenant))
 		return
 	case errors.Is(err, agentlink.ErrTooManyTails):
 		w.Header().Set("Retry-After", "10")
@@ -113,8 +112,58 @@ func (a *API) logs(w http.ResponseWriter, r *http.Request, st store.StoreInfo) {
 		a.internal(w, "start a log tail", err)
 		return
 	}
-	defer tail.Close()
+	tail.Stream(w, r)
+}
+
+// ErrTenantTails means the tenant already streams MaxTailsPerTenant log
+// tails from this hub node.
+var ErrTenantTails = fmt.Errorf("the tenant already streams %d log tails from this hub node", MaxTailsPerTenant)
+
+// LogTail is a log tail of a store's agent opened within the order API's
+// bounds, for the API's route and the fleet page to stream the same way.
+type LogTail struct {
+	a    *API
+	st   store.StoreInfo
+	tail *agentlink.Tail
+	once sync.Once
+}
+
+// OpenTail starts a log tail of the store's agent within the bounds of
+// GET /v1/stores/{store}/logs: MaxTailsPerTenant per tenant (its keys and
+// its fleet page users together) and agentlink.MaxTailsPerStore per
+// store. It fails with agentlink.ErrNotConnected, ErrTenantTails or
+// agentlink.ErrTooManyTails before anything is written, so each caller
+// answers in its own way; otherwise Stream (or Close) must follow.
+func (a *API) OpenTail(st store.StoreInfo, opts agentlink.TailOptions) (*LogTail, error) {
+	if a.opts.Link == nil {
+		return nil, agentlink.ErrNotConnected
+	}
+	if !a.takeTail(st.Tenant) {
+		return nil, ErrTenantTails
+	}
+	tail, err := a.opts.Link.Tail(st.ID, opts)
+	if err != nil {
+		a.giveTail(st.Tenant)
+		return nil, fmt.Errorf("log tail of store %s: %w", st.ID, err)
+	}
 	a.lines.Log(a.log, slog.LevelInfo, "hub api: log tail started", "store", st.ID, "tail", opts.Lines)
+	return &LogTail{a: a, st: st, tail: tail}, nil
+}
+
+// Close ends the tail and gives its place back; Stream calls it.
+func (t *LogTail) Close() {
+	t.once.Do(func() {
+		t.tail.Close()
+		t.a.giveTail(t.st.Tenant)
+	})
+}
+
+// Stream writes the tail as server-sent events (line, dropped, end) until
+// the API's TailLimit, the agent's connection ends or the reader goes
+// away, then closes it.
+func (t *LogTail) Stream(w http.ResponseWriter, r *http.Request) {
+	defer t.Close()
+	a, st, tail := t.a, t.st, t.tail
 	// The timers start before the answer does: a reader that saw the
 	// headers is on the clock.
 	limit := a.opts.Clock.NewTimer(a.opts.TailLimit)

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"printgate/sync/wire"
 )
 
 const (
@@ -197,7 +199,8 @@ func (b *tab) noHorizontalScroll(page string) {
 // in English and in Chinese (chosen with the page's switch): the
 // connected store shows online, its timed-out job in red (a computed red,
 // not only a class), a second one the agent reports later appears
-// without a reload, nothing scrolls sideways, and a pairing code opened
+// without a reload, the store's log opened from its card shows a line
+// its agent writes and then the agent's refusal, nothing scrolls sideways, and a pairing code opened
 // from its QR URL is approved for a store, so the agent's pairing gets
 // its token.
 func TestBrowser(t *testing.T) {
@@ -215,9 +218,10 @@ func TestBrowser(t *testing.T) {
 		w, h                   int
 		lang                   string
 		timedOut, approved, on string
+		live, refused          string
 	}{
-		{1280, 900, "en", "Timed out: not printed", "approved for s2", "Online"},
-		{390, 844, "zh-CN", "已超时：未打印", "已批准给 s2", "在线"},
+		{1280, 900, "en", "Timed out: not printed", "approved for s2", "Online", "Live: new lines appear as the agent writes them.", "The store's agent refused to send its log"},
+		{390, 844, "zh-CN", "已超时：未打印", "已批准给 s2", "在线", "实时：门店程序写入的新日志会自动出现。", "门店程序拒绝发送日志"},
 	} {
 		t.Run(fmt.Sprintf("%dpx-%s", tc.w, tc.lang), func(t *testing.T) {
 			b := openTab(t, chrome, r.base, shots, tc.w, tc.h)
@@ -258,6 +262,25 @@ func TestBrowser(t *testing.T) {
 			eval[chromedp.Void](b, "mark the page", `window.__pgOld = true`)
 			a.timedOut(t, later)
 			b.waitJS(later+" appears by itself", `window.__pgOld === true && !!document.querySelector('li.red[data-task="`+later+`"]')`)
+
+			// The store's log, from its card: a line the agent writes shows.
+			b.clickAndWait(`[data-store="s1"] a.logs`)
+			lt := a.next(t, func(m wire.Message) bool { _, ok := m.(*wire.LogsTail); return ok }).(*wire.LogsTail)
+			line := "level=WARN msg=\"paper low\" printer=kitchen lang=" + tc.lang + " id=" + strings.Repeat("x", 120)
+			a.send(t, &wire.LogLines{ID: lt.ID, Lines: []string{line}})
+			b.waitJS("the agent's line on the log page", `[...document.querySelectorAll("#loglines li.lvl-warn")].some(li => li.textContent.includes("lang=`+tc.lang+`"))`)
+			if got := eval[string](b, "the log's state", `document.querySelector("#logstate").textContent`); got != tc.live {
+				b.fail("the log page says %q, want %q", got, tc.live)
+			}
+			b.noHorizontalScroll("the log page")
+			b.screenshot("logs")
+			// The agent refusing the tail ends it: the page says so with
+			// the agent's code and offers to open it again.
+			a.send(t, &wire.CommandResult{ID: lt.ID, Error: &wire.Problem{Code: "not_supported", Message: "this agent does not stream its logs"}})
+			b.waitJS("the refusal on the log page", `document.querySelector("#logstate").dataset.state === "agent_refused" && !document.querySelector("#reopen").hidden`)
+			if got := eval[string](b, "the refusal", `document.querySelector("#logstate").textContent`); !strings.Contains(got, tc.refused) || !strings.Contains(got, "not_supported: this agent does not stream its logs") {
+				b.fail("after the agent's refusal the log page says %q, want %q with the agent's code and words", got, tc.refused)
+			}
 
 			dc := startPairing(t, r)
 			b.open(strings.TrimPrefix(dc.URL(), r.base))

@@ -2,7 +2,8 @@
 // page a chain's managers open on a phone or a desk. A user of a tenant
 // (printgate-hub user add) signs in and sees the tenant's stores online or
 // offline, their printers, the jobs that need someone in red with their
-// timelines, reprints and cancels them, and approves the pairing code an
+// timelines, reprints and cancels them, follows a store's agent's log
+// (the order API's log tail, hub/api OpenTail), and approves the pairing code an
 // agent shows as a QR (PROTOCOL.md §6: the code's verification_uri is
 // this package's /fleet/pair). It speaks English and Chinese.
 //

@@ -52,6 +52,9 @@ type Actions interface {
 	Command(ctx context.Context, st store.StoreInfo, typ, taskNo, id string) (store.Command, api.CommandOutcome, error)
 	// DecidePairing approves or refuses a pairing code for the store.
 	DecidePairing(ctx context.Context, st store.StoreInfo, code string, approve bool) error
+	// OpenTail starts a log tail of the store's agent within the API's
+	// bounds.
+	OpenTail(st store.StoreInfo, opts agentlink.TailOptions) (*api.LogTail, error)
 }
 
 var (
@@ -167,9 +170,9 @@ func (p *Page) routes() {
 	m.HandleFunc("POST "+Prefix+"/stores/{store}/jobs/{task_no}/{action}", p.action(p.jobAction))
 	m.HandleFunc("GET "+PairPath, p.page(p.pairPage))
 	m.HandleFunc("POST "+PairPath, p.action(p.pairSubmit))
+	m.HandleFunc("GET "+Prefix+"/stores/{store}/logs", p.page(p.logsPage))
+	m.HandleFunc("GET "+Prefix+"/stores/{store}/logs/stream", p.script(p.logsStream))
 	m.HandleFunc(Prefix+"/", p.notFound)
-	// The log tail of a store's agent (server-sent events) is not here
-	// yet: a stream of it would hang off the store's card on this page.
 }
 
 // ServeHTTP checks the Host and, for a POST, that the browser sent it from

@@ -57,6 +57,15 @@ func (l lang) Printer(code string) string {
 	return code
 }
 
+// Level translates a log level (wire.LogLevels) as the least severe
+// shown.
+func (l lang) Level(code string) string {
+	if _, ok := catalog["level."+code]; ok {
+		return l.T("level." + code)
+	}
+	return code
+}
+
 // Code is the BCP 47 tag.
 func (l lang) Code() string { return string(l) }
 
@@ -157,6 +166,28 @@ var catalog = map[string]msg{
 	"command.failed":   {"%s was refused by the agent: %s", "门店程序拒绝了%s：%s"},
 	"command.offline":  {"%s was not sent: the store's agent is offline. Press it again when the store is online.", "%s未发送：门店程序离线。门店恢复在线后请再按一次。"},
 	"command.conflict": {"That button was already used for another command. Open the job again and retry.", "该按钮已用于其他指令。请重新打开任务后再试。"},
+
+	"logs.open":       {"Log", "运行日志"},
+	"logs.title":      {"Log of %s", "%s 的运行日志"},
+	"logs.back":       {"Back to the fleet", "返回门店总览"},
+	"logs.level":      {"Show", "显示"},
+	"logs.level.all":  {"Every line the agent keeps", "门店程序保留的全部日志"},
+	"logs.apply":      {"Apply", "应用"},
+	"logs.connecting": {"Opening the agent's log…", "正在打开门店程序的日志…"},
+	"logs.live":       {"Live: new lines appear as the agent writes them.", "实时：门店程序写入的新日志会自动出现。"},
+	"logs.offline":    {"The store's agent is offline, so its log cannot be shown. Check that the store PC is on and has internet, then open the log again.", "门店程序离线，无法显示日志。请检查门店电脑是否开机、能否上网，然后重新打开日志。"},
+	"logs.refused":    {"The store's agent refused to send its log (%s). Update printgate on the store PC if it is old.", "门店程序拒绝发送日志（%s）。如果门店电脑上的 printgate 版本较旧，请更新。"},
+	"logs.timelimit":  {"The log stopped: one view streams for at most %d minutes. Open it again to go on.", "日志已停止：每次查看最多持续 %d 分钟。请重新打开继续查看。"},
+	"logs.toomany":    {"Too many people are reading this store's log, or your company's logs, right now. Close another log view, wait a moment and open this one again.", "当前查看该门店或贵公司日志的人数过多。请关闭其他日志页面，稍等片刻后重新打开。"},
+	"logs.lost":       {"The connection to the hub was lost, or your sign-in ended. Open the log again.", "与 hub 的连接已断开，或登录已失效。请重新打开日志。"},
+	"logs.dropped":    {"%d lines were left out: the agent wrote more than the hub passes on (50 lines a second).", "有 %d 行未显示：门店程序写日志的速度超过 hub 的转发上限（每秒 50 行）。"},
+	"logs.empty":      {"No lines yet: the agent has written nothing at this level.", "暂无日志：门店程序在此级别下还没有写入内容。"},
+	"logs.reopen":     {"Open the log again", "重新打开日志"},
+	"logs.nojs":       {"The live log needs JavaScript; turn it on for this page.", "实时日志需要 JavaScript，请为此页面启用。"},
+	"level.debug":     {"Debug and above", "调试及以上"},
+	"level.info":      {"Info and above", "信息及以上"},
+	"level.warn":      {"Warnings and errors", "警告和错误"},
+	"level.error":     {"Errors only", "仅错误"},
 
 	"pair.title":    {"Pair a store's agent", "配对门店电脑"},
 	"pair.lead":     {"The store PC shows this code. Check that it is the same, choose the store it is in, and approve.", "门店电脑上显示了这个配对码。请核对一致，选择它所在的门店，然后批准。"},
