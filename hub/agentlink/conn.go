@@ -209,6 +209,13 @@ func (c *conn) write() {
 				return
 			}
 		case cf := <-c.ctl:
+			// The frames queued before the close go first: a refusal's
+			// error frame says why, and select picks among ready cases at
+			// random, so the close once overtook it.
+			if err := c.flush(); err != nil {
+				fail("write", err)
+				return
+			}
 			c.log.Info("hub: closing the connection", "code", cf.code, "why", cf.text)
 			c.finish()
 			c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(cf.code, cf.text), time.Now().Add(s.opts.WriteTimeout))
@@ -222,6 +229,21 @@ func (c *conn) write() {
 			}
 			c.ws.Close()
 			return
+		}
+	}
+}
+
+// flush writes the frames already queued, without waiting for more.
+func (c *conn) flush() error {
+	for {
+		select {
+		case f := <-c.out:
+			c.ws.SetWriteDeadline(time.Now().Add(c.srv.opts.WriteTimeout))
+			if err := c.ws.WriteMessage(websocket.TextMessage, f); err != nil {
+				return err
+			}
+		default:
+			return nil
 		}
 	}
 }
