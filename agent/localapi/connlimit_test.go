@@ -17,6 +17,13 @@ import (
 // with lim, stopped when the test ends.
 func limitedServer(t *testing.T, lim localapi.ConnLimits, h http.Handler) string {
 	t.Helper()
+	addr, _ := limitedServerConns(t, lim, h)
+	return addr
+}
+
+// limitedServerConns is limitedServer, with its ConnLimiter.
+func limitedServerConns(t *testing.T, lim localapi.ConnLimits, h http.Handler) (string, *localapi.ConnLimiter) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +37,7 @@ func limitedServer(t *testing.T, lim localapi.ConnLimits, h http.Handler) string
 		srv.Close()
 		<-done
 	})
-	return ln.Addr().String()
+	return ln.Addr().String(), conns
 }
 
 // keepAlive opens a connection to addr, gets / on it and leaves it idle.
@@ -66,9 +73,23 @@ func closedByServer(c net.Conn, d time.Duration) bool {
 // one more connection gets it served, and the connection it left idle
 // longest is the one closed.
 func TestConnLimiterClosesIdleFirst(t *testing.T) {
-	addr := limitedServer(t, localapi.ConnLimits{PerAddr: 2, Total: 100}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	addr, conns := limitedServerConns(t, localapi.ConnLimits{PerAddr: 2, Total: 100}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	// The client reads its answer before the server reports the
+	// connection idle: wait for the server's side, or under load the first
+	// is not idle yet (or idle later than the second) when the third comes.
+	idle := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); conns.IdleConns() < n; {
+			if time.Now().After(deadline) {
+				t.Fatalf("the server reported %d connections idle, want %d", conns.IdleConns(), n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
 	first := keepAlive(t, addr)
+	idle(1)
 	second := keepAlive(t, addr)
+	idle(2)
 	keepAlive(t, addr) // served: the first makes room
 	if !closedByServer(first, 2*time.Second) {
 		t.Error("the idle connection kept longest is still open past the bound")
