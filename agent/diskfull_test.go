@@ -85,7 +85,10 @@ func TestSpoolFullAfterSending(t *testing.T) {
 			o.Observe = func(e Event) {
 				// Once armed, the disk fills the moment A is recorded
 				// SENDING: its job goes out, its outcome cannot be written.
-				if armed.Load() && e.Task != nil && e.Task.TaskNo == "A_v1" && e.Task.State == spool.StateSending {
+				// Once only: each failed retry of A's outcome is an event
+				// of A in SENDING too, and one observed after the test freed
+				// the disk filled it again, for good.
+				if e.Task != nil && e.Task.TaskNo == "A_v1" && e.Task.State == spool.StateSending && armed.CompareAndSwap(true, false) {
 					disk.on.Store(true)
 				}
 				obs(e)

@@ -1,12 +1,14 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -178,7 +180,10 @@ func (h *harness) stop() {
 			h.t.Errorf("agent run: %v", err)
 		}
 	case <-time.After(waitLimit):
-		h.t.Fatal("agent did not stop")
+		// Where it hangs is the whole story: keep every goroutine's stack.
+		var stacks bytes.Buffer
+		pprof.Lookup("goroutine").WriteTo(&stacks, 2)
+		h.t.Fatalf("agent did not stop; its goroutines:\n%s", stacks.String())
 	}
 }
 
