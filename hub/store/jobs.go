@@ -328,7 +328,10 @@ func (s *Store) PendingJob(ctx context.Context, store, taskNo string) (wire.Job,
 	if err != nil {
 		return wire.Job{}, err
 	}
-	if t.Job == nil || t.AckResult != "" || t.State != StateStored {
+	// Until its job_ack, a job is sent again on every connection, even when
+	// the agent's events (replayed before the lost ack) already moved its
+	// state; only an expired job, whose body is gone, is not.
+	if t.Job == nil || t.AckResult != "" || t.State == StateExpired {
 		return wire.Job{}, ErrNotFound
 	}
 	return *t.Job, nil
