@@ -68,6 +68,9 @@ type Options struct {
 	MaxJobsPerStore, MaxJobsPerTenant int
 	// Logger receives the store's own lines (default slog.Default()).
 	Logger *slog.Logger
+	// Cluster, when set, makes the engine one node of a JetStream
+	// cluster (routes, buckets at MaxReplicas copies); nil runs one node.
+	Cluster *ClusterOptions
 }
 
 // Store is the hub's record on its embedded engine. Its methods are safe
@@ -174,6 +177,9 @@ func (s *Store) start(ctx context.Context) error {
 		}
 		so.Host, so.Port = host, p
 	}
+	if err := s.clusterServerOptions(so); err != nil {
+		return err
+	}
 	ns, err := server.NewServer(so)
 	if err != nil {
 		return fmt.Errorf("store: engine: %w", err)
@@ -197,6 +203,9 @@ func (s *Store) start(ctx context.Context) error {
 		return fmt.Errorf("store: jetstream: %w", err)
 	}
 	s.js = js
+	if err := s.waitMetaLeader(ctx); err != nil {
+		return err
+	}
 	return s.buckets(ctx)
 }
 
@@ -232,6 +241,7 @@ func (s *Store) buckets(ctx context.Context) error {
 	} {
 		b.cfg.Storage = jetstream.FileStorage
 		b.cfg.History = 1
+		b.cfg.Replicas = s.replicas()
 		kv, err := s.js.CreateOrUpdateKeyValue(ctx, b.cfg)
 		if err != nil {
 			return fmt.Errorf("store: bucket %s: %w", b.cfg.Bucket, err)

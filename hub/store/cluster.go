@@ -1,0 +1,249 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// Cluster defaults.
+const (
+	// MaxReplicas is how many copies of every bucket a cluster keeps: three
+	// (the cluster's size when it has fewer nodes), so that any one node
+	// may be lost without losing a write or the majority writes need.
+	MaxReplicas = 3
+	// DefaultClusterWait bounds how long Open waits for the cluster's
+	// JetStream to elect its meta leader (a majority of the nodes up and
+	// routed to one another).
+	DefaultClusterWait = 60 * time.Second
+)
+
+// ClusterOptions makes the embedded engine one node of a JetStream
+// cluster of hub nodes. Leadership, replication and membership are the
+// engine's (RAFT); the hub only names the routes.
+type ClusterOptions struct {
+	// Name is the cluster's name, the same on every node. Required.
+	Name string
+	// Listen is this node's route address (host:port). Required.
+	Listen string
+	// Peers are the other nodes' route addresses (host:port); the engine
+	// opens routes to these only.
+	Peers []string
+	// TLSCert, TLSKey and TLSCA are PEM files: with them every route is
+	// TLS, both sides showing a certificate TLSCA signed.
+	TLSCert, TLSKey, TLSCA string
+	// Wait bounds how long Open waits for a meta leader (default
+	// DefaultClusterWait).
+	Wait time.Duration
+}
+
+// replicas is how many copies each bucket keeps: one without a cluster,
+// else the cluster's size up to MaxReplicas.
+func (s *Store) replicas() int {
+	if s.opts.Cluster == nil {
+		return 1
+	}
+	return min(MaxReplicas, len(s.opts.Cluster.Peers)+1)
+}
+
+// clusterServerOptions adds the routes (and their TLS) to the engine's
+// options; it does nothing without a cluster.
+func (s *Store) clusterServerOptions(so *server.Options) error {
+	c := s.opts.Cluster
+	if c == nil {
+		return nil
+	}
+	if c.Name == "" || c.Listen == "" || len(c.Peers) == 0 {
+		return errors.New("store: a cluster needs its name, this node's route address and at least one peer")
+	}
+	host, port, err := net.SplitHostPort(c.Listen)
+	if err != nil {
+		return fmt.Errorf("store: cluster listen %q: %w", c.Listen, err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return fmt.Errorf("store: cluster listen %q: port: %w", c.Listen, err)
+	}
+	so.Cluster = server.ClusterOpts{Name: c.Name, Host: host, Port: p,
+		// The nodes' route addresses are the configured ones: a node does
+		// not tell clients of the others (the hub has no engine clients
+		// but itself).
+		NoAdvertise: true}
+	for _, peer := range c.Peers {
+		so.Routes = append(so.Routes, &url.URL{Scheme: "nats-route", Host: peer})
+	}
+	if c.TLSCert != "" {
+		tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: c.TLSCert, KeyFile: c.TLSKey, CaFile: c.TLSCA, Verify: true})
+		if err != nil {
+			return fmt.Errorf("store: cluster TLS: %w", err)
+		}
+		// A route is a client of its peer too: it checks the peer's
+		// certificate against the same CA.
+		tc.RootCAs = tc.ClientCAs
+		so.Cluster.TLSConfig = tc
+		so.Cluster.TLSTimeout = 5
+	}
+	return nil
+}
+
+// waitMetaLeader waits, up to the cluster's Wait, until the engine's
+// JetStream cluster has a meta leader: before that no bucket can be made
+// or written. It names the peers no route reaches when it gives up.
+func (s *Store) waitMetaLeader(ctx context.Context) error {
+	c := s.opts.Cluster
+	if c == nil {
+		return nil
+	}
+	wait := c.Wait
+	if wait <= 0 {
+		wait = DefaultClusterWait
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		if leader := s.metaLeader(); leader != "" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return s.noLeaderError(wait)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("store: waiting for the cluster's meta leader: %w", ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// metaLeader is the name of the JetStream meta leader this node knows,
+// or "" while there is none.
+func (s *Store) metaLeader() string {
+	jsz, err := s.ns.Jsz(&server.JSzOptions{})
+	if err != nil || jsz.Meta == nil {
+		return ""
+	}
+	return jsz.Meta.Leader
+}
+
+// noLeaderError says which peers no route reached and what to do.
+func (s *Store) noLeaderError(wait time.Duration) error {
+	c := s.opts.Cluster
+	reached := map[string]bool{}
+	if rz, err := s.ns.Routez(nil); err == nil {
+		for _, r := range rz.Routes {
+			reached[net.JoinHostPort(r.IP, strconv.Itoa(r.Port))] = true
+		}
+	}
+	var missing []string
+	for _, p := range c.Peers {
+		if !reached[p] && !reached[resolved(p)] {
+			missing = append(missing, p)
+		}
+	}
+	need := (len(c.Peers)+1)/2 + 1
+	if len(missing) == 0 {
+		return fmt.Errorf("store: the cluster %s elected no JetStream meta leader within %v though every peer is routed; check that each node has a name of its own and the same cluster name", c.Name, wait)
+	}
+	return fmt.Errorf("store: the cluster %s elected no JetStream meta leader within %v: no route to %s (%d of %d nodes are needed up); start those nodes, or check their [cluster] listen addresses, the firewall and the route TLS files",
+		c.Name, wait, strings.Join(missing, ", "), need, len(c.Peers)+1)
+}
+
+// resolved is addr with its host looked up, as routez shows a peer.
+func resolved(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	ips, err := net.LookupHost(host)
+	if err != nil || len(ips) == 0 {
+		return addr
+	}
+	return net.JoinHostPort(ips[0], port)
+}
+
+// ClusterStatus is what this node sees of its cluster, for `printgate-hub
+// status` and monitoring.
+type ClusterStatus struct {
+	// Name is the cluster's name; empty for one node.
+	Name string `json:"name,omitempty"`
+	// Node is this node's name.
+	Node string `json:"node"`
+	// MetaLeader is the node leading JetStream's metadata (empty: none;
+	// no bucket can be created or changed then).
+	MetaLeader string `json:"meta_leader,omitempty"`
+	// Peers are the cluster's nodes as the meta leader knows them.
+	Peers []PeerStatus `json:"peers,omitempty"`
+	// Buckets are each bucket's leader and replicas.
+	Buckets []BucketStatus `json:"buckets"`
+}
+
+// PeerStatus is one node of the cluster as seen by a leader.
+type PeerStatus struct {
+	Name    string `json:"name"`
+	Current bool   `json:"current"`
+	Offline bool   `json:"offline,omitempty"`
+	// Lag is how many operations the node is behind its leader.
+	Lag uint64 `json:"lag,omitempty"`
+}
+
+// BucketStatus is one bucket's stream: its leader and its copies.
+type BucketStatus struct {
+	Name     string       `json:"name"`
+	Leader   string       `json:"leader,omitempty"`
+	Replicas []PeerStatus `json:"replicas,omitempty"`
+	Messages uint64       `json:"messages"`
+}
+
+// Cluster reports what this node sees of the cluster: the meta leader,
+// the nodes, and each bucket's leader and lagging copies.
+func (s *Store) Cluster(ctx context.Context) (ClusterStatus, error) {
+	st := ClusterStatus{Node: s.opts.Node}
+	if s.opts.Cluster != nil {
+		st.Name = s.opts.Cluster.Name
+	}
+	if jsz, err := s.ns.Jsz(&server.JSzOptions{}); err == nil && jsz.Meta != nil {
+		st.MetaLeader = jsz.Meta.Leader
+		if st.MetaLeader != "" {
+			st.Peers = append(st.Peers, PeerStatus{Name: st.MetaLeader, Current: true})
+		}
+		for _, r := range jsz.Meta.Replicas {
+			st.Peers = append(st.Peers, peerStatus(r))
+		}
+		slices.SortFunc(st.Peers, func(a, b PeerStatus) int { return strings.Compare(a.Name, b.Name) })
+	}
+	names := s.js.StreamNames(ctx)
+	for name := range names.Name() {
+		str, err := s.js.Stream(ctx, name)
+		if err != nil {
+			return st, fmt.Errorf("store: stream %s: %w", name, err)
+		}
+		info, err := str.Info(ctx)
+		if err != nil {
+			return st, fmt.Errorf("store: stream %s: %w", name, err)
+		}
+		b := BucketStatus{Name: strings.TrimPrefix(name, "KV_"), Messages: info.State.Msgs}
+		if info.Cluster != nil {
+			b.Leader = info.Cluster.Leader
+			for _, r := range info.Cluster.Replicas {
+				b.Replicas = append(b.Replicas, PeerStatus{Name: r.Name, Current: r.Current, Offline: r.Offline, Lag: r.Lag})
+			}
+		}
+		st.Buckets = append(st.Buckets, b)
+	}
+	if err := names.Err(); err != nil {
+		return st, fmt.Errorf("store: list streams: %w", err)
+	}
+	slices.SortFunc(st.Buckets, func(a, b BucketStatus) int { return strings.Compare(a.Name, b.Name) })
+	return st, nil
+}
+
+func peerStatus(r *server.PeerInfo) PeerStatus {
+	return PeerStatus{Name: r.Name, Current: r.Current, Offline: r.Offline, Lag: r.Lag}
+}
