@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -12,6 +14,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Cluster defaults.
@@ -43,6 +47,10 @@ type ClusterOptions struct {
 	// Wait bounds how long Open waits for a meta leader (default
 	// DefaultClusterWait).
 	Wait time.Duration
+
+	// token guards the loopback client port a clustered engine must open
+	// (see clusterServerOptions); only this process knows it.
+	token string
 }
 
 // replicas is how many copies each bucket keeps: one without a cluster,
@@ -72,6 +80,23 @@ func (s *Store) clusterServerOptions(so *server.Options) error {
 	if err != nil {
 		return fmt.Errorf("store: cluster listen %q: port: %w", c.Listen, err)
 	}
+	// The engine starts its routes only once its client listener is up
+	// (nats-server's StartRouting waits for it), so a cluster node cannot
+	// keep the engine portless as one node does: without [nats] listen it
+	// listens on a random loopback port that only a random token, known
+	// to this process alone, opens.
+	cc := *c
+	if so.DontListen {
+		tok := make([]byte, 32)
+		if _, err := rand.Read(tok); err != nil {
+			return fmt.Errorf("store: engine token: %w", err)
+		}
+		cc.token = hex.EncodeToString(tok)
+		so.DontListen = false
+		so.Host, so.Port = "127.0.0.1", server.RANDOM_PORT
+		so.Authorization = cc.token
+	}
+	s.opts.Cluster = &cc
 	so.Cluster = server.ClusterOpts{Name: c.Name, Host: host, Port: p,
 		// The nodes' route addresses are the configured ones: a node does
 		// not tell clients of the others (the hub has no engine clients
@@ -92,6 +117,15 @@ func (s *Store) clusterServerOptions(so *server.Options) error {
 		so.Cluster.TLSTimeout = 5
 	}
 	return nil
+}
+
+// engineAuth is the option the hub's own engine connection needs: the
+// token of a clustered engine's loopback port, else nothing.
+func (s *Store) engineAuth() nats.Option {
+	if c := s.opts.Cluster; c != nil && c.token != "" {
+		return nats.Token(c.token)
+	}
+	return func(*nats.Options) error { return nil }
 }
 
 // waitMetaLeader waits, up to the cluster's Wait, until the engine's
@@ -246,4 +280,60 @@ func (s *Store) Cluster(ctx context.Context) (ClusterStatus, error) {
 
 func peerStatus(r *server.PeerInfo) PeerStatus {
 	return PeerStatus{Name: r.Name, Current: r.Current, Offline: r.Offline, Lag: r.Lag}
+}
+
+// createBucket creates or updates one bucket. In a cluster each call
+// gets a short deadline and is retried until the cluster's wait: nodes
+// starting together ask the meta leader for the same buckets at once,
+// and an answer to one of the concurrent asks was seen never to come; a
+// bucket's copies need as many nodes up as it has replicas, the first
+// time it is made.
+func (s *Store) createBucket(ctx context.Context, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	if s.opts.Cluster == nil {
+		return s.js.CreateOrUpdateKeyValue(ctx, cfg)
+	}
+	wait := s.opts.Cluster.Wait
+	if wait <= 0 {
+		wait = DefaultClusterWait
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		kv, err := s.js.CreateOrUpdateKeyValue(cctx, cfg)
+		if err == nil {
+			kv, err = s.leaderReads(cctx, cfg.Bucket)
+		}
+		cancel()
+		if err == nil {
+			return kv, nil
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return nil, fmt.Errorf("%w (the cluster needs %d nodes up to make its buckets the first time)", err, s.replicas())
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// leaderReads turns off direct gets on bucket's stream and binds it
+// again. A KV bucket answers reads from any copy by default ("direct
+// get"), and a copy a moment behind its leader answered a tenant written
+// the moment before as not found; reads from the leader see every write
+// acknowledged before them, which the hub's read-then-write steps rely
+// on (a store added to the tenant just made, a job read after its
+// submit on another node).
+func (s *Store) leaderReads(ctx context.Context, bucket string) (jetstream.KeyValue, error) {
+	str, err := s.js.Stream(ctx, "KV_"+bucket)
+	if err != nil {
+		return nil, err
+	}
+	if cfg := str.CachedInfo().Config; cfg.AllowDirect {
+		cfg.AllowDirect = false
+		if _, err := s.js.UpdateStream(ctx, cfg); err != nil {
+			return nil, err
+		}
+	}
+	return s.js.KeyValue(ctx, bucket)
 }

@@ -189,7 +189,7 @@ func (s *Store) start(ctx context.Context) error {
 	if !ns.ReadyForConnections(startTimeout) {
 		return fmt.Errorf("store: engine not ready within %v", startTimeout)
 	}
-	nc, err := nats.Connect("", nats.InProcessServer(ns), nats.Name("printgate-hub "+s.opts.Node), nats.MaxReconnects(-1))
+	nc, err := nats.Connect("", nats.InProcessServer(ns), nats.Name("printgate-hub "+s.opts.Node), nats.MaxReconnects(-1), s.engineAuth())
 	if err != nil {
 		return fmt.Errorf("store: connect to the engine: %w", err)
 	}
@@ -242,7 +242,7 @@ func (s *Store) buckets(ctx context.Context) error {
 		b.cfg.Storage = jetstream.FileStorage
 		b.cfg.History = 1
 		b.cfg.Replicas = s.replicas()
-		kv, err := s.js.CreateOrUpdateKeyValue(ctx, b.cfg)
+		kv, err := s.createBucket(ctx, b.cfg)
 		if err != nil {
 			return fmt.Errorf("store: bucket %s: %w", b.cfg.Bucket, err)
 		}
