@@ -282,10 +282,13 @@ func peerStatus(r *server.PeerInfo) PeerStatus {
 	return PeerStatus{Name: r.Name, Current: r.Current, Offline: r.Offline, Lag: r.Lag}
 }
 
-// createBucket creates or updates one bucket. In a cluster each call
-// gets a short deadline and is retried until the cluster's wait: nodes
-// starting together ask the meta leader for the same buckets at once,
-// and an answer to one of the concurrent asks was seen never to come; a
+// createBucket creates or updates one bucket. In a cluster only the meta
+// leader creates a bucket that does not exist yet, the other nodes wait
+// for it: three nodes starting together and asking for the same new
+// bucket at once were never answered (the bucket was made, the asks
+// timed out). A bucket that exists is updated by whichever node starts,
+// so a changed limit takes effect on the next start of any node. Each
+// call gets a short deadline and is retried until the cluster's wait; a
 // bucket's copies need as many nodes up as it has replicas, the first
 // time it is made.
 func (s *Store) createBucket(ctx context.Context, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
@@ -298,8 +301,27 @@ func (s *Store) createBucket(ctx context.Context, cfg jetstream.KeyValueConfig) 
 	}
 	deadline := time.Now().Add(wait)
 	for {
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		kv, err := s.js.CreateOrUpdateKeyValue(cctx, cfg)
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_, err := s.js.Stream(cctx, "KV_"+cfg.Bucket)
+		switch {
+		case err == nil:
+			_, err = s.js.CreateOrUpdateKeyValue(cctx, cfg)
+		case errors.Is(err, jetstream.ErrStreamNotFound) && s.ns.JetStreamIsLeader():
+			// The answer to a request making a replicated stream was seen
+			// never to come on nats-server v2.15.3 (the stream was made,
+			// its leader elected, the request timed out). Wait a moment,
+			// then find the bucket made and update it (answered at once).
+			nctx, ncancel := context.WithTimeout(cctx, time.Second)
+			_, err = s.js.CreateOrUpdateKeyValue(nctx, cfg)
+			ncancel()
+			if errors.Is(err, context.DeadlineExceeded) {
+				cancel()
+				continue
+			}
+		case errors.Is(err, jetstream.ErrStreamNotFound):
+			err = fmt.Errorf("the meta leader %s has not made bucket %s yet", s.metaLeader(), cfg.Bucket)
+		}
+		var kv jetstream.KeyValue
 		if err == nil {
 			kv, err = s.leaderReads(cctx, cfg.Bucket)
 		}
@@ -328,6 +350,18 @@ func (s *Store) leaderReads(ctx context.Context, bucket string) (jetstream.KeyVa
 	str, err := s.js.Stream(ctx, "KV_"+bucket)
 	if err != nil {
 		return nil, err
+	}
+	// A stream just made has no leader for a moment, and an update sent
+	// then was seen to go unanswered.
+	for info := str.CachedInfo(); info.Cluster == nil || info.Cluster.Leader == ""; {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("no leader for bucket %s yet: %w", bucket, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+		if info, err = str.Info(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if cfg := str.CachedInfo().Config; cfg.AllowDirect {
 		cfg.AllowDirect = false

@@ -96,7 +96,9 @@ func eventually(t *testing.T, what string, f func() error) {
 // other two keep storing jobs and lose none; restarted, it has them all.
 func TestClusterReplicatesAndSurvivesANode(t *testing.T) {
 	c := newClusterNodes(t, 3)
+	t0 := time.Now()
 	nodes := c.openAll(t, 0, 1, 2)
+	t.Logf("three nodes opened in %v", time.Since(t0).Round(time.Millisecond))
 	a, b, cc := nodes[0], nodes[1], nodes[2]
 	ctx := context.Background()
 
@@ -166,7 +168,9 @@ func TestClusterReplicatesAndSurvivesANode(t *testing.T) {
 	}
 
 	// One node down: the others still take and keep jobs.
+	t.Logf("replication checked at %v", time.Since(t0).Round(time.Millisecond))
 	a.Close()
+	t.Logf("n1 closed at %v", time.Since(t0).Round(time.Millisecond))
 	var stored []string
 	for i := range 20 {
 		no := fmt.Sprintf("K%d", i)
@@ -187,19 +191,22 @@ func TestClusterReplicatesAndSurvivesANode(t *testing.T) {
 		t.Fatalf("pending on n3 with n1 down: %v, want J1 and the 20 K jobs", pend)
 	}
 
+	t.Logf("20 jobs stored with n1 down at %v", time.Since(t0).Round(time.Millisecond))
 	// Restarted, n1 catches up on what it missed.
 	a2, err := Open(ctx, c.opts(0, 30*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a2.Close()
+	t.Logf("n1 reopened at %v", time.Since(t0).Round(time.Millisecond))
 	for _, no := range stored {
 		eventually(t, no+" on the restarted n1", func() error { _, err := a2.Task(ctx, "s1", no); return err })
 	}
 }
 
 // TestClusterWaitNamesUnreachablePeers ensures a node whose peers are all
-// down gives up after its wait with an error naming them and the fix.
+// down gives up after its wait with an error naming them and the fix,
+// and a node waiting for peers started after it opens once they are up.
 func TestClusterWaitNamesUnreachablePeers(t *testing.T) {
 	c := newClusterNodes(t, 3)
 	start := time.Now()
@@ -216,6 +223,22 @@ func TestClusterWaitNamesUnreachablePeers(t *testing.T) {
 	if d := time.Since(start); d > 15*time.Second {
 		t.Errorf("gave up after %v, want about the 2 s wait", d)
 	}
-	// The data dir was released: the node opens once its peers are up.
-	c.openAll(t, 0, 1, 2)
+	// Started one by one, as an operator would, the first node waits for
+	// the others and all open.
+	c2 := newClusterNodes(t, 3)
+	first := make(chan error, 1)
+	go func() {
+		s, err := Open(context.Background(), c2.opts(0, 30*time.Second))
+		if err == nil {
+			t.Cleanup(func() { s.Close() })
+		}
+		first <- err
+	}()
+	time.Sleep(time.Second) // the first node is waiting alone
+	start = time.Now()
+	c2.openAll(t, 1, 2)
+	if err := <-first; err != nil {
+		t.Fatalf("the first node, its peers started after it: %v", err)
+	}
+	t.Logf("the three opened %v after the second and third started", time.Since(start).Round(time.Millisecond))
 }
