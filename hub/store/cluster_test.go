@@ -21,6 +21,8 @@ type clusterNodes struct {
 	dirs   []string
 	routes []string
 	name   string
+	// tls, when set, adds node i's route TLS files.
+	tls func(i int, c *ClusterOptions)
 }
 
 func newClusterNodes(t *testing.T, n int) *clusterNodes {
@@ -41,8 +43,11 @@ func (c *clusterNodes) opts(i int, wait time.Duration) Options {
 			peers = append(peers, r)
 		}
 	}
-	return Options{Dir: c.dirs[i], Node: fmt.Sprintf("n%d", i+1), Logger: slog.New(slog.DiscardHandler),
-		Cluster: &ClusterOptions{Name: c.name, Listen: c.routes[i], Peers: peers, Wait: wait}}
+	co := &ClusterOptions{Name: c.name, Listen: c.routes[i], Peers: peers, Wait: wait}
+	if c.tls != nil {
+		c.tls(i, co)
+	}
+	return Options{Dir: c.dirs[i], Node: fmt.Sprintf("n%d", i+1), Logger: slog.New(slog.DiscardHandler), Cluster: co}
 }
 
 // openAll opens nodes idx at once (each waits for the others' votes)
