@@ -216,6 +216,10 @@ func (h *Hub) healthz(w http.ResponseWriter, r *http.Request) {
 	status := http.StatusOK
 	if err := h.st.Ready(); err != nil {
 		v.Status, v.Reason, status = "down", err.Error()+": restart printgate-hub; its log says why the engine stopped", http.StatusServiceUnavailable
+		if errors.Is(err, store.ErrNoClusterLeader) {
+			// Restarting this node does not help: the sentence says what does.
+			v.Reason = err.Error()
+		}
 	}
 	body, _ := json.Marshal(v)
 	w.Header().Set("Content-Type", "application/json")

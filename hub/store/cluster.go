@@ -128,6 +128,22 @@ func (s *Store) engineAuth() nats.Option {
 	return func(*nats.Options) error { return nil }
 }
 
+// clusterReady says, for /healthz, why a cluster node takes no writes:
+// its cluster has no meta leader (fewer than a majority of the nodes up
+// and routed), so nothing can be written anywhere.
+func (s *Store) clusterReady() error {
+	c := s.opts.Cluster
+	if c == nil || s.metaLeader() != "" {
+		return nil
+	}
+	return fmt.Errorf("%w: the hub cluster %s has no leader: fewer than %d of its %d nodes are up and reach one another; start the stopped nodes or check the routes between them",
+		ErrNoClusterLeader, c.Name, (len(c.Peers)+1)/2+1, len(c.Peers)+1)
+}
+
+// ErrNoClusterLeader is Ready's error while the node's cluster has no
+// meta leader: no write can be made on any node until a majority is up.
+var ErrNoClusterLeader = errors.New("no cluster leader")
+
 // waitMetaLeader waits, up to the cluster's Wait, until the engine's
 // JetStream cluster has a meta leader: before that no bucket can be made
 // or written. It names the peers no route reaches when it gives up.

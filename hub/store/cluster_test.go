@@ -207,6 +207,25 @@ func TestClusterReplicatesAndSurvivesANode(t *testing.T) {
 	for _, no := range stored {
 		eventually(t, no+" on the restarted n1", func() error { _, err := a2.Task(ctx, "s1", no); return err })
 	}
+	if err := a2.Ready(); err != nil {
+		t.Fatalf("n1 ready with the cluster whole: %v", err)
+	}
+
+	// Two of three down: the one left says it takes no writes.
+	b.Close()
+	cc.Close()
+	lost := time.Now()
+	deadline := lost.Add(30 * time.Second)
+	for a2.Ready() == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("n1 alone still says ready after 30 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := a2.Ready(); !strings.Contains(err.Error(), "start the stopped nodes") {
+		t.Fatalf("n1 alone: %v", err)
+	}
+	t.Logf("n1 alone not ready after %v", time.Since(lost).Round(time.Millisecond))
 }
 
 // TestClusterWaitNamesUnreachablePeers ensures a node whose peers are all

@@ -265,7 +265,7 @@ func (s *Store) Ready() error {
 	if !s.ns.JetStreamEnabled() {
 		return errors.New("the embedded engine has no JetStream")
 	}
-	return nil
+	return s.clusterReady()
 }
 
 // Close stops the engine (flushing what it holds) and releases the data
