@@ -61,7 +61,18 @@ func OpenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*stor
 		Dir: cfg.DataDir, Node: cfg.Node, ClientListen: cfg.NATSListen,
 		Retention: cfg.Retention, ExpireAfter: cfg.ExpireAfter, MaxBytes: cfg.MaxStoreMB << 20, Logger: log,
 		MaxJobsPerStore: cfg.MaxJobsPerStore, MaxJobsPerTenant: cfg.MaxJobsPerTenant,
+		Cluster: clusterOptions(cfg.Cluster),
 	})
+}
+
+// clusterOptions is the engine's side of the [cluster] table (nil: one
+// node).
+func clusterOptions(c *config.Cluster) *store.ClusterOptions {
+	if c == nil {
+		return nil
+	}
+	return &store.ClusterOptions{Name: c.Name, Listen: c.Listen, Peers: c.Peers,
+		TLSCert: c.TLSCert, TLSKey: c.TLSKey, TLSCA: c.TLSCA}
 }
 
 // Start opens the record and listens; Serve then serves until Close.
@@ -205,6 +216,10 @@ func (h *Hub) healthz(w http.ResponseWriter, r *http.Request) {
 	status := http.StatusOK
 	if err := h.st.Ready(); err != nil {
 		v.Status, v.Reason, status = "down", err.Error()+": restart printgate-hub; its log says why the engine stopped", http.StatusServiceUnavailable
+		if errors.Is(err, store.ErrNoClusterLeader) {
+			// Restarting this node does not help: the sentence says what does.
+			v.Reason = err.Error()
+		}
 	}
 	body, _ := json.Marshal(v)
 	w.Header().Set("Content-Type", "application/json")

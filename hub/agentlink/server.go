@@ -239,7 +239,9 @@ func (s *Server) claimed(store string, o store.Owner, rev uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.owners[store]
-	if c == nil || c.id == o.Conn {
+	// Connection ids are unique per node only (a time and this node's
+	// count): the same id written by another node is another connection.
+	if c == nil || (c.id == o.Conn && o.Node == s.st.Node()) {
 		return
 	}
 	// A claim in progress (ownerRev 0) is newer than any record seen

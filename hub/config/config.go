@@ -77,6 +77,8 @@ type Config struct {
 	// for besides loopback names, the listener's address and the TLS
 	// certificate's names: the hub's public name behind a proxy.
 	AllowedHosts []string
+	// Cluster is the [cluster] table; nil (no table) runs one node.
+	Cluster *Cluster
 }
 
 // Error is one problem of a config file, where the person editing it has
@@ -121,8 +123,9 @@ func Load(path string) (*Config, error) {
 
 // keys are the keys of each table ("" the top level).
 var keys = map[string][]string{
-	"":     {"data_dir", "listen", "node", "retention", "expire_after", "max_store_mb", "max_jobs_per_store", "max_jobs_per_tenant", "log_level", "tls_cert", "tls_key", "test_api", "nats", "allowed_hosts"},
-	"nats": {"listen"},
+	"":        {"data_dir", "listen", "node", "retention", "expire_after", "max_store_mb", "max_jobs_per_store", "max_jobs_per_tenant", "log_level", "tls_cert", "tls_key", "test_api", "nats", "allowed_hosts", "cluster"},
+	"nats":    {"listen"},
+	"cluster": {"name", "listen", "peers", "tls_cert", "tls_key", "tls_ca"},
 }
 
 // Parse checks config text that came from path; relative paths in it are
@@ -274,6 +277,7 @@ func Parse(path string, data []byte) (*Config, error) {
 			p.add("allowed_hosts", "allowed_hosts must be a list of host names in quotes, e.g. [\"hub.example.com\"] (no scheme, no path)")
 		}
 	}
+	p.parseCluster(path, raw, cfg)
 	if len(p.errs) > 0 {
 		sort.SliceStable(p.errs, func(i, j int) bool { return p.errs[i].Line < p.errs[j].Line })
 		return nil, p.errs

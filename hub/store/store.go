@@ -68,6 +68,9 @@ type Options struct {
 	MaxJobsPerStore, MaxJobsPerTenant int
 	// Logger receives the store's own lines (default slog.Default()).
 	Logger *slog.Logger
+	// Cluster, when set, makes the engine one node of a JetStream
+	// cluster (routes, buckets at MaxReplicas copies); nil runs one node.
+	Cluster *ClusterOptions
 }
 
 // Store is the hub's record on its embedded engine. Its methods are safe
@@ -176,6 +179,9 @@ func (s *Store) start(ctx context.Context) error {
 		}
 		so.Host, so.Port = host, p
 	}
+	if err := s.clusterServerOptions(so); err != nil {
+		return err
+	}
 	ns, err := server.NewServer(so)
 	if err != nil {
 		return fmt.Errorf("store: engine: %w", err)
@@ -185,7 +191,7 @@ func (s *Store) start(ctx context.Context) error {
 	if !ns.ReadyForConnections(startTimeout) {
 		return fmt.Errorf("store: engine not ready within %v", startTimeout)
 	}
-	nc, err := nats.Connect("", nats.InProcessServer(ns), nats.Name("printgate-hub "+s.opts.Node), nats.MaxReconnects(-1))
+	nc, err := nats.Connect("", nats.InProcessServer(ns), nats.Name("printgate-hub "+s.opts.Node), nats.MaxReconnects(-1), s.engineAuth())
 	if err != nil {
 		return fmt.Errorf("store: connect to the engine: %w", err)
 	}
@@ -199,6 +205,9 @@ func (s *Store) start(ctx context.Context) error {
 		return fmt.Errorf("store: jetstream: %w", err)
 	}
 	s.js = js
+	if err := s.waitMetaLeader(ctx); err != nil {
+		return err
+	}
 	return s.buckets(ctx)
 }
 
@@ -236,7 +245,8 @@ func (s *Store) buckets(ctx context.Context) error {
 	} {
 		b.cfg.Storage = jetstream.FileStorage
 		b.cfg.History = 1
-		kv, err := s.js.CreateOrUpdateKeyValue(ctx, b.cfg)
+		b.cfg.Replicas = s.replicas()
+		kv, err := s.createBucket(ctx, b.cfg)
 		if err != nil {
 			return fmt.Errorf("store: bucket %s: %w", b.cfg.Bucket, err)
 		}
@@ -259,7 +269,7 @@ func (s *Store) Ready() error {
 	if !s.ns.JetStreamEnabled() {
 		return errors.New("the embedded engine has no JetStream")
 	}
-	return nil
+	return s.clusterReady()
 }
 
 // Close stops the engine (flushing what it holds) and releases the data
