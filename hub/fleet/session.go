@@ -125,12 +125,6 @@ func (s *sessionStore) remove(sess *session) {
 	delete(s.m, sess.key)
 }
 
-func (s *sessionStore) len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.m)
-}
-
 func (s *sessionStore) setFlash(sess *session, f *flash) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
