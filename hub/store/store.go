@@ -252,14 +252,6 @@ func (s *Store) buckets(ctx context.Context) error {
 		}
 		*b.kv = kv
 	}
-	if s.opts.Cluster != nil {
-		// Made with the first user, on whichever node that was, the users
-		// bucket had one copy: in a cluster it is made here, at the
-		// others' copies, by the meta leader as they are (createBucket).
-		if _, err := s.createBucket(ctx, usersConfig(s.replicas())); err != nil {
-			return fmt.Errorf("store: bucket %s: %w", usersBucket, err)
-		}
-	}
 	return nil
 }
 

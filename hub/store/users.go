@@ -45,21 +45,12 @@ const (
 	argonSaltLen = 16
 )
 
-// usersBucket holds the users by "<tenant>.<name>". On one node it is made
-// when the first user is added, so a hub without users has no such bucket;
-// in a cluster it is made at start with the others (store.go), at their
-// copies.
+// usersBucket holds the users by "<tenant>.<name>". It is made when the
+// first user is added, so a hub without users has no such bucket.
 const usersBucket = "hub_users"
 
 // maxUsersBytes bounds the users bucket: about 40,000 users.
 const maxUsersBytes = 16 << 20
-
-// usersConfig is the users bucket's configuration at replicas copies.
-func usersConfig(replicas int) jetstream.KeyValueConfig {
-	return jetstream.KeyValueConfig{Bucket: usersBucket,
-		Description: "fleet page users by tenant.name, with their password hashes",
-		Storage:     jetstream.FileStorage, History: 1, Replicas: replicas, MaxBytes: maxUsersBytes, MaxValueSize: 4 << 10}
-}
 
 // CheckPassword says what is wrong with pw as a new password, or nil.
 func CheckPassword(pw string) error {
@@ -118,7 +109,9 @@ func (s *Store) users(ctx context.Context, create bool) (jetstream.KeyValue, err
 	if !create {
 		return nil, ErrNotFound
 	}
-	kv, err = s.js.CreateOrUpdateKeyValue(ctx, usersConfig(1))
+	kv, err = s.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: usersBucket,
+		Description: "fleet page users by tenant.name, with their password hashes",
+		Storage:     jetstream.FileStorage, History: 1, MaxBytes: maxUsersBytes, MaxValueSize: 4 << 10})
 	if err != nil {
 		return nil, fmt.Errorf("store: bucket %s: %w", usersBucket, err)
 	}
